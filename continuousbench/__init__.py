@@ -1,0 +1,21 @@
+"""ContinuousBench: does DP synthetic text carry the knowledge of a private corpus?"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("continuousbench")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0.1.0"
+
+
+def load_release(release_id: str, part: str = "corpus", **kwargs):
+    """Load one part of a release (local root first, then the Hub), verifying checksums.
+
+    Thin lazy wrapper so that ``import continuousbench`` stays cheap.
+    """
+    from continuousbench.release.load import load_release as _load
+
+    return _load(release_id, part, **kwargs)
+
+
+__all__ = ["__version__", "load_release"]

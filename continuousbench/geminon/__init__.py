@@ -1,0 +1,1 @@
+"""Track I: the fictional Geminon world, its corpus and its questions (paper App. G)."""

@@ -1,0 +1,58 @@
+"""Release sizes: how many evolution lines, how many sensitive ones, and the corpus mix (paper G.1.1, G.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STYLES: tuple[str, ...] = ("wiki", "journal", "evolution", "comparison")
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    name: str
+    lines: dict[int, int]  # stages per line -> number of lines
+    sensitive_lines: dict[int, int]  # stages per line -> number of sensitive lines
+    mix: dict[str, int] = field(default_factory=dict)  # public style -> documents in the corpus
+    corpus_validation_fraction: float = 0.01
+    qa_validation_fraction: float = 0.2  # share of entities whose questions go to `validation`
+
+    @property
+    def n_entities(self) -> int:
+        return sum(stages * n for stages, n in self.lines.items())
+
+    @property
+    def n_sensitive(self) -> int:
+        return sum(stages * n for stages, n in self.sensitive_lines.items())
+
+
+SIZES: dict[str, SizeSpec] = {
+    # CPU tests and the demo: 30 entities (6 sensitive), ~200 documents per public entity.
+    "tiny": SizeSpec(
+        name="tiny",
+        lines={3: 5, 2: 5, 1: 5},
+        sensitive_lines={3: 1, 2: 1, 1: 1},
+        mix={"comparison": 1200, "evolution": 400, "journal": 800, "wiki": 600},
+        corpus_validation_fraction=0.05,
+        qa_validation_fraction=0.25,
+    ),
+    # Paper: 600 entities, 120 sensitive; 200,000 public documents (+120 sensitive).
+    "small": SizeSpec(
+        name="small",
+        lines={3: 100, 2: 100, 1: 100},
+        sensitive_lines={3: 20, 2: 20, 1: 20},
+        mix={"comparison": 100_000, "evolution": 40_000, "journal": 40_000, "wiki": 20_000},
+    ),
+    "medium": SizeSpec(
+        name="medium",
+        lines={3: 100, 2: 100, 1: 100},
+        sensitive_lines={3: 20, 2: 20, 1: 20},
+        mix={"comparison": 300_000, "evolution": 100_000, "journal": 300_000, "wiki": 300_000},
+    ),
+}
+
+
+def get_size(name: str) -> SizeSpec:
+    try:
+        return SIZES[name]
+    except KeyError:
+        raise ValueError(f"unknown size {name!r}: choose one of {', '.join(SIZES)}") from None

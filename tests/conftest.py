@@ -1,0 +1,35 @@
+"""Shared fixtures: everything is built locally in the test session, nothing is downloaded."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tiny_release(tmp_path_factory):
+    """A `tiny` Geminon release built once for the session; returns its folder."""
+    from continuousbench.geminon.build import build_release
+
+    root = tmp_path_factory.mktemp("cb-home")
+    return build_release(size="tiny", quarter="2026q1", seed=0, root=root)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, tiny_release):
+    """A 1M-parameter Llama with a tokenizer trained on the tiny release's corpus."""
+    from datasets import load_dataset
+
+    from continuousbench.tinymodel import save_tiny_model
+
+    corpus = load_dataset(str(tiny_release), "corpus", split="train")
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-llama"), corpus["text"], arch="llama", vocab_size=1024)
