@@ -1,0 +1,70 @@
+"""Where a release lives: ``<root>/<id>/`` holds README.md, release.json, data/<config>/<split>-*.parquet."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from continuousbench.release.ids import ReleaseId
+
+# config -> splits, in the order the card lists them.
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "corpus": ("train", "validation"),
+    "qa_public": ("validation", "test"),
+    "qa_singleton": ("validation", "test"),
+    "support_counts": ("train",),
+    "entities": ("train",),
+}
+
+# Columns every release must carry (DESIGN "Release contract"); builders may add more. The entity
+# attributes are track-specific, so only the columns other stages join on are required there.
+_QA_COLUMNS = ("id", "question", "answer", "entity", "name", "attribute", "support_count")
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "corpus": ("id", "text", "style", "entities", "mentions"),
+    "qa_public": _QA_COLUMNS,
+    "qa_singleton": _QA_COLUMNS,
+    "support_counts": ("entity", "name", "feature", "count", "subset"),
+    "entities": ("name", "subset"),
+}
+
+CARD = "README.md"
+MANIFEST = "release.json"
+HOME_ENV = "CONTINUOUSBENCH_HOME"
+HUB_REPO_ENV = "CONTINUOUSBENCH_HUB_REPO"
+
+
+def default_root() -> Path:
+    """``$CONTINUOUSBENCH_HOME``, else ``~/.cache/continuousbench``."""
+    home = os.environ.get(HOME_ENV)
+    return Path(home).expanduser() if home else Path.home() / ".cache" / "continuousbench"
+
+
+def release_dir(release_id: str | ReleaseId, root: Path | str | None = None) -> Path:
+    """The folder of a release under ``root`` (default :func:`default_root`)."""
+    base = Path(root).expanduser() if root is not None else default_root()
+    return base / str(ReleaseId.parse(release_id))
+
+
+def data_file(config: str, split: str) -> str:
+    """Path of one config/split's parquet file, relative to the release folder (POSIX, as in the card)."""
+    return f"data/{config}/{split}-00000-of-00001.parquet"
+
+
+def data_files(config: str) -> dict[str, str]:
+    """split -> relative data file of one config."""
+    return {split: data_file(config, split) for split in CONFIGS[config]}
+
+
+def list_releases(root: Path | str) -> list[ReleaseId]:
+    """Releases present under ``root``: folders named by a release id holding a manifest, sorted by id."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = []
+    for child in root.iterdir():
+        if child.is_dir() and not child.name.startswith(".") and (child / MANIFEST).is_file():
+            try:
+                found.append(ReleaseId.parse(child.name))
+            except ValueError:  # an unrelated folder in the root
+                continue
+    return sorted(found, key=str)

@@ -1,0 +1,63 @@
+"""Publish a release to a Hub dataset repo: folder ``<id>/``, the umbrella README, and a tag ``<id>``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from continuousbench.release.card import umbrella_card
+from continuousbench.release.ids import ReleaseId
+from continuousbench.release.layout import CARD, MANIFEST
+from continuousbench.release.load import resolve_release, verify_release
+
+
+def _releases_in_repo(files: list[str]) -> list[ReleaseId]:
+    found = set()
+    for name in files:
+        top, _, rest = name.partition("/")
+        if rest == MANIFEST:
+            try:
+                found.add(ReleaseId.parse(top))
+            except ValueError:
+                continue
+    return sorted(found, key=str)
+
+
+def push_release(
+    release: str | Path, repo_id: str, *, token: str | None = None, private: bool = False
+) -> str:
+    """Upload a verified local release to ``repo_id`` and tag it; return the URL of the tagged tree.
+
+    Releases are immutable: a tag that already exists is refused rather than moved.
+    """
+    from huggingface_hub import HfApi
+
+    folder = resolve_release(release, repo_id=None)
+    rid = ReleaseId.parse(verify_release(folder)["id"])  # never publish a damaged release
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    tags = {ref.name for ref in api.list_repo_refs(repo_id, repo_type="dataset").tags}
+    if str(rid) in tags:
+        raise FileExistsError(
+            f"release {rid} is already tagged in dataset repo {repo_id}; "
+            "releases are immutable: build a new quarter instead"
+        )
+    api.upload_folder(
+        repo_id=repo_id,
+        folder_path=folder,
+        path_in_repo=str(rid),
+        repo_type="dataset",
+        commit_message=f"Add release {rid}",
+    )
+    present = _releases_in_repo(api.list_repo_files(repo_id, repo_type="dataset"))
+    card = umbrella_card(sorted(set(present) | {rid}, key=str))
+    commit = api.upload_file(
+        path_or_fileobj=str(card).encode("utf-8"),
+        path_in_repo=CARD,
+        repo_id=repo_id,
+        repo_type="dataset",
+        commit_message=f"List release {rid} in the umbrella card",
+    )
+    api.create_tag(
+        repo_id, tag=str(rid), revision=commit.oid, repo_type="dataset", tag_message=f"Release {rid}"
+    )
+    return f"{api.endpoint}/datasets/{repo_id}/tree/{rid}"

@@ -1,0 +1,254 @@
+"""Write a release folder (parquet + card + manifest) atomically, then refresh the root's umbrella card."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import continuousbench
+from continuousbench.release.card import read_infos, release_card, umbrella_card
+from continuousbench.release.ids import ReleaseId
+from continuousbench.release.layout import (
+    CARD,
+    CONFIGS,
+    MANIFEST,
+    REQUIRED_COLUMNS,
+    data_file,
+    default_root,
+    list_releases,
+)
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
+    """Exactly the configs and splits of CONFIGS, non-empty, with the required columns; else ValueError."""
+    from datasets import Dataset
+
+    for config in parts:
+        if config not in CONFIGS:
+            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(CONFIGS)}")
+    for config, splits in CONFIGS.items():
+        if config not in parts:
+            raise ValueError(
+                f"release part {config!r} is missing: a release has exactly {', '.join(CONFIGS)}"
+            )
+        given = parts[config]
+        for split in given:
+            if split not in splits:
+                raise ValueError(f"unknown split {split!r} in part {config!r}: expected {', '.join(splits)}")
+        for split in splits:
+            if split not in given:
+                raise ValueError(
+                    f"split {split!r} of part {config!r} is missing: expected {', '.join(splits)}"
+                )
+            ds = given[split]
+            if not isinstance(ds, Dataset):
+                raise ValueError(f"{config}/{split} must be a datasets.Dataset, got {type(ds).__name__}")
+            if len(ds) == 0:  # datasets cannot load a split without rows
+                raise ValueError(
+                    f"{config}/{split} is empty: every split of a release needs at least one row"
+                )
+            missing = [c for c in REQUIRED_COLUMNS[config] if c not in ds.column_names]
+            if missing:
+                raise ValueError(
+                    f"{config}/{split} lacks column(s) {', '.join(missing)}; it has {ds.column_names}"
+                )
+
+
+def _is_null(feature: Any) -> bool:
+    """``Value("null")``, or a list of it: what datasets infers from a column that is all None (or all [])."""
+    from datasets import List, Value
+
+    if isinstance(feature, Value):
+        return feature.dtype == "null"
+    return isinstance(feature, List) and _is_null(feature.feature)
+
+
+def align_features(parts: Mapping[str, Mapping[str, Dataset]]) -> dict[str, dict[str, Dataset]]:
+    """Give every split of a part the same features, so the part loads as one DatasetDict.
+
+    A column that is all ``None`` in one split is inferred as ``null`` there; it takes its type from a
+    sibling split. Splits whose columns really disagree are an error.
+    """
+    from datasets import Features
+
+    aligned: dict[str, dict[str, Dataset]] = {}
+    for config, splits in CONFIGS.items():
+        given = [parts[config][s] for s in splits]
+        first = given[0].features
+        for split, ds in zip(splits, given, strict=True):
+            if set(ds.column_names) != set(first):
+                raise ValueError(
+                    f"{config}/{split} has columns {ds.column_names} but {config}/{splits[0]} has "
+                    f"{list(first)}; give every split of a part the same columns"
+                )
+        merged = Features(
+            {name: next((ds.features[name] for ds in given if not _is_null(ds.features[name])), feature)
+             for name, feature in first.items()}
+        )  # fmt: skip
+        aligned[config] = {}
+        for split, ds in zip(splits, given, strict=True):
+            if ds.features != merged:
+                try:
+                    ds = ds.cast(merged)
+                except (ValueError, TypeError, KeyError):
+                    raise ValueError(
+                        f"{config}/{split} has features {ds.features} but {config}/{splits[0]} has {first}; "
+                        "give every split of a part the same columns and types"
+                    ) from None
+            aligned[config][split] = ds
+    return aligned
+
+
+def _info(config: str, splits: Mapping[str, Dataset], folder: Path) -> dict[str, Any]:
+    """The card's ``dataset_info`` entry of one part: features, rows and bytes per split, file sizes."""
+    import pyarrow.parquet as pq
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+
+    split_dict = SplitDict()
+    for name, ds in splits.items():
+        # uncompressed size of the rows actually written (``ds.data`` may hold more rows behind an index)
+        meta = pq.read_metadata(folder / data_file(config, name))
+        nbytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        split_dict.add(SplitInfo(name=name, num_bytes=nbytes, num_examples=len(ds)))
+    info = DatasetInfo(
+        features=next(iter(splits.values())).features,
+        splits=split_dict,
+        download_size=sum((folder / data_file(config, s)).stat().st_size for s in splits),
+        dataset_size=sum(s.num_bytes for s in split_dict.values()),
+    )
+    return info._to_yaml_dict()
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8"))  # bytes: no platform newline translation
+
+
+def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict) -> dict[str, Any]:
+    files = [data_file(c, s) for c, splits in CONFIGS.items() for s in splits] + [CARD]
+    return {
+        "id": str(rid),
+        "track": rid.track,
+        "size": rid.size,
+        "year": rid.year,
+        "quarter": rid.quarter,
+        "seed": seed,
+        "package_version": continuousbench.__version__,
+        "generator": generator,
+        "rows": rows,
+        "files": {name: sha256_file(folder / name) for name in files},
+    }
+
+
+def write_umbrella_card(root: Path) -> Path:
+    """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename)."""
+    root = Path(root)
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=".README.", suffix=".tmp")
+    os.close(fd)
+    try:
+        ids = list_releases(root)
+        infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
+        _write_text(Path(tmp), str(umbrella_card(ids, infos)))
+        os.replace(tmp, root / CARD)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return root / CARD
+
+
+def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
+    return FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
+
+
+def write_release(
+    release_id: str | ReleaseId,
+    parts: dict[str, dict[str, Dataset]],
+    *,
+    root: Path | None = None,
+    seed: int,
+    generator: dict,
+    overwrite: bool = False,
+    card_notes: str = "",
+) -> Path:
+    """Write ``<root>/<release-id>/`` from ``parts[config][split]`` and return its folder.
+
+    The same parts, seed and generator settings give byte-identical files. Nothing is visible under the
+    final name until the whole release is written; an existing release is replaced only with ``overwrite``.
+    """
+    rid = ReleaseId.parse(release_id)
+    root = Path(root).expanduser() if root is not None else default_root()
+    target = root / str(rid)
+    if target.exists() and not overwrite:
+        raise _exists_error(rid, target)
+    validate_parts(parts)
+    parts = align_features(parts)
+    try:
+        generator = json.loads(json.dumps(generator, sort_keys=True))
+    except TypeError as err:
+        raise ValueError(f"generator settings must be JSON-serialisable: {err}") from None
+
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{rid}.tmp-"))
+    try:
+        rows: dict[str, dict[str, int]] = {}
+        for config, splits in CONFIGS.items():
+            rows[config] = {}
+            for split in splits:
+                ds = parts[config][split]
+                path = tmp / data_file(config, split)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # datasets' writer keeps the features in the schema metadata; its settings are fixed, so
+                # equal data gives equal bytes (tested).
+                ds.to_parquet(str(path))
+                rows[config][split] = len(ds)
+        columns = {c: parts[c][CONFIGS[c][0]].column_names for c in CONFIGS}
+        infos = {c: _info(c, parts[c], tmp) for c in CONFIGS}
+        card = release_card(
+            rid,
+            rows=rows,
+            columns=columns,
+            seed=seed,
+            package_version=continuousbench.__version__,
+            generator=generator,
+            infos=infos,
+            notes=card_notes,
+        )
+        _write_text(tmp / CARD, str(card))
+        manifest = _manifest(rid, tmp, rows, seed, generator)
+        _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        _move_into_place(tmp, target, rid, overwrite)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    write_umbrella_card(root)
+    return target
+
+
+def _move_into_place(tmp: Path, target: Path, rid: ReleaseId, overwrite: bool) -> None:
+    """Rename the finished release into place; an old one is set aside first and removed only afterwards."""
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    if not overwrite:  # appeared while we were writing
+        raise _exists_error(rid, target)
+    old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{rid}.old-"))
+    old.rmdir()
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        os.rename(old, target)  # put the previous release back
+        raise
+    shutil.rmtree(old)

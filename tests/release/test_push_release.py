@@ -1,0 +1,90 @@
+from types import SimpleNamespace
+
+import pytest
+from huggingface_hub import HfApi
+
+from continuousbench.release import push_release
+
+RELEASE_ID = "geminon-tiny-2026q1"
+TOKEN = "hf_secret_token_never_shown"
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """Record every HfApi call; answer like a repo that already holds release geminon-tiny-2025q4."""
+    calls = []
+    state = {"tags": ["geminon-tiny-2025q4"]}
+
+    def record(name, result=None):
+        def method(self, *args, **kwargs):
+            assert self.token == TOKEN
+            calls.append((name, args, kwargs))
+            return result() if callable(result) else result
+
+        return method
+
+    refs = lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]])  # noqa: E731
+    files = [
+        "README.md",
+        "geminon-tiny-2025q4/release.json",
+        "geminon-tiny-2025q4/README.md",
+        "notes/release.json",
+    ]
+    monkeypatch.setattr(HfApi, "create_repo", record("create_repo"))
+    monkeypatch.setattr(HfApi, "list_repo_refs", record("list_repo_refs", refs))
+    monkeypatch.setattr(HfApi, "upload_folder", record("upload_folder", SimpleNamespace(oid="a" * 40)))
+    monkeypatch.setattr(HfApi, "list_repo_files", record("list_repo_files", files))
+    monkeypatch.setattr(HfApi, "upload_file", record("upload_file", SimpleNamespace(oid="b" * 40)))
+    monkeypatch.setattr(HfApi, "create_tag", record("create_tag"))
+    return SimpleNamespace(calls=calls, state=state)
+
+
+def test_push_uploads_the_folder_and_tags_it(written, hub, capsys, caplog):
+    _, folder = written
+    url = push_release(folder, "org/continuousbench", token=TOKEN, private=True)
+    assert url.endswith(f"/datasets/org/continuousbench/tree/{RELEASE_ID}")
+    names = [name for name, _, _ in hub.calls]
+    assert names == [
+        "create_repo",
+        "list_repo_refs",
+        "upload_folder",
+        "list_repo_files",
+        "upload_file",
+        "create_tag",
+    ]
+    by_name = {name: (args, kwargs) for name, args, kwargs in hub.calls}
+
+    args, kwargs = by_name["create_repo"]
+    assert args == ("org/continuousbench",)
+    assert kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
+    _, kwargs = by_name["upload_folder"]
+    assert kwargs["folder_path"] == folder
+    assert kwargs["path_in_repo"] == RELEASE_ID
+    assert kwargs["repo_type"] == "dataset"
+    _, kwargs = by_name["upload_file"]
+    assert kwargs["path_in_repo"] == "README.md"
+    umbrella = kwargs["path_or_fileobj"].decode()
+    assert f"config_name: {RELEASE_ID}-qa_public" in umbrella
+    assert "config_name: geminon-tiny-2025q4\n" in umbrella  # releases already on the Hub stay listed
+    args, kwargs = by_name["create_tag"]
+    assert kwargs["tag"] == RELEASE_ID and kwargs["revision"] == "b" * 40 and kwargs["repo_type"] == "dataset"
+
+    out = capsys.readouterr()
+    assert TOKEN not in out.out + out.err + caplog.text
+    assert TOKEN not in repr(hub.calls)
+
+
+def test_an_existing_tag_is_refused_before_uploading(written, hub):
+    _, folder = written
+    hub.state["tags"].append(RELEASE_ID)
+    with pytest.raises(FileExistsError, match=f"{RELEASE_ID} is already tagged in dataset repo org/cb"):
+        push_release(folder, "org/cb", token=TOKEN)
+    assert "upload_folder" not in [name for name, _, _ in hub.calls]
+
+
+def test_a_damaged_release_is_never_pushed(written, hub):
+    _, folder = written
+    (folder / "data/corpus/train-00000-of-00001.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        push_release(folder, "org/cb", token=TOKEN)
+    assert hub.calls == []
