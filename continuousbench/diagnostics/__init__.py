@@ -1,0 +1,1 @@
+"""Diagnostics beside QA accuracy: MAUVE (``continuousbench.diagnostics.mauve``)."""

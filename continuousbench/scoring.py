@@ -1,0 +1,223 @@
+"""Answer normalisation, exact / contains / LLM-match, and accuracy by support count (paper §2.2, App. I.3).
+
+A prediction is reduced to a compact canonical form before matching:
+
+1. drop a leading ``A:`` / ``Answer:`` (the few-shot prompt ends with ``A:``; models sometimes echo it);
+2. remove thousands separators (``1,000`` -> ``1000``) so the comma rule below does not cut numbers;
+3. cut at the first line break, sentence end (``.``/``!``/``?`` followed by a space or the end, so the
+   decimal point of ``2.5 m`` is kept), comma, or unit marker written after a number (``79 lbs``,
+   ``14m``; a unit word with no number before it, as in ``Meter Geminon``, is kept);
+4. Unicode NFC, casefold, strip punctuation at both ends, remove all whitespace.
+
+References go through the same function, so a prediction equal to its reference always matches.
+Numbers compare as numbers: ``"79."``, ``"79 lbs"``, ``" 79"`` and ``"79.0"`` all equal ``79``.
+
+``contains`` is the lenient rule used to select checkpoints: a text reference must occur in the
+normalised prediction (``"the spore geminon"`` contains ``"spore geminon"``); a numeric reference
+must equal one of the prediction's number tokens, so ``"790"`` and ``"1979"`` do not contain ``79``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import unicodedata
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the judge pulls in nothing heavy, but scoring must not need it
+    from continuousbench.judge import Judge
+
+MATCHERS = ("exact_match", "contains", "llm_match")
+
+_PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_UNITS = (
+    r"lbs?|pounds?|kgs?|kilograms?|grams?|g|mm|cm|centimet(?:er|re)s?|m|met(?:er|re)s?|km"
+    r"|ft|feet|foot|inch(?:es)?|in"
+)
+# Earliest boundary wins: line break | sentence end | comma | unit marker directly after a number.
+_BOUNDARY = re.compile(rf"\n|[.!?](?=\s|$)|,|(?<=\d)\s*(?:{_UNITS})\b", re.IGNORECASE)
+_EDGE = "\"'`*_()[]{}<>.,;:!?¡¿“”‘’«»„"
+_WHITESPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)")
+# A number token inside a longer answer; a minus counts only when it does not join two words.
+_NUMBER_TOKEN = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+def answer_segment(text: str) -> str:
+    """Steps 1-3 and case/punctuation folding, whitespace kept (number tokens are read from this)."""
+    text = _THOUSANDS.sub("", _PREFIX.sub("", text))
+    cut = _BOUNDARY.search(text)
+    if cut:
+        text = text[: cut.start()]
+    text = unicodedata.normalize("NFC", text).casefold()
+    return text.strip().strip(_EDGE + " \t").strip()
+
+
+@lru_cache(maxsize=65536)  # references repeat across a test set; predictions are cheap to redo
+def normalize(text: str) -> str:
+    """The canonical form compared by every matcher, e.g. ``"Spore Geminon."`` -> ``"sporegeminon"``."""
+    return _WHITESPACE.sub("", answer_segment(text))
+
+
+def as_number(normal: str) -> Decimal | None:
+    """The value of a normalised answer that is a plain number, else None (``"1e5"``, ``"nan"`` are not)."""
+    if not _NUMBER.fullmatch(normal):
+        return None
+    try:
+        return Decimal(normal)
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
+        return None
+
+
+def number_tokens(text: str) -> list[Decimal]:
+    """Every number written in the answer segment of ``text``."""
+    return [Decimal(t) for t in _NUMBER_TOKEN.findall(answer_segment(text))]
+
+
+def _as_list(references: str | Sequence[str]) -> list[str]:
+    return [references] if isinstance(references, str) else list(references)
+
+
+def exact_match(prediction: str, references: str | Sequence[str]) -> bool:
+    """The normalised prediction equals a normalised reference (numbers by value)."""
+    pred = normalize(prediction)
+    pred_num = as_number(pred)
+    for ref in map(normalize, _as_list(references)):
+        ref_num = as_number(ref)
+        if ref and (pred == ref or (ref_num is not None and pred_num == ref_num)):
+            return True
+    return False
+
+
+def contains(prediction: str, references: str | Sequence[str]) -> bool:
+    """A normalised reference occurs in the normalised prediction; numeric references by token value."""
+    pred = normalize(prediction)
+    tokens: list[Decimal] | None = None
+    for ref in map(normalize, _as_list(references)):
+        ref_num = as_number(ref)
+        if ref_num is not None:
+            tokens = number_tokens(prediction) if tokens is None else tokens
+            if ref_num in tokens:
+                return True
+        elif ref and ref in pred:
+            return True
+    return False
+
+
+def _summary(values: Sequence[bool | None]) -> dict:
+    """Accuracy and population std of the 0/1 correctness; None (no verdict) counts as incorrect."""
+    n = len(values)
+    if n == 0:
+        return {"accuracy": None, "std": None, "count": 0}
+    acc = sum(1 for v in values if v) / n
+    return {"accuracy": acc, "std": math.sqrt(acc * (1.0 - acc)), "count": n}
+
+
+def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
+    out = {}
+    for name, values in per_example.items():
+        picked = [values[i] for i in rows]
+        out[name] = _summary(picked)
+        if name == "llm_match":
+            out[name]["unparseable"] = sum(1 for v in picked if v is None)
+    return out
+
+
+def _validate(
+    predictions, references, questions, support_counts, matchers, judge, thresholds, buckets
+) -> None:
+    def fail(message: str) -> None:
+        raise ValueError(message)
+
+    if isinstance(predictions, str) or not all(isinstance(p, str) for p in predictions):
+        fail("predictions must be a sequence of strings (decode model outputs to text first)")
+    n = len(predictions)
+    for name, seq in (
+        ("references", references),
+        ("questions", questions),
+        ("support_counts", support_counts),
+    ):
+        if seq is not None and len(seq) != n:
+            fail(f"{name} has {len(seq)} items but predictions has {n}: pass one per prediction")
+    for i, refs in enumerate(references):
+        refs = _as_list(refs)
+        if not refs or not all(isinstance(r, str) for r in refs):
+            fail(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
+        if not all(normalize(r) for r in refs):
+            fail(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
+    unknown = [m for m in matchers if m not in MATCHERS]
+    if isinstance(matchers, str) or not matchers or unknown or len(set(matchers)) != len(matchers):
+        fail(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
+    if "llm_match" in matchers and (judge is None or questions is None):
+        fail("llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise")
+    if support_counts is not None and not all(
+        isinstance(c, numbers.Integral) and c >= 0 for c in support_counts
+    ):
+        fail("support_counts must be non-negative integers")
+    if not all(isinstance(t, numbers.Integral) and t >= 0 for t in thresholds):
+        fail(f"thresholds must be non-negative integers, got {thresholds!r}")
+    if buckets is not None:
+        if support_counts is None:
+            fail("buckets need support_counts")
+        if not buckets or list(buckets) != sorted(set(buckets)) or buckets[0] < 0:
+            fail(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
+
+
+def score(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    *,
+    questions: Sequence[str] | None = None,
+    support_counts: Sequence[int] | None = None,
+    matchers: Sequence[str] = ("exact_match", "contains"),
+    judge: Judge | None = None,
+    thresholds: Sequence[int] = (0, 200, 400, 600, 800),
+    buckets: Sequence[int] | None = None,
+) -> dict:
+    """Score predictions against references (answer + aliases), overall and by support count.
+
+    ``by_support[">=k"]`` covers questions with support count >= k; bucket i covers
+    ``[buckets[i], buckets[i+1])`` and the last one ``[buckets[-1], inf)`` (``high`` None). ``std`` is the
+    population std of the 0/1 correctness; an empty stratum has accuracy and std None. For
+    ``llm_match`` an unparseable verdict is None in ``per_example``, counted in ``unparseable`` and
+    scored as incorrect, so every matcher shares one denominator.
+    """
+    _validate(predictions, references, questions, support_counts, matchers, judge, thresholds, buckets)
+    per_example: dict[str, list] = {}
+    for name in matchers:
+        match name:
+            case "exact_match":
+                per_example[name] = [exact_match(p, r) for p, r in zip(predictions, references, strict=True)]
+            case "contains":
+                per_example[name] = [contains(p, r) for p, r in zip(predictions, references, strict=True)]
+            case "llm_match":
+                per_example[name] = judge.match(questions, [_as_list(r) for r in references], predictions)
+    n = len(predictions)
+    result: dict = {"n": n, "metrics": _aggregate(per_example, range(n))}
+    if support_counts is not None:
+        result["by_support"] = {}
+        for k in thresholds:
+            rows = [i for i, c in enumerate(support_counts) if c >= k]
+            result["by_support"][f">={k}"] = {"n": len(rows), **_aggregate(per_example, rows)}
+    if buckets is not None:
+        edges = [*buckets, None]
+        result["buckets"] = []
+        for low, high in zip(edges[:-1], edges[1:], strict=True):
+            rows = [i for i, c in enumerate(support_counts) if c >= low and (high is None or c < high)]
+            mean = sum(support_counts[i] for i in rows) / len(rows) if rows else None
+            result["buckets"].append(
+                {
+                    "low": low,
+                    "high": high,
+                    "n": len(rows),
+                    "mean_support": mean,
+                    **_aggregate(per_example, rows),
+                }
+            )
+    result["per_example"] = per_example
+    return result
