@@ -1,0 +1,88 @@
+"""The Hub model card of an evaluator run (``model-index`` results) and the optional upload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PARTS = ("qa_public", "qa_singleton")
+METRIC_NAMES = {"exact_match": "Exact match", "contains": "Contains", "llm_match": "LLM match"}
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def model_card(results: dict, model_name: str):
+    """A ``huggingface_hub.ModelCard``: one ``EvalResult`` per part x metric, and a short body."""
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    release = results["release"]["id"]
+    evals = [
+        EvalResult(
+            task_type="question-answering",
+            task_name="Few-shot closed-book QA",
+            dataset_type=release,
+            dataset_name=release,
+            dataset_config=part,
+            dataset_split="test",
+            metric_type=name,
+            metric_name=METRIC_NAMES.get(name, name),
+            metric_value=round(100 * m["accuracy"], 2) if m["accuracy"] is not None else None,
+        )
+        for part in PARTS
+        if part in results["metrics"]
+        for name, m in results["metrics"][part]["metrics"].items()
+    ]
+    data = ModelCardData(
+        model_name=model_name,
+        base_model=results["base_model"],
+        datasets=[release],
+        library_name="peft" if results["tuning"] == "lora" else "transformers",
+        tags=["continuousbench", "continued-pretraining", results["tuning"]],
+        eval_results=evals,
+    )
+    rows = "\n".join(
+        f"| {part} | {results['metrics'][part]['n']} | "
+        + " | ".join(
+            _pct(results["metrics"][part]["metrics"].get(k, {}).get("accuracy")) for k in METRIC_NAMES
+        )
+        + " |"
+        for part in PARTS
+        if part in results["metrics"]
+    )
+    selected = results["selected_checkpoint"]
+    corpus = results["corpus"]
+    body = f"""
+# {model_name}
+
+`{results["base_model"]}` continued-pretrained ({results["tuning"]}) by the ContinuousBench harness on a
+candidate corpus (sha256 `{corpus["fingerprint"][:16]}...`, {corpus["documents"]} documents)
+for {results["steps"]} steps, then scored on the few-shot QA of release `{release}`.
+
+Selected checkpoint: `{selected["name"]}` (validation contains {_pct(selected["validation_contains"])}%).
+
+| part | questions | exact match % | contains % | LLM match % |
+| --- | ---: | ---: | ---: | ---: |
+{rows}
+
+Recipe values, corpus fingerprint and package version ({results["package_version"]}) are in `results.json`.
+"""
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")
+
+
+def push_run(model_dir: Path, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
+    """Upload the selected model folder (weights or adapter, tokenizer, README.md card) to a Hub model repo.
+
+    The token comes from ``token`` or the environment (``HF_TOKEN``) and is never printed.
+    """
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+    info = api.upload_folder(
+        folder_path=str(model_dir),
+        repo_id=repo_id,
+        repo_type="model",
+        commit_message="ContinuousBench evaluator",
+    )
+    return str(getattr(info, "commit_url", info))

@@ -1,0 +1,159 @@
+"""The evaluator recipe as dataclasses: Table 29 values are the defaults, Table 30 lives in YAML presets.
+
+Three argument groups, parsed together by ``trl.TrlParser`` (``--config <yaml>``; default < YAML <
+command line; unknown keys are an error): :class:`HarnessArguments` (what to train on and score),
+:class:`ModelArguments` (base checkpoint and tuning) and :class:`EvaluatorConfig` (the trainer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trl import SFTConfig
+
+from continuousbench.harness.modeling import LORA_TARGETS, TUNINGS
+
+SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
+
+
+def _has_accelerator() -> bool:
+    import torch
+
+    return torch.cuda.is_available() or (hasattr(torch, "xpu") and torch.xpu.is_available())
+
+
+def _bf16_supported() -> bool:
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+@dataclass
+class EvaluatorConfig(SFTConfig):
+    """``SFTConfig`` with the evaluator recipe as defaults (Table 29) and CPU-safe resolution of devices.
+
+    The token budget of a run is fixed whatever the corpus size: documents (EOS appended) are
+    concatenated and cut into blocks of exactly ``max_length`` tokens ("wrapped" packing), each optimizer
+    step sees ``samples_per_step`` blocks, so a run trains on ``max_steps * samples_per_step * max_length``
+    tokens, cycling over the corpus as many times as that takes.
+    """
+
+    samples_per_step: int | None = field(
+        default=SAMPLES_PER_STEP,
+        metadata={
+            "help": "Packed blocks per optimizer step; sets gradient_accumulation_steps from "
+            "per_device_train_batch_size x processes. None keeps gradient_accumulation_steps as given."
+        },
+    )
+    max_steps: int = field(
+        default=10_000,
+        metadata={
+            "help": "Optimizer steps (0: no training, score the base checkpoint).",
+            "aliases": ["--steps"],
+        },
+    )
+    learning_rate: float = field(default=2e-4, metadata={"help": "Peak learning rate (Table 30)."})
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.995
+    weight_decay: float = 0.1
+    lr_scheduler_type: str = "cosine"  # decays to 0 (Table 29: end learning-rate fraction 0)
+    warmup_steps: float = 0.1  # < 1: a fraction of max_steps
+    per_device_train_batch_size: int = 8
+    max_length: int | None = 256
+    packing: bool = True
+    packing_strategy: str = "wrapped"
+    shuffle_dataset: bool = True
+    bf16: bool | None = field(
+        default=None, metadata={"help": "bf16 mixed precision; default: where supported."}
+    )
+    use_cpu: bool | None = field(
+        default=None, metadata={"help": "Train on CPU; default: when no accelerator."}
+    )
+    # 256/1024-token blocks fit without it, and it costs ~20% speed; gradient_checkpointing is its
+    # deprecated alias (None so that transformers does not warn).
+    activation_checkpointing: bool | None = False
+    gradient_checkpointing: bool | None = None
+    eval_strategy: str = "steps"
+    eval_steps: float | None = 500
+    save_strategy: str = "steps"
+    save_steps: float = 500
+    save_total_limit: int | None = 2  # the best checkpoint and the latest (for --resume) survive
+    load_best_model_at_end: bool = True
+    metric_for_best_model: str | None = "qa_contains"
+    greater_is_better: bool | None = True
+    logging_steps: float = 10
+    report_to: None | str | list[str] = "none"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.use_cpu is None:
+            self.use_cpu = not _has_accelerator()
+        if self.bf16 is None:
+            self.bf16 = not self.use_cpu and not self.fp16 and _bf16_supported()
+        if self.max_steps == 0:  # baseline: nothing is trained, so nothing is evaluated or saved in training
+            self.eval_strategy, self.save_strategy, self.load_best_model_at_end = "no", "no", False
+        super().__post_init__()
+        if self.samples_per_step is not None:
+            per_step = self.per_device_train_batch_size * self.world_size
+            if self.samples_per_step % per_step:
+                raise ValueError(
+                    f"samples_per_step {self.samples_per_step} is not a multiple of per-device batch "
+                    f"{self.per_device_train_batch_size} x {self.world_size} processes; "
+                    "change --per_device_train_batch_size"
+                )
+            self.gradient_accumulation_steps = self.samples_per_step // per_step
+
+
+@dataclass
+class ModelArguments:
+    """The base checkpoint (the same one the candidate's generator started from) and how it is tuned."""
+
+    model: str = field(
+        default="google/gemma-3-1b-pt", metadata={"help": "Base causal LM: a local folder or a Hub model id."}
+    )
+    tuning: str = field(default="lora", metadata={"help": "lora or full.", "choices": list(TUNINGS)})
+    lora_r: int = field(default=128, metadata={"help": f"LoRA rank, on {', '.join(LORA_TARGETS)}."})
+    lora_alpha: int | None = field(default=None, metadata={"help": "LoRA alpha; default = rank (scale 1)."})
+    dtype: str | None = field(
+        default=None, metadata={"help": "bfloat16, float32 ...; default bf16 where supported."}
+    )
+    attn_implementation: str | None = field(
+        default=None, metadata={"help": "eager, sdpa ... (default: model's)."}
+    )
+
+
+@dataclass
+class HarnessArguments:
+    """What to train on and what to score."""
+
+    release: str | None = field(default=None, metadata={"help": "Release id or folder whose QA is scored."})
+    corpus: str | None = field(
+        default=None,
+        metadata={
+            "help": "Candidate corpus: release id/folder, save_to_disk folder, .parquet/.jsonl/.json/.txt "
+            "file or Hub dataset id (default: the release's own corpus)."
+        },
+    )
+    text_column: str = field(default="text", metadata={"help": "Column of the corpus holding the documents."})
+    corpus_split: str = field(default="train", metadata={"help": "Split of the corpus to train on."})
+    track: str | None = field(
+        default=None, metadata={"help": "Few-shot prompt: geminon or news (default: the release's track)."}
+    )
+    qa_eval_limit: int | None = field(
+        default=None,
+        metadata={"help": "Score at most this many validation questions per eval (seeded sample)."},
+    )
+    qa_test_limit: int | None = field(
+        default=None,
+        metadata={"help": "Score at most this many test questions per part (seeded; for smoke runs)."},
+    )
+    qa_batch_size: int = field(default=32, metadata={"help": "Questions per generation batch."})
+    max_new_tokens: int = field(
+        default=256, metadata={"help": "Generation budget (stops at the first newline)."}
+    )
+    judge: str | None = field(
+        default=None,
+        metadata={"help": "LLM-match judge: a text-generation spec (endpoint:<url>#<model> ...)."},
+    )
+    resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace the results of a finished run."})

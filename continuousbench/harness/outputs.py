@@ -1,0 +1,150 @@
+"""What a harness run leaves in its folder, each file written atomically (temp file, then rename).
+
+``<output_dir>/results.json``          everything needed to compare or reproduce the run (written last:
+                                       its presence marks a finished run)
+``<output_dir>/predictions.parquet``   one row per scored question
+``<output_dir>/accuracy_by_support.png``
+``<output_dir>/model/``                the selected checkpoint (adapter or weights), tokenizer, card
+``<output_dir>/checkpoint-N/``         Trainer checkpoints (the best and the latest survive)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+RESULTS = "results.json"
+PREDICTIONS = "predictions.parquet"
+PLOT = "accuracy_by_support.png"
+MODEL_DIR = "model"
+OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def write_json(path: Path, data: dict) -> Path:
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def replace_dir(src: Path, dst: Path) -> Path:
+    """Move a finished folder into place, replacing an older one."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    os.replace(src, dst)
+    return dst
+
+
+def check_run_dir(output_dir: Path, *, overwrite: bool, resume: bool) -> None:
+    """Refuse to clobber a run: finished results need --overwrite, checkpoints need --resume or --overwrite.
+
+    With ``overwrite`` only this harness's own files and ``checkpoint-*`` folders are removed.
+    """
+    output_dir = Path(output_dir)
+    if not output_dir.is_dir():
+        return
+    finished = (output_dir / RESULTS).exists()
+    checkpoints = sorted(output_dir.glob("checkpoint-*"))
+    if overwrite:
+        for name in OUTPUTS:
+            target = output_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        for ckpt in checkpoints:
+            shutil.rmtree(ckpt)
+        return
+    if finished and not resume:
+        raise FileExistsError(f"{output_dir} already holds a finished run ({RESULTS}); pass --overwrite")
+    if finished and resume:
+        raise FileExistsError(f"{output_dir} holds a finished run: nothing to resume; pass --overwrite")
+    if checkpoints and not resume:
+        raise FileExistsError(
+            f"{output_dir} holds checkpoints of an unfinished run; pass --resume to continue or --overwrite"
+        )
+
+
+def predictions_table(rows_by_part: dict[str, tuple], matchers):
+    """One row per question: part, split, id, question, answer, prediction, one bool per matcher, support."""
+    import pandas as pd
+
+    frames = []
+    for part, (split, qa, predictions, report) in rows_by_part.items():
+        frame = pd.DataFrame(
+            {
+                "part": part,
+                "split": split,
+                "id": list(qa["id"]),
+                "question": list(qa["question"]),
+                "answer": list(qa["answer"]),
+                "prediction": predictions,
+            }
+        )
+        for name in matchers:
+            frame[name] = [bool(v) if v is not None else None for v in report["per_example"][name]]
+        frame["support_count"] = [int(c) for c in qa["support_count"]]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_predictions(path: Path, table) -> Path:
+    return atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
+
+
+def plot_accuracy_by_support(path: Path, reports: dict[str, dict], title: str) -> Path:
+    """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on servers; must precede pyplot
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    for part, report in reports.items():
+        for name in report["metrics"]:
+            points = [
+                (b["mean_support"], b[name]["accuracy"]) for b in report.get("buckets", []) if b["n"] > 0
+            ]
+            if points:
+                xs, ys = zip(*points, strict=True)
+                ax.plot(xs, ys, marker="o", label=f"{part} {name}")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlabel("support count (documents stating the fact)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+
+    def save(tmp: Path) -> None:
+        # Fixed metadata so that the same results give the same bytes.
+        fig.savefig(tmp, format="png", metadata={"Software": None})
+
+    atomic_write(path, save)
+    plt.close(fig)
+    return path

@@ -1,0 +1,116 @@
+"""Few-shot greedy QA on a release split, scored by ``continuousbench.scoring`` (paper §2.2, App. I.3).
+
+Decoding is greedy with at most ``max_new_tokens`` (256) new tokens and stops at the first newline:
+matching cuts the answer there anyway, so this scores exactly like generating 256 tokens and
+truncating (``tests/harness/test_qa_eval.py`` checks it) at a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from continuousbench.harness.prompts import qa_prompt
+from continuousbench.llm import generate_batched
+from continuousbench.scoring import score
+
+MATCHERS: tuple[str, ...] = ("exact_match", "contains")
+# Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
+# thousands (the paper's thresholds 200/400/600/800 are edges too).
+SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
+
+
+def references(qa) -> list[list[str]]:
+    """[answer] + aliases per question (aliases may be absent from a split)."""
+    aliases = qa["aliases"] if "aliases" in qa.column_names else [[] for _ in range(len(qa))]
+    return [[str(a), *[str(x) for x in al or []]] for a, al in zip(qa["answer"], aliases, strict=True)]
+
+
+def generate_answers(
+    model,
+    tokenizer,
+    questions: Sequence[str],
+    *,
+    track: str = "geminon",
+    batch_size: int = 32,
+    max_new_tokens: int = 256,
+) -> list[str]:
+    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding."""
+    prompts = [qa_prompt(q, track) for q in questions]
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+    outputs = generate_batched(
+        model,
+        tokenizer,
+        [prompts[i] for i in order],
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        stop_at_newline=True,
+    )
+    answers = [""] * len(prompts)
+    for i, text in zip(order, outputs, strict=True):
+        answers[i] = text.strip()
+    return answers
+
+
+def evaluate_qa(
+    model,
+    tokenizer,
+    qa,
+    *,
+    track: str = "geminon",
+    batch_size: int = 32,
+    max_new_tokens: int = 256,
+    matchers: Sequence[str] = MATCHERS,
+    judge=None,
+    buckets: Sequence[int] | None = SUPPORT_BUCKETS,
+) -> tuple[dict, list[str]]:
+    """Answer every question of ``qa`` (a release QA split) and score it; return (report, predictions).
+
+    The report is :func:`continuousbench.scoring.score`'s dict (overall, by support threshold, by
+    bucket, per example); ``judge`` adds ``llm_match``.
+    """
+    if len(qa) == 0:
+        raise ValueError("the QA split is empty: nothing to evaluate")
+    predictions = generate_answers(
+        model, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
+    )
+    matchers = tuple(matchers) + (("llm_match",) if judge is not None and "llm_match" not in matchers else ())
+    report = score(
+        predictions,
+        references(qa),
+        questions=list(qa["question"]),
+        support_counts=[int(c) for c in qa["support_count"]],
+        matchers=matchers,
+        judge=judge,
+        buckets=buckets,
+    )
+    return report, predictions
+
+
+def subsample(qa, limit: int | None, seed: int):
+    """At most ``limit`` questions, a seeded sample in the split's order (the same at every evaluation)."""
+    if limit is None or limit >= len(qa):
+        return qa
+    if limit < 1:
+        raise ValueError(f"--qa-eval-limit must be positive, got {limit}")
+    import numpy as np
+
+    rows = np.random.default_rng(seed).choice(len(qa), size=limit, replace=False)
+    return qa.select(sorted(int(r) for r in rows))
+
+
+def selection_eval(tokenizer, qa, *, track: str, batch_size: int, max_new_tokens: int):
+    """``eval_fn(model)`` for checkpoint selection: validation ``qa_contains`` (and ``qa_exact_match``)."""
+
+    def eval_fn(model) -> dict[str, float]:
+        report, _ = evaluate_qa(
+            model,
+            tokenizer,
+            qa,
+            track=track,
+            batch_size=batch_size,
+            max_new_tokens=max_new_tokens,
+            buckets=None,
+        )
+        return {f"qa_{name}": m["accuracy"] for name, m in report["metrics"].items()}
+
+    return eval_fn

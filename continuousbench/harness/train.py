@@ -1,0 +1,97 @@
+"""Continued pretraining with TRL's ``SFTTrainer`` on plain text, with QA-based checkpoint selection.
+
+Each corpus record is one language-modeling example (EOS appended). With ``packing=True`` and
+``packing_strategy="wrapped"`` (the :class:`~continuousbench.harness.config.EvaluatorConfig` defaults)
+the records are concatenated and cut into blocks of exactly ``max_length`` tokens, so every optimizer
+step trains on ``per_device_train_batch_size x gradient_accumulation_steps x processes`` (= 32) full
+blocks, whatever the corpus size; small corpora are simply repeated.
+
+Checkpoint selection is Trainer's own: :class:`EvaluatorTrainer` overrides ``evaluate`` so that, at
+every ``eval_steps``, the metrics of ``eval_fn(model)`` (e.g. ``{"qa_contains": 0.41}``) are logged as
+``eval_qa_contains``; ``metric_for_best_model`` / ``load_best_model_at_end`` / ``save_total_limit`` then
+keep and reload the best checkpoint, and ``resume_from_checkpoint`` restores that bookkeeping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from trl import SFTConfig, SFTTrainer
+
+EvalFn = Callable[[Any], dict[str, float]]
+
+
+class EvaluatorTrainer(SFTTrainer):
+    """``SFTTrainer`` whose evaluation is ``eval_fn(model)`` (plus eval loss when given an eval dataset)."""
+
+    def __init__(self, *args, eval_fn: EvalFn | None = None, **kwargs):
+        self.eval_fn = eval_fn
+        super().__init__(*args, **kwargs)
+
+    def evaluate(
+        self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval"
+    ) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        if self.eval_dataset or eval_dataset is not None:  # an empty dict is the "QA only" placeholder
+            metrics.update(super().evaluate(eval_dataset, ignore_keys, metric_key_prefix))
+        if self.eval_fn is not None:
+            qa = {f"{metric_key_prefix}_{k}": float(v) for k, v in self.eval_fn(self.model).items()}
+            qa["step"] = self.state.global_step
+            metrics.update(qa)
+            self.log(qa)
+            self.control = self.callback_handler.on_evaluate(
+                self.args, self.state, self.control, metrics=metrics
+            )
+        return metrics
+
+
+def last_checkpoint(output_dir: str) -> str | None:
+    """The newest ``checkpoint-N`` folder of a run, or None."""
+    import os
+
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+
+
+def continued_pretraining(
+    model,
+    tokenizer,
+    train_dataset,
+    args: SFTConfig,
+    *,
+    eval_fn: EvalFn | None = None,
+    eval_dataset=None,
+    callbacks: Sequence = (),
+    resume: bool = False,
+) -> SFTTrainer:
+    """Train ``model`` on ``train_dataset`` (a ``text`` column) with ``args``; return the trained trainer.
+
+    ``eval_fn(model) -> {name: value}`` runs at every evaluation; with neither ``eval_fn`` nor
+    ``eval_dataset``, evaluation and best-checkpoint loading are switched off. ``resume=True`` continues
+    from the newest checkpoint in ``args.output_dir`` (FileNotFoundError when there is none).
+    """
+    if eval_fn is None and eval_dataset is None and args.eval_strategy != "no":
+        args = dataclasses.replace(args, eval_strategy="no", load_best_model_at_end=False)
+    checkpoint = None
+    if resume:
+        checkpoint = last_checkpoint(args.output_dir)
+        if checkpoint is None:
+            raise FileNotFoundError(f"nothing to resume in {args.output_dir}: it has no checkpoint-N folder")
+    if eval_dataset is None and args.eval_strategy != "no":
+        # Trainer refuses step evaluation without an eval dataset; an empty dict satisfies it and
+        # EvaluatorTrainer.evaluate then computes only the QA metrics.
+        eval_dataset = {}
+    trainer = EvaluatorTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+        eval_fn=eval_fn,
+    )
+    trainer.train(resume_from_checkpoint=checkpoint)
+    return trainer

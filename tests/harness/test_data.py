@@ -1,0 +1,69 @@
+import json
+
+import pytest
+from datasets import Dataset, DatasetDict, Features, Value
+
+from continuousbench.harness.data import corpus_fingerprint, load_corpus
+
+
+def one_line_error(exc_type, source, match, **kw):
+    with pytest.raises(exc_type, match=match) as info:
+        load_corpus(str(source), **kw)
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def test_release_folder_gives_its_train_corpus(tiny_release):
+    from continuousbench.release.load import load_release
+
+    corpus = load_corpus(str(tiny_release))
+    assert corpus.column_names == ["text"]
+    assert corpus["text"] == load_release(tiny_release, "corpus", split="train")["text"]
+
+
+def test_files_and_saved_datasets(tmp_path):
+    docs = ["Alpha is a Geminon.\nHP: 5", "Beta is another one.", "Gamma."]
+    Dataset.from_dict({"body": docs, "n": [1, 2, 3]}).to_parquet(tmp_path / "c.parquet")
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs))
+    (tmp_path / "c.txt").write_text("\n\n".join(docs) + "\n")
+    Dataset.from_dict({"text": docs}).save_to_disk(tmp_path / "saved")
+    DatasetDict(
+        {"train": Dataset.from_dict({"text": docs}), "validation": Dataset.from_dict({"text": ["x"]})}
+    ).save_to_disk(tmp_path / "saved_dict")
+    assert load_corpus(str(tmp_path / "c.parquet"), text_column="body")["text"] == docs
+    assert load_corpus(str(tmp_path / "c.jsonl"))["text"] == docs
+    # .txt: one document per blank-line-separated paragraph, so multi-line documents survive
+    assert load_corpus(str(tmp_path / "c.txt"))["text"] == docs
+    assert load_corpus(str(tmp_path / "saved"))["text"] == docs
+    assert load_corpus(str(tmp_path / "saved_dict"), split="validation")["text"] == ["x"]
+
+
+def test_empty_rows_are_dropped_duplicates_kept(tmp_path):
+    Dataset.from_dict({"text": ["a b", "", "  ", None, "a b", "c"]}).to_parquet(tmp_path / "c.parquet")
+    assert load_corpus(str(tmp_path / "c.parquet"))["text"] == ["a b", "a b", "c"]
+
+
+def test_bad_corpora_fail_with_one_clear_line(tmp_path):
+    Dataset.from_dict({"text": []}, features=Features({"text": Value("string")})).to_parquet(
+        tmp_path / "empty.parquet"
+    )
+    one_line_error(ValueError, tmp_path / "empty.parquet", "is empty")
+    Dataset.from_dict({"body": ["x"], "id": [1]}).to_parquet(tmp_path / "nocol.parquet")
+    msg = one_line_error(ValueError, tmp_path / "nocol.parquet", "has no column 'text'")
+    assert "body, id" in msg and "--text-column" in msg
+    Dataset.from_dict({"text": ["same doc"] * 5}).to_parquet(tmp_path / "dup.parquet")
+    one_line_error(ValueError, tmp_path / "dup.parquet", "all the same text")
+    Dataset.from_dict({"text": [1, 2, 3]}).to_parquet(tmp_path / "ints.parquet")
+    one_line_error(ValueError, tmp_path / "ints.parquet", "not strings")
+    Dataset.from_dict({"text": ["", " \n "]}).to_parquet(tmp_path / "blank.parquet")
+    one_line_error(ValueError, tmp_path / "blank.parquet", "every 'text' value is empty")
+    (tmp_path / "c.csvx").write_text("x")
+    one_line_error(ValueError, tmp_path / "c.csvx", "unknown extension")
+    one_line_error(FileNotFoundError, tmp_path / "missing.parquet", "does not exist")
+
+
+def test_fingerprint_covers_content_order_and_boundaries():
+    a = Dataset.from_dict({"text": ["ab", "c"]})
+    assert corpus_fingerprint(a) == corpus_fingerprint(Dataset.from_dict({"text": ["ab", "c"]}))
+    assert corpus_fingerprint(a) != corpus_fingerprint(Dataset.from_dict({"text": ["a", "bc"]}))
+    assert corpus_fingerprint(a) != corpus_fingerprint(Dataset.from_dict({"text": ["c", "ab"]}))

@@ -1,0 +1,81 @@
+import pytest
+from datasets import load_dataset
+
+from continuousbench.harness.prompts import qa_prompt
+from continuousbench.harness.qa_eval import evaluate_qa, generate_answers, references, subsample
+from continuousbench.llm import generate_batched
+from continuousbench.scoring import score
+
+
+@pytest.fixture(scope="module")
+def qa(tiny_release):
+    return load_dataset(str(tiny_release), "qa_public", split="validation")
+
+
+@pytest.fixture(scope="module")
+def qa_model(tiny_model_dir, qa, tmp_path_factory):
+    """The tiny Llama after a few seconds on QA-formatted lines, so that it answers and ends lines."""
+    from datasets import Dataset
+
+    from continuousbench.harness.config import EvaluatorConfig
+    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.harness.train import continued_pretraining
+
+    model, tokenizer = load_model_and_tokenizer(str(tiny_model_dir), tuning="full")
+    lines = [f"Q: {q}\nA: {a}\n" for q, a in zip(qa["question"], qa["answer"], strict=True)]
+    args = EvaluatorConfig(
+        output_dir=str(tmp_path_factory.mktemp("qa-model")), max_steps=80, per_device_train_batch_size=8,
+        samples_per_step=8, max_length=32, learning_rate=3e-3, save_strategy="no", eval_strategy="no",
+        load_best_model_at_end=False, logging_steps=10,
+        disable_tqdm=True,
+    )  # fmt: skip
+    continued_pretraining(model, tokenizer, Dataset.from_dict({"text": lines * 4}), args)
+    return model, tokenizer
+
+
+def test_batched_generation_equals_one_at_a_time(qa_model, qa):
+    model, tokenizer = qa_model
+    questions = qa["question"][:12]
+    batched = generate_answers(model, tokenizer, questions, batch_size=8, max_new_tokens=16)
+    single = [generate_answers(model, tokenizer, [q], batch_size=1, max_new_tokens=16)[0] for q in questions]
+    assert batched == single
+    assert any(batched)
+
+
+def test_stop_at_newline_scores_like_truncating_256_tokens(qa_model, qa):
+    model, tokenizer = qa_model
+    rows = qa.select(range(8))
+    prompts = [qa_prompt(q) for q in rows["question"]]
+    full = generate_batched(
+        model, tokenizer, prompts, max_new_tokens=256, batch_size=8, stop_at_newline=False
+    )
+    assert any("\n" in text for text in full)  # otherwise the comparison would be vacuous
+    truncated = [text.split("\n", 1)[0].strip() for text in full]
+    stopped = generate_answers(model, tokenizer, rows["question"], batch_size=8, max_new_tokens=256)
+    assert stopped == truncated
+    refs = references(rows)
+    assert score(stopped, refs)["per_example"] == score(full, refs)["per_example"]
+
+
+def test_evaluate_qa_report(qa_model, qa):
+    model, tokenizer = qa_model
+    rows = qa.select(range(6))
+    report, predictions = evaluate_qa(model, tokenizer, rows, max_new_tokens=8, batch_size=4)
+    assert len(predictions) == 6 and report["n"] == 6
+    assert set(report["metrics"]) == {"exact_match", "contains"}
+    assert report["by_support"][">=0"]["n"] == 6
+    assert sum(b["n"] for b in report["buckets"]) == 6
+
+
+def test_references_include_aliases(qa):
+    rows = qa.filter(lambda r: len(r["aliases"]) > 0)
+    if len(rows):
+        assert references(rows)[0] == [rows[0]["answer"], *rows[0]["aliases"]]
+    assert references(qa.remove_columns("aliases"))[0] == [qa[0]["answer"]]
+
+
+def test_subsample_is_seeded(qa):
+    a, b = subsample(qa, 5, seed=0), subsample(qa, 5, seed=0)
+    assert a["id"] == b["id"] and len(a) == 5
+    assert subsample(qa, 5, seed=1)["id"] != a["id"]
+    assert len(subsample(qa, None, seed=0)) == len(qa)

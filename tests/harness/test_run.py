@@ -1,0 +1,211 @@
+"""End-to-end harness runs on the tiny release: every output, both architectures, both tunings."""
+
+import json
+
+import pandas as pd
+import pytest
+from transformers import TrainerCallback
+
+from continuousbench.harness import run
+from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
+
+
+def check_outputs(out, tuning: str, steps: int):
+    results = json.loads((out / RESULTS).read_text())
+    assert (
+        results["release"]["id"] == "geminon-tiny-2026q1" and len(results["release"]["manifest_sha256"]) == 64
+    )
+    assert results["tuning"] == tuning and results["steps"] == steps and results["seed"] == 0
+    assert len(results["corpus"]["fingerprint"]) == 64 and results["corpus"]["documents"] > 0
+    assert results["training_args"]["adam_beta2"] == 0.995 and results["package_version"]
+    for part in ("qa_public", "qa_singleton"):
+        metrics = results["metrics"][part]
+        assert metrics["n"] == 6 and set(metrics["metrics"]) == {"exact_match", "contains"}
+        assert ">=200" in metrics["by_support"] and metrics["buckets"]
+    table = pd.read_parquet(out / PREDICTIONS)
+    assert len(table) == 12 and set(table["part"]) == {"qa_public", "qa_singleton"}
+    assert {
+        "split",
+        "id",
+        "question",
+        "answer",
+        "prediction",
+        "exact_match",
+        "contains",
+        "support_count",
+    } <= set(table.columns)
+    assert (out / PLOT).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return results, table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("arch", "tuning"), [("llama", "lora"), ("llama", "full"), ("gemma3", "lora"), ("gemma3", "full")]
+)
+def test_end_to_end(run_argv, tmp_path, tiny_release, tiny_model_dir, tiny_gemma_dir, arch, tuning):
+    model = tiny_model_dir if arch == "llama" else tiny_gemma_dir
+    out = tmp_path / f"{arch}-{tuning}"
+    results = run.cli(run_argv(tiny_release, model, out, tuning=tuning))
+    written, _ = check_outputs(out, tuning, steps=2)
+    assert written == json.loads(json.dumps(results))
+    assert results["selected_checkpoint"]["name"] in {"checkpoint-1", "checkpoint-2"}
+    assert [h["step"] for h in results["validation_history"]] == [1, 2]
+    weights = "adapter_model.safetensors" if tuning == "lora" else "model.safetensors"
+    assert (out / MODEL_DIR / weights).is_file() and (out / MODEL_DIR / "tokenizer.json").is_file()
+    card = (out / MODEL_DIR / "README.md").read_text()
+    assert "model-index" in card and "question-answering" in card and "exact_match" in card
+
+
+def test_finished_run_refuses_to_restart(run_argv, finished_run, tiny_release, tiny_model_dir, capsys):
+    with pytest.raises(SystemExit) as info:
+        run.cli(run_argv(tiny_release, tiny_model_dir, finished_run))
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "--overwrite" in err and len(err.splitlines()) == 1
+
+
+def test_no_training_baseline_scores_the_base_model(run_argv, tmp_path, tiny_release, tiny_model_dir):
+    out = tmp_path / "baseline"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, steps=0))
+    check_outputs(out, "lora", steps=0)
+    assert results["selected_checkpoint"]["name"] == "base" and not (out / MODEL_DIR).exists()
+    assert not list(out.glob("checkpoint-*"))
+
+
+def test_same_seed_same_bytes(run_argv, tmp_path, tiny_release, tiny_model_dir):
+    for name in ("a", "b"):
+        run.cli(run_argv(tiny_release, tiny_model_dir, tmp_path / name, steps=1))
+    for file in (RESULTS, PREDICTIONS, PLOT):
+        a, b = (tmp_path / "a" / file).read_bytes(), (tmp_path / "b" / file).read_bytes()
+        assert a.replace(b"/a", b"/b") == b if file == RESULTS else a == b
+
+
+@pytest.mark.slow
+def test_selection_keeps_the_best_validation_checkpoint(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch
+):
+    """Scripted validation scores 0.1, 0.5, 0.3: checkpoint-2 is selected and the test metrics are its own."""
+    import torch
+    from peft import PeftModel
+
+    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.harness.qa_eval import evaluate_qa
+
+    scores = iter([0.1, 0.5, 0.3])
+    monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
+    out = tmp_path / "selection"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
+    assert results["selected_checkpoint"] == {"name": "checkpoint-2", "step": 2, "validation_contains": 0.5}
+    assert [h["contains"] for h in results["validation_history"]] == [0.1, 0.5, 0.3]
+
+    def adapter(folder):
+        base, tokenizer = load_model_and_tokenizer(str(tiny_model_dir), tuning="full")
+        return PeftModel.from_pretrained(base, str(folder)), tokenizer
+
+    def lora_weights(model):
+        return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_B" in n}
+
+    selected, _ = adapter(out / MODEL_DIR)
+    best, tokenizer = adapter(out / "checkpoint-2")
+    last, _ = adapter(out / "checkpoint-3")
+    w_sel, w_best, w_last = lora_weights(selected), lora_weights(best), lora_weights(last)
+    assert all(torch.equal(w_sel[n], w_best[n]) for n in w_sel)
+    assert any(not torch.equal(w_sel[n], w_last[n]) for n in w_sel)
+    table = pd.read_parquet(out / PREDICTIONS).query("part == 'qa_public'")
+    from datasets import load_dataset
+
+    qa = load_dataset(str(tiny_release), "qa_public", split="test").filter(
+        lambda r: r["id"] in set(table["id"])
+    )
+    _, predictions = evaluate_qa(best, tokenizer, qa, max_new_tokens=8)
+    assert predictions == table.set_index("id").loc[qa["id"], "prediction"].tolist()
+
+
+class Crash(TrainerCallback):
+    """Kill the run right after checkpoint ``at`` is saved."""
+
+    def __init__(self, at: int):
+        self.at = at
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step == self.at:
+            raise KeyboardInterrupt(f"killed after step {self.at}")
+
+
+class StartStep(TrainerCallback):
+    def __init__(self):
+        self.step = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.step = state.global_step
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_from_its_last_checkpoint(run_argv, tmp_path, tiny_release, tiny_model_dir):
+    out = tmp_path / "resume"
+    argv = run_argv(tiny_release, tiny_model_dir, out, steps=4)
+    parse = run.make_parser().parse_args_and_config
+    h, m, t = parse(argv)
+    with pytest.raises(KeyboardInterrupt):
+        run.main(h, t, m, callbacks=[Crash(at=2)])
+    assert not (out / RESULTS).exists() and (out / "checkpoint-2").is_dir()
+    h, m, t = parse(argv)
+    with pytest.raises(FileExistsError, match="--resume"):
+        run.main(h, t, m)
+    start = StartStep()
+    h, m, t = parse([*argv, "--resume"])
+    results = run.main(h, t, m, callbacks=[start])
+    assert start.step == 2
+    assert [e["step"] for e in results["validation_history"]] == [1, 2, 3, 4]
+    assert (out / "checkpoint-4").is_dir() and (out / RESULTS).is_file()
+
+
+@pytest.mark.slow
+def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, capsys, caplog
+):
+    from huggingface_hub import HfApi
+
+    secret = "hf_secretTOKEN1234567890"
+    monkeypatch.setenv("HF_TOKEN", secret)
+    calls = []
+    monkeypatch.setattr(
+        HfApi, "create_repo", lambda self, repo_id, **kw: calls.append(("create", repo_id, kw))
+    )
+
+    def upload(self, folder_path, repo_id, **kw):
+        calls.append(
+            ("upload", repo_id, sorted(p.name for p in __import__("pathlib").Path(folder_path).iterdir()))
+        )
+        return type("Info", (), {"commit_url": f"https://huggingface.co/{repo_id}/commit/abc"})()
+
+    monkeypatch.setattr(HfApi, "upload_folder", upload)
+    out = tmp_path / "push"
+    results = run.cli(
+        run_argv(
+            tiny_release, tiny_model_dir, out, "--push_to_hub", "--hub_model_id", "me/tiny-eval", steps=1
+        )
+    )
+    assert calls[0][:2] == ("create", "me/tiny-eval") and calls[1][:2] == ("upload", "me/tiny-eval")
+    assert {"README.md", "adapter_model.safetensors", "adapter_config.json"} <= set(calls[1][2])
+    assert results["hub_commit"].endswith("/commit/abc")
+    captured = capsys.readouterr()
+    for text in (
+        captured.out,
+        captured.err,
+        caplog.text,
+        *(p.read_text(errors="ignore") for p in out.rglob("*.json")),
+    ):
+        assert secret not in text
+
+
+def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch):
+    from continuousbench import llm
+
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
+    out = tmp_path / "judged"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match", steps=0))
+    metrics = results["metrics"]["qa_public"]["metrics"]
+    assert set(metrics) == {"exact_match", "contains", "llm_match"}
+    assert "llm_match" in pd.read_parquet(out / PREDICTIONS).columns
