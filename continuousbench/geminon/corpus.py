@@ -1,0 +1,291 @@
+"""Candidate pools, the sensitive articles and the final corpus rows (paper App. G.2).
+
+Pools per public style, as in the paper:
+
+- ``wiki`` / ``journal``: one unit per public entity, ~1000 candidates each in the paper;
+- ``evolution``: one unit per multi-stage public line (members in stage order), ~1000 each;
+- ``comparison``: one unit per unordered pair of public entities, 3 candidates each.
+
+A unit gets the paper's number of candidates, raised where needed so the pool holds at least
+``MIN_OVERSAMPLE`` times the style's target: the world is too small for the paper's ratio in tiny
+(276 pairs x 3 < 1200 comparisons), and the paper's medium comparisons (345k candidates for 300k
+documents) would leave the sampler almost no choice. With the template realizer the paper's pools are
+cheap (a small build drafts 1.46M candidates in ~10 s); for costly realizers (an LLM writes every
+candidate) ``oversample`` caps each pool at that multiple of the target instead.
+
+Sensitive entities get one wiki article each, the best-covering of ``SENSITIVE_CANDIDATES`` drafts, and
+appear in no other document: public pools only ever take public subjects.
+
+Candidates are kept compact (pair ids in ragged numpy arrays, not ``Draft`` objects), so millions fit
+in memory; a selected candidate's ``Draft`` is rebuilt exactly from its row for rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+
+from continuousbench.geminon.realizers.base import Draft, Realizer
+from continuousbench.geminon.schema import FEATURES, Geminon
+from continuousbench.geminon.sizes import STYLES, SizeSpec
+
+PAPER_PER_UNIT: dict[str, int] = {"wiki": 1000, "journal": 1000, "evolution": 1000, "comparison": 3}
+OVERSAMPLE: float | None = None  # None: the paper's pool sizes
+MIN_OVERSAMPLE = 1.5
+SENSITIVE_CANDIDATES = 100
+_N_FEATURES = len(FEATURES)
+_FEATURE_POS = {f: i for i, f in enumerate(FEATURES)}
+
+
+class PairIndex:
+    """(entity idx, canonical feature) <-> column of the incidence matrix; only applicable pairs exist."""
+
+    def __init__(self, world: Sequence[Geminon]):
+        self.entities = [g.idx for g in world]
+        self.position = {idx: i for i, idx in enumerate(self.entities)}
+        self.ids: dict[tuple[int, str], int] = {
+            (g.idx, f): self.position[g.idx] * _N_FEATURES + _FEATURE_POS[f]
+            for g in world
+            for f in g.features()
+        }
+        self.n_pairs = len(world) * _N_FEATURES
+
+    def pair(self, pair_id: int) -> tuple[int, str]:
+        return self.entities[pair_id // _N_FEATURES], FEATURES[pair_id % _N_FEATURES]
+
+
+def public_units(world: Sequence[Geminon], style: str) -> list[tuple[int, ...]]:
+    """The subject groups a style drafts for, over public entities only."""
+    public = [g for g in world if g.subset == "public"]
+    if style in ("wiki", "journal"):
+        return [(g.idx,) for g in public]
+    if style == "evolution":
+        lines: dict[int, list[Geminon]] = {}
+        for g in public:
+            lines.setdefault(g.line, []).append(g)
+        return [
+            tuple(g.idx for g in sorted(m, key=lambda g: g.stage))
+            for _, m in sorted(lines.items())
+            if len(m) > 1
+        ]
+    if style == "comparison":
+        return [(a.idx, b.idx) for a, b in combinations(public, 2)]
+    raise ValueError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    style: str
+    units: int
+    per_unit: int
+    target: int
+
+    @property
+    def candidates(self) -> int:
+        return self.units * self.per_unit
+
+    @property
+    def paper_candidates(self) -> int:
+        return self.units * PAPER_PER_UNIT[self.style]
+
+
+def plan_pool(style: str, units: int, target: int, oversample: float | None = OVERSAMPLE) -> PoolPlan:
+    """Per-unit candidates: the paper's count, capped at ``oversample`` x target, >= MIN_OVERSAMPLE x."""
+    if units == 0 or target == 0:
+        return PoolPlan(style, units, 0, target)
+    per_unit = PAPER_PER_UNIT[style]
+    if oversample is not None:
+        per_unit = min(per_unit, math.ceil(oversample * target / units))
+    floor = MIN_OVERSAMPLE if oversample is None else min(oversample, MIN_OVERSAMPLE)
+    return PoolPlan(style, units, max(per_unit, math.ceil(floor * target / units), 1), target)
+
+
+@dataclass
+class Pool:
+    """One style's candidates: unit, realizer seed and pair ids (ragged, in the draft's mention order)."""
+
+    style: str
+    units: list[tuple[int, ...]]
+    unit_of: np.ndarray
+    seeds: np.ndarray
+    indptr: np.ndarray
+    pairs: np.ndarray
+    texts: list[str | None] | None = None
+    dropped: Counter = field(default_factory=Counter)
+
+    def __len__(self) -> int:
+        return len(self.unit_of)
+
+    def draft(self, row: int, index: PairIndex) -> Draft:
+        """The selected candidate's ``Draft``, exactly as the realizer made it."""
+        pairs = self.pairs[self.indptr[row] : self.indptr[row + 1]]
+        return Draft(
+            style=self.style,
+            subjects=self.units[self.unit_of[row]],
+            mentions=tuple(index.pair(int(p)) for p in pairs),
+            seed=int(self.seeds[row]),
+            text=self.texts[row] if self.texts is not None else None,
+        )
+
+
+def _check_draft(draft: Draft, style: str, unit: tuple[int, ...], index: PairIndex) -> str | None:
+    """Why a draft cannot enter the pool (its provenance must stay within its own subjects), else None."""
+    if draft.style != style or tuple(draft.subjects) != unit:
+        return "dropped_wrong_subjects"
+    if not draft.mentions:
+        return "dropped_no_mentions"
+    for m in draft.mentions:
+        if m[0] not in unit:
+            return "dropped_foreign_mention"
+        if m not in index.ids:
+            return "dropped_inapplicable_feature"
+    if draft.text is not None and not draft.text.strip():
+        return "dropped_empty_text"
+    return None
+
+
+def draft_pool(
+    realizer: Realizer,
+    style: str,
+    units: Sequence[tuple[int, ...]],
+    per_unit: int,
+    world: Mapping[int, Geminon],
+    index: PairIndex,
+    rng: np.random.Generator,
+    on_unit: Callable[[int], None] | None = None,
+) -> Pool:
+    """Draft ``per_unit`` candidates for every unit and keep them compactly; count what is dropped."""
+    unit_seeds = rng.integers(0, 2**62, size=len(units))
+    unit_of: list[int] = []
+    seeds: list[int] = []
+    lengths: list[int] = []
+    pairs: list[int] = []
+    texts: list[str | None] = []
+    dropped: Counter = Counter()
+    for u, unit in enumerate(units):
+        subjects = [world[i] for i in unit]
+        for draft in realizer.draft(style, subjects, int(unit_seeds[u]), per_unit):
+            reason = _check_draft(draft, style, unit, index)
+            if reason:
+                dropped[reason] += 1
+                continue
+            if not 0 <= draft.seed < 2**63:
+                raise ValueError(
+                    f"realizer {realizer.name!r} gave draft seed {draft.seed}: seeds must fit in 63 bits"
+                )
+            ids = index.ids
+            pairs.extend(ids[m] for m in draft.mentions)
+            lengths.append(len(draft.mentions))
+            unit_of.append(u)
+            seeds.append(draft.seed)
+            texts.append(draft.text)
+        if on_unit:
+            on_unit(u)
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return Pool(
+        style=style,
+        units=list(units),
+        unit_of=np.asarray(unit_of, dtype=np.int32),
+        seeds=np.asarray(seeds, dtype=np.int64),
+        indptr=indptr,
+        pairs=np.asarray(pairs, dtype=np.int32),
+        texts=texts if any(t is not None for t in texts) else None,
+        dropped=dropped,
+    )
+
+
+def coverage(draft: Draft, entity: Geminon) -> int:
+    """How many of the entity's applicable features a draft states."""
+    return len({f for i, f in draft.mentions if i == entity.idx} & set(entity.features()))
+
+
+def sensitive_articles(
+    realizer: Realizer,
+    world: Sequence[Geminon],
+    rng: np.random.Generator,
+    n_candidates: int = SENSITIVE_CANDIDATES,
+) -> tuple[list[Draft], dict[str, int]]:
+    """One wiki draft per sensitive entity: the best coverage of its applicable features (first of equals)."""
+    sensitive = [g for g in world if g.subset == "sensitive"]
+    seeds = rng.integers(0, 2**62, size=len(sensitive))
+    chosen: list[Draft] = []
+    full = 0
+    for g, seed in zip(sensitive, seeds, strict=True):
+        drafts = [d for d in realizer.draft("wiki", [g], int(seed), n_candidates) if d.subjects == (g.idx,)]
+        drafts = [d for d in drafts if all(i == g.idx for i, _ in d.mentions)]
+        if not drafts:
+            raise RuntimeError(
+                f"the realizer gave no usable wiki draft for sensitive entity {g.idx} ({g.name})"
+            )
+        best = max(drafts, key=lambda d: coverage(d, g))  # max keeps the first of equals
+        full += coverage(best, g) == len(g.features())
+        chosen.append(best)
+    stats = {"entities": len(sensitive), "candidates_per_entity": n_candidates, "full_coverage": full}
+    return chosen, stats
+
+
+class NameFinder:
+    """Finds whole-word occurrences of given names, case-insensitively, fast enough for millions of texts.
+
+    Plain one-word names are looked up in a set of the text's words (a regex alternation of hundreds of
+    names costs ~0.2 ms per article); names with other characters fall back to a regex.
+    """
+
+    _WORD = re.compile(r"[^\W\d_]+")
+
+    def __init__(self, names: Iterable[str]):
+        names = set(names)
+        self.words = {n.lower() for n in names if self._WORD.fullmatch(n)}
+        others = sorted(names - {n for n in names if self._WORD.fullmatch(n)}, key=len, reverse=True)
+        self.pattern = (
+            re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in others) + r")(?!\w)", re.IGNORECASE)
+            if others
+            else None
+        )
+
+    def search(self, text: str) -> bool:
+        if self.words and not self.words.isdisjoint(self._WORD.findall(text.lower())):
+            return True
+        return self.pattern is not None and self.pattern.search(text) is not None
+
+
+def corpus_rows(
+    docs: Sequence[dict],
+    spec: SizeSpec,
+    release_id: str,
+    rng: np.random.Generator,
+) -> dict[str, list[dict]]:
+    """Shuffle the documents, give them ids, and split public ones into train/validation.
+
+    ``docs`` rows carry ``text, style, subset, entities, mentions``. Sensitive documents always go to
+    ``train``: their one fact-bearing article must be learnable from the training split.
+    """
+    order = rng.permutation(len(docs))
+    n_public = sum(d["subset"] == "public" for d in docs)
+    n_val = round(spec.corpus_validation_fraction * n_public)
+    width = max(7, len(str(len(docs))))
+    splits: dict[str, list[dict]] = {"train": [], "validation": []}
+    for position, i in enumerate(order):
+        doc = docs[int(i)]
+        row = {"id": f"{release_id}/{position:0{width}d}", **doc}
+        to_val = doc["subset"] == "public" and len(splits["validation"]) < n_val
+        splits["validation" if to_val else "train"].append(row)
+    return splits
+
+
+def doc_row(style: str, subjects: Sequence[int], mentions: Iterable[str], text: str, subset: str) -> dict:
+    """A corpus row (before its id): ``"idx:feature"`` mentions deduplicated in the order stated."""
+    return {
+        "text": text,
+        "style": style,
+        "subset": subset,
+        "entities": list(subjects),
+        "mentions": list(dict.fromkeys(mentions)),
+    }

@@ -1,0 +1,231 @@
+"""The built tiny release against the paper's rules (App. G.2-G.3), determinism, refusal and resume."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasets import load_dataset
+from typer.testing import CliRunner
+
+from continuousbench.geminon import build as B
+from continuousbench.geminon.realizers.grounding import check_grounding
+from continuousbench.geminon.schema import Geminon
+from continuousbench.geminon.sizes import get_size
+from continuousbench.release.layout import CONFIGS, MANIFEST
+
+PARTS = tuple(CONFIGS)
+
+
+@pytest.fixture(scope="module")
+def release(tiny_release):
+    return {part: load_dataset(str(tiny_release), part) for part in PARTS}
+
+
+@pytest.fixture(scope="module")
+def world(release) -> dict[int, Geminon]:
+    return {r["idx"]: Geminon.from_record(r) for r in release["entities"]["train"]}
+
+
+def _docs(release):
+    return [r for split in ("train", "validation") for r in release["corpus"][split]]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_every_part_loads_with_the_manifest_row_counts(tiny_release, release):
+    manifest = json.loads((tiny_release / MANIFEST).read_text())
+    assert manifest["id"] == "geminon-tiny-2026q1" and manifest["seed"] == 0
+    for part, splits in CONFIGS.items():
+        assert {s: len(release[part][s]) for s in splits} == manifest["rows"][part]
+    assert release["corpus"]["train"].column_names == [
+        "id",
+        "text",
+        "style",
+        "subset",
+        "entities",
+        "mentions",
+    ]
+    generator = manifest["generator"]
+    assert generator["namer"] == "offline" and generator["realizer"] == "template"
+    assert generator["pools"]["comparison"]["candidates"] >= 1.5 * generator["pools"]["comparison"]["target"]
+
+
+def test_corpus_mix_split_and_ids(release):
+    spec = get_size("tiny")
+    docs = _docs(release)
+    public = Counter(d["style"] for d in docs if d["subset"] == "public")
+    assert public == spec.mix  # the template realizer drops nothing
+    assert len({d["id"] for d in docs}) == len(docs)
+    assert all(d["id"].startswith("geminon-tiny-2026q1/") for d in docs)
+    validation = release["corpus"]["validation"]
+    assert len(validation) == round(spec.corpus_validation_fraction * sum(spec.mix.values()))
+    assert set(validation["subset"]) == {"public"}
+
+
+def test_sensitive_entities_have_exactly_one_train_document(release, world):
+    sensitive = {i for i, g in world.items() if g.subset == "sensitive"}
+    docs = _docs(release)
+    appearances = Counter(e for d in docs for e in d["entities"] if e in sensitive)
+    assert appearances == dict.fromkeys(sensitive, 1)
+    train_sensitive = [d for d in release["corpus"]["train"] if d["subset"] == "sensitive"]
+    assert sorted(d["entities"][0] for d in train_sensitive) == sorted(sensitive)
+    for d in train_sensitive:  # the best-covering wiki article states every applicable feature
+        (e,) = d["entities"]
+        assert d["style"] == "wiki" and set(d["mentions"]) == {f"{e}:{f}" for f in world[e].features()}
+    mentioned = {int(m.split(":")[0]) for d in docs if d["subset"] == "public" for m in d["mentions"]}
+    assert not mentioned & sensitive
+
+
+def test_public_documents_never_name_a_sensitive_entity(release, world):
+    names = [g.name.lower() for g in world.values() if g.subset == "sensitive"]
+    for d in _docs(release):
+        if d["subset"] == "public":
+            text = d["text"].lower()
+            assert not any(n in text for n in names), d["text"]
+
+
+def test_singleton_questions_have_support_exactly_one(release):
+    rows = [r for s in ("validation", "test") for r in release["qa_singleton"][s]]
+    assert rows and {r["support_count"] for r in rows} == {1}
+    public = [r["support_count"] for s in ("validation", "test") for r in release["qa_public"][s]]
+    assert min(public) >= 10  # tiny: ~100 documents per public entity
+
+
+def test_every_document_states_exactly_its_mentions(release, world):
+    problems = {d["id"]: p for d in _docs(release) if (p := check_grounding(d["text"], d["mentions"], world))}
+    assert not problems
+
+
+def test_support_counts_cover_every_entity_feature(release, world):
+    rows = release["support_counts"]["train"]
+    assert {(r["entity"], r["feature"]) for r in rows} == {
+        (i, f) for i, g in world.items() for f in g.features()
+    }
+    assert all(
+        r["subset"] == world[r["entity"]].subset and r["name"] == world[r["entity"]].name for r in rows
+    )
+
+
+def test_quarters_seed_fresh_worlds():
+    q1, q2 = (
+        B.stage_seeds(0, B.release_id("tiny", "2026q1")),
+        B.stage_seeds(0, B.release_id("tiny", "2026q2")),
+    )
+    assert q1 == B.stage_seeds(0, B.release_id("tiny", "2026q1"))
+    assert not set(q1.values()) & set(q2.values())
+
+
+@pytest.mark.parametrize("quarter", ["2026Q1", "2026q5", "26q1", "2026-q1"])
+def test_bad_quarter_is_one_clear_error(quarter, tmp_path):
+    with pytest.raises(ValueError, match="YYYYqN"):
+        B.build_release(quarter=quarter, root=tmp_path, progress=False)
+    assert not any(tmp_path.iterdir())  # refused before any work
+
+
+def test_cli_build_is_byte_identical_refuses_and_overwrites(tiny_release, tmp_path):
+    from continuousbench.cli import app
+
+    runner = CliRunner()
+    args = [
+        "build",
+        "geminon",
+        "--size",
+        "tiny",
+        "--quarter",
+        "2026q1",
+        "--seed",
+        "0",
+        "--out",
+        str(tmp_path),
+    ]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    built = tmp_path / "geminon-tiny-2026q1"
+    assert _files(built) == _files(tiny_release)  # same seed, other root: the same bytes
+    assert not (tmp_path / ".work").exists()
+
+    marker = built / "data" / "corpus" / "train-00000-of-00001.parquet"
+    marker.write_bytes(b"stale")
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "already exists" in refused.output and "--overwrite" in refused.output
+    assert marker.read_bytes() == b"stale" and not (tmp_path / ".work").exists()  # refused before any work
+    replaced = runner.invoke(app, [*args, "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert _files(built) == _files(tiny_release)
+
+
+def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("interrupted")
+
+    with monkeypatch.context() as m:
+        m.setattr(B, "assemble", boom)
+        with pytest.raises(RuntimeError, match="interrupted"):
+            B.build_release(root=tmp_path, progress=False)
+    work = tmp_path / ".work" / "geminon-tiny-2026q1-seed0"
+    assert (work / "world.json").exists() and (work / "selection.json").exists()
+    assert list((work / "render").glob("part-*.parquet"))
+    assert not (tmp_path / "geminon-tiny-2026q1").exists()
+
+    with pytest.raises(ValueError, match="other settings"):  # a different build cannot reuse the work
+        B.build_release(root=tmp_path, progress=False, rounds=7)
+
+    from continuousbench.geminon import corpus, world
+    from continuousbench.geminon.realizers.template import TemplateRealizer
+
+    monkeypatch.setattr(world, "build_world", boom)  # finished stages must not run again
+    monkeypatch.setattr(corpus, "draft_pool", boom)
+    monkeypatch.setattr(TemplateRealizer, "render", boom)
+    timings: dict[str, float] = {}
+    path = B.build_release(root=tmp_path, progress=False, timings=timings)
+    assert set(timings) == {"render", "qa", "write"}
+    assert _files(path) == _files(tiny_release)
+    assert not (tmp_path / ".work").exists()
+
+
+@pytest.mark.slow
+def test_small_selection_gives_public_support_in_the_hundreds(tmp_path):
+    """World, candidates and selection of a `small` build (no render): public support >= 100 everywhere."""
+    from continuousbench.geminon import qa as Q
+    from continuousbench.geminon.realizers.base import make_realizer
+    from continuousbench.geminon.world import build_world
+
+    spec = get_size("small")
+    rid = B.release_id("small", "2026q1")
+    seeds = B.stage_seeds(0, rid)
+    world = build_world(spec, seeds["world"])
+    work = B.WorkDir(tmp_path, {"test": True})
+    stages = B._Stages(False, {})
+    rows = B._selection_stage(
+        work, stages, spec, world, make_realizer("template"), seeds, None, B.ROUNDS, 100
+    )
+    public = [m for m, s in zip(rows["mentions"], rows["subset"], strict=True) if s == "public"]
+    assert len(public) == sum(spec.mix.values())
+    support = np.array(
+        [r["support_count"] for r in Q.question_rows(Q.mention_matrix(public, world), world, "public")]
+    )
+    assert len(support) == 13 * 480 and support.min() >= 100
+
+
+def test_builder_configs_parse_with_the_real_parser(monkeypatch):
+    import importlib.util
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("geminon_builder", repo / "builders" / "geminon.py")
+    builder = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, builder)  # dataclasses resolve annotations through it
+    spec.loader.exec_module(builder)
+    configs = sorted((repo / "builders" / "configs").glob("geminon-*.yaml"))
+    assert [c.stem for c in configs] == ["geminon-medium", "geminon-small", "geminon-tiny"]
+    for config in configs:
+        (args,) = builder.make_parser().parse_args_and_config(["--config", str(config), "--seed", "5"])
+        assert f"geminon-{args.size}" == config.stem and args.seed == 5 and args.realizer == "template"
+    with pytest.raises(ValueError, match="not used"):
+        builder.make_parser().parse_args_and_config(["--config", str(configs[0]), "--colour", "red"])
