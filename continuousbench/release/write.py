@@ -199,8 +199,12 @@ def write_release(
     except TypeError as err:
         raise ValueError(f"generator settings must be JSON-serialisable: {err}") from None
 
+    import datasets
+
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{rid}.tmp-"))
+    bars_were_on = not datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # one bar per parquet file is noise; the builder shows its own progress
     try:
         rows: dict[str, dict[str, int]] = {}
         for config, splits in CONFIGS.items():
@@ -230,6 +234,8 @@ def write_release(
         _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         _move_into_place(tmp, target, rid, overwrite)
     finally:
+        if bars_were_on:
+            datasets.enable_progress_bars()
         if tmp.exists():
             shutil.rmtree(tmp)
     write_umbrella_card(root)
