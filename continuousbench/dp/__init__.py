@@ -1,0 +1,1 @@
+"""DP generators: privacy accounting, DP-SGD training (Opacus), synthetic sampling, privacy statement."""

@@ -1,0 +1,177 @@
+"""DP-SGD on LoRA adapters with Opacus ghost clipping, our own Poisson batches and PLD accounting.
+
+How the pieces fit:
+
+* Opacus's ``PrivacyEngine.make_private(grad_sample_mode="ghost", poisson_sampling=False)`` wraps the
+  model, optimizer and criterion; the data loader it is given draws batches with our
+  :class:`~continuousbench.dp.sampling.PoissonBatchSampler` (Poisson or truncated Poisson), which is
+  exactly what :mod:`continuousbench.dp.accounting` accounts. Opacus's own RDP accountant is not used.
+* Each record is one example (empty prompt, the record as target: ``<bos> record <eos>``); its loss is
+  the mean over its tokens, so one record is one unit whatever its length (Opacus's ghost criterion does
+  this when given ``shape=(batch, tokens)``).
+* Normalised clipping (De et al. 2022) at ``C``: we pass ``loss / C`` to Opacus and clip at norm 1.
+  Per-example gradients of ``loss / C`` are ``g / C``, so what is summed is ``clip_C(g) / C`` (norm <= 1)
+  and the noise std is ``sigma`` - exactly "clip to C, then divide by C", and the learning rate does not
+  depend on ``C``.
+* A logical (Poisson) batch is split into micro-batches that fit in memory; Opacus accumulates their
+  clipped sums (``signal_skip_step``) and adds noise once, dividing by the expected batch size.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+
+def check_trainable(model) -> list:
+    """The trainable parameters, after refusing anything DP-SGD here cannot clip (one ValueError line)."""
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping as GSM
+
+    trainable = []
+    for module_name, module in model.named_modules():
+        for name, p in module.named_parameters(recurse=False):
+            if not p.requires_grad:
+                continue
+            full = f"{module_name}.{name}" if module_name else name
+            if "ScaledWordEmbedding" in type(module).__name__:
+                raise ValueError(
+                    f"parameter {full} (Gemma 3's scaled, tied embedding) is trainable: "
+                    "Opacus cannot clip it "
+                    "per example; freeze it and train LoRA adapters only"
+                )
+            if "lora_" not in full:
+                raise ValueError(
+                    f"parameter {full} is trainable but is not a LoRA adapter: DP training covers LoRA "
+                    "parameters only; freeze it (requires_grad=False)"
+                )
+            if type(module) not in GSM.NORM_SAMPLERS:
+                raise ValueError(
+                    f"parameter {full} lives in a {type(module).__name__}, for which Opacus ghost clipping "
+                    "has no per-example norm; put LoRA on linear layers only"
+                )
+            trainable.append(p)
+    if not trainable:
+        raise ValueError("the model has no trainable LoRA parameters: load it with tuning='lora'")
+    return trainable
+
+
+def encode_records(tokenizer, texts, max_length: int) -> list[list[int]]:
+    """``<bos> record <eos>`` token ids per record (empty prompt, the record as target), cut to max_length."""
+    bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    body = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    return [(bos + ids + eos)[:max_length] for ids in body]
+
+
+def pad_batch(rows: list[list[int]], pad_id: int, device):
+    """(input_ids, attention_mask, labels) right-padded; labels are -100 on padding."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.tensor(r)
+        mask[i, : len(r)] = 1
+    labels = ids.masked_fill(mask == 0, -100)
+    return ids.to(device), mask.to(device), labels.to(device)
+
+
+def token_loss(model, criterion, rows, pad_id: int, device):
+    """Per-example mean token loss through ``criterion`` (Opacus's ghost criterion or a plain one)."""
+    ids, mask, labels = pad_batch(rows, pad_id, device)
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    targets = labels[:, 1:]
+    flat = logits.reshape(-1, logits.shape[-1]).float()
+    return criterion(flat, targets.reshape(-1), shape=(logits.shape[0], logits.shape[1]))
+
+
+@dataclass
+class DPComponents:
+    module: object  # Opacus GradSampleModuleFastGradientClipping around the PEFT model
+    optimizer: object  # DPOptimizerFastGradientClipping
+    criterion: object  # DPLossFastGradientClipping
+    loader: object  # DataLoader yielding logical batches (lists of records' token ids)
+
+
+def make_private(
+    model,
+    optimizer,
+    records: list[list[int]],
+    sampler,
+    *,
+    noise_multiplier: float,
+    expected_batch_size: float,
+) -> DPComponents:
+    """Wrap model/optimizer/criterion with Opacus ghost clipping (clip at 1: see normalised clipping)."""
+    import torch
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(records, batch_sampler=sampler, collate_fn=list)
+    engine = PrivacyEngine()
+    module, dp_optimizer, criterion, loader = engine.make_private(
+        module=model,
+        optimizer=optimizer,
+        data_loader=loader,
+        criterion=torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"),
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=1.0,
+        poisson_sampling=False,  # batches are already Poisson (ours); Opacus must not resample them
+        grad_sample_mode="ghost",
+    )
+    # Opacus infers the averaging denominator from len(loader); the true one is q * n.
+    dp_optimizer.expected_batch_size = expected_batch_size
+    return DPComponents(module, dp_optimizer, criterion, loader)
+
+
+def dp_step(
+    components: DPComponents, batch: list[list[int]], *, clip_norm: float, micro_batch: int, pad_id: int
+):
+    """One noisy optimizer step on a logical batch; returns the batch's mean per-example loss (or nan)."""
+    import torch
+
+    module, optimizer, criterion = components.module, components.optimizer, components.criterion
+    device = next(module.parameters()).device
+    if not batch:  # an empty Poisson batch still releases noise (the accountant counted this step)
+        for p in optimizer.params:
+            p.grad = torch.zeros_like(p)
+        optimizer.step()
+        optimizer.zero_grad()
+        return math.nan
+    chunks = [batch[i : i + micro_batch] for i in range(0, len(batch), micro_batch)]
+    total = 0.0
+    for i, chunk in enumerate(chunks):
+        loss = token_loss(module, criterion, chunk, pad_id, device)
+        total += float(loss.loss_per_sample.detach().sum())
+        (loss / clip_norm).backward()
+        if i < len(chunks) - 1:
+            optimizer.signal_skip_step(do_skip=True)
+        optimizer.step()
+    optimizer.zero_grad()
+    return total / len(batch)
+
+
+def validation_loss(model, records: list[list[int]], pad_id: int, batch_size: int = 16) -> float:
+    """Mean token loss over the validation records (token-weighted, as perplexity is usually reported)."""
+    import torch
+
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(records), batch_size):
+            ids, mask, labels = pad_batch(records[i : i + batch_size], pad_id, device)
+            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+            targets = labels[:, 1:]
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100, reduction="sum"
+            )
+            total += float(loss)
+            count += int((targets != -100).sum())
+    model.train(was_training)
+    return total / max(count, 1)
