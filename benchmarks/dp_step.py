@@ -4,56 +4,30 @@
     python benchmarks/dp_step.py --batch 32 --length 256 --hidden 512 --layers 8
 
 Same model (tiny Llama + LoRA), same batch, same tokens: the non-private step is one mean-loss
-backward + AdamW; the DP step is Opacus's two ghost-clipping backwards + noise + AdamW.
+backward + AdamW; the DP step is Opacus's two ghost-clipping backwards + noise + AdamW. Times are
+medians of alternating repeats on one thread. Memory is what one step needs above its set-up: on CUDA
+the allocator's peak, on CPU the peak RSS of a fresh process that builds only that kind of step.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import resource
+import gc
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 
-def _timed_pair(fn_a, fn_b, repeats: int) -> tuple[float, float]:
-    """Median step times of two steps measured alternately, so load on a shared CPU hits both alike."""
-    fn_a(), fn_b()  # warm-up
-    times_a, times_b = [], []
-    for _ in range(repeats):
-        for fn, times in ((fn_a, times_a), (fn_b, times_b)):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    return statistics.median(times_a), statistics.median(times_b)
-
-
-def _peak(fn, mode: str, argv: list[str]) -> float:
-    """Peak memory of a step in MiB: CUDA's allocator peak, or on CPU the peak RSS of a fresh process
-    that does the same set-up and then runs only that step (the set-ups are identical, so the
-    difference between the two modes is the step's own)."""
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.reset_peak_memory_stats()
-        fn()
-        return torch.cuda.max_memory_allocated() / 2**20
-    out = subprocess.run(
-        [sys.executable, __file__, *argv, "--only", mode], capture_output=True, text=True, check=True
-    ).stdout
-    return float(out.split()[-1])
-
-
-def run(args) -> list[tuple[str, str]]:
+def build_step(args, kind: str):
+    """(step function, model, tokenizer) for kind "plain" or "dp" on the benchmark's tiny model."""
     import torch
 
     from continuousbench.dp import dpsgd
     from continuousbench.dp.sampling import PoissonBatchSampler
     from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.llm import generate_batched
     from continuousbench.tinymodel import save_tiny_model
 
     torch.set_num_threads(1)  # CPU timings with several threads are dominated by scheduling noise
@@ -71,70 +45,104 @@ def run(args) -> list[tuple[str, str]]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device)
     rows = dpsgd.encode_records(tok, texts[: args.batch], args.length)
-    plain = copy.deepcopy(model)
-    plain_params = [p for p in plain.parameters() if p.requires_grad]
-    plain_opt = torch.optim.AdamW(plain_params, lr=1e-4)
+    params = dpsgd.check_trainable(model)
+    optimizer = torch.optim.AdamW(params, lr=1e-4)
+    if kind == "dp":
+        sampler = PoissonBatchSampler(len(rows), 0.5, 1)
+        comps = dpsgd.make_private(
+            model, optimizer, rows, sampler, noise_multiplier=1.0, expected_batch_size=len(rows)
+        )
+        return (
+            lambda: dpsgd.dp_step(
+                comps, rows, clip_norm=1e-3, micro_batch=len(rows), pad_id=tok.pad_token_id
+            ),
+            model,
+            tok,
+        )
     ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
 
     def plain_step():
-        plain_opt.zero_grad()
+        optimizer.zero_grad()
         ids, mask, labels = dpsgd.pad_batch(rows, tok.pad_token_id, device)
-        logits = plain(input_ids=ids, attention_mask=mask).logits[:, :-1]
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
         ce(logits.reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1)).backward()
-        plain_opt.step()
+        optimizer.step()
 
-    params = dpsgd.check_trainable(model)
-    sampler = PoissonBatchSampler(len(rows), 0.5, 1)
-    comps = dpsgd.make_private(
-        model,
-        torch.optim.AdamW(params, lr=1e-4),
-        rows,
-        sampler,
-        noise_multiplier=1.0,
-        expected_batch_size=len(rows),
+    return plain_step, model, tok
+
+
+def timed_pair(fn_a, fn_b, repeats: int) -> tuple[float, float]:
+    """Median times of two steps measured alternately, so load on a shared CPU hits both alike."""
+    fn_a(), fn_b()  # warm-up
+    times_a, times_b = [], []
+    for _ in range(repeats):
+        for fn, times in ((fn_a, times_a), (fn_b, times_b)):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def step_memory(args, kind: str, argv: list[str]) -> float:
+    """MiB one step needs above its set-up (see the module docstring)."""
+    import torch
+
+    if torch.cuda.is_available():
+        step, _, _ = build_step(args, kind)
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        step()
+        return (torch.cuda.max_memory_allocated() - base) / 2**20
+    out = subprocess.run(
+        [sys.executable, __file__, *argv, "--memory-of", kind], capture_output=True, text=True, check=True
     )
+    return float(out.stdout.split()[-1])
 
-    def dp_step():
-        dpsgd.dp_step(comps, rows, clip_norm=1e-3, micro_batch=len(rows), pad_id=tok.pad_token_id)
 
-    if args.only:  # child process of _peak: one kind of step, then the peak RSS in MiB
-        for _ in range(args.repeats):
-            (plain_step if args.only == "plain" else dp_step)()
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        return []
-    t_plain, t_dp = _timed_pair(plain_step, dp_step, args.repeats)
-    m_plain, m_dp = _peak(plain_step, "plain", args.argv), _peak(dp_step, "dp", args.argv)
+def _memory_child(args, kind: str) -> None:
+    step, _, _ = build_step(args, kind)
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # Linux: reset the peak-RSS counter to the current RSS
+    base = _status_kib("VmRSS")
+    step()
+    print((_status_kib("VmHWM") - base) / 1024)
+
+
+def _status_kib(field: str) -> int:
+    line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field))
+    return int(line.split()[1])
+
+
+def run(args, argv: list[str]) -> list[tuple[str, str]]:
+    import torch
+
+    from continuousbench.llm import generate_batched
+
+    plain_step, plain, tok = build_step(args, "plain")
+    dp_step, _, _ = build_step(args, "dp")
+    t_plain, t_dp = timed_pair(plain_step, dp_step, args.repeats)
+    m_plain, m_dp = step_memory(args, "plain", argv), step_memory(args, "dp", argv)
     start = time.perf_counter()
+    prompts = [""] * args.samples
     generate_batched(
-        plain,
-        tok,
-        [""] * args.samples,
-        max_new_tokens=args.new_tokens,
-        batch_size=args.samples,
-        do_sample=True,
-        seed=0,
+        plain, tok, prompts, max_new_tokens=args.new_tokens, batch_size=args.samples, do_sample=True, seed=0
     )
     rate = args.samples / (time.perf_counter() - start)
-    rows_out = [
-        ("device", device),
+    return [
+        ("device", "cuda" if torch.cuda.is_available() else "cpu"),
         ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank}"),
-        ("batch x tokens", f"{len(rows)} x <= {args.length}"),
+        ("batch x tokens", f"{args.batch} x <= {args.length}"),
         ("non-private step (s)", f"{t_plain:.4f}"),
         ("DP ghost step (s)", f"{t_dp:.4f}"),
         ("DP / non-private time", f"{t_dp / t_plain:.2f}x"),
+        ("step memory non-private / DP (MiB)", f"{m_plain:.0f} / {m_dp:.0f}"),
+        ("DP / non-private memory", f"{m_dp / max(m_plain, 1e-9):.2f}x"),
+        (f"synthesis ({args.new_tokens} new tokens)", f"{rate:.1f} samples/s"),
     ]
-    rows_out += [
-        (
-            f"peak {'GPU' if device == 'cuda' else 'RSS'} non-private / DP (MiB)",
-            f"{m_plain:.0f} / {m_dp:.0f}",
-        ),
-        ("DP / non-private memory", f"{m_dp / m_plain:.2f}x"),
-    ]
-    rows_out.append((f"synthesis ({args.new_tokens} new tokens)", f"{rate:.1f} samples/s"))
-    return rows_out
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Tiny sizes, a few seconds on CPU.")
     parser.add_argument("--batch", type=int, default=32)
@@ -145,21 +153,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--new_tokens", type=int, default=64)
-    parser.add_argument("--only", choices=("plain", "dp"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-of", choices=("plain", "dp"), help=argparse.SUPPRESS)  # child process
     args = parser.parse_args(argv)
-    args.argv = [a for a in (sys.argv[1:] if argv is None else argv) if a not in ("--only", "plain", "dp")]
     if args.quick:
         args.batch, args.length, args.hidden, args.layers, args.rank = 8, 64, 64, 2, 8
         args.repeats, args.samples, args.new_tokens = 3, 8, 32
+    if args.memory_of:
+        return _memory_child(args, args.memory_of)
     from rich.console import Console
     from rich.table import Table
 
-    rows = run(args)
-    if args.only:
-        return
     table = Table("measure", "value", title="DP step vs non-private step")
-    for k, v in rows:
-        table.add_row(k, v)
+    for key, value in run(args, argv):
+        table.add_row(key, value)
     Console().print(table)
 
 
