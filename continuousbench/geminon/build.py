@@ -9,15 +9,12 @@ the same seed and quarter give a byte-identical release.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import shutil
-import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from continuousbench.geminon.schema import Geminon, mention, parse_mention
 from continuousbench.geminon.sizes import STYLES, SizeSpec, get_size
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import default_root, release_dir
+from continuousbench.stages import StageProgress, WorkDir
 
 log = logging.getLogger(__name__)
 
@@ -55,81 +53,6 @@ def stage_seeds(seed: int, rid: ReleaseId) -> dict[str, int]:
     return {
         k: int(c.generate_state(1, dtype=np.uint64)[0] >> 1) for k, c in zip(SEED_KEYS, children, strict=True)
     }
-
-
-class WorkDir:
-    """Finished stage outputs of one build; files appear atomically, so a present file is complete."""
-
-    def __init__(self, path: Path, settings: dict[str, Any]):
-        self.path = path
-        settings_file = path / "settings.json"
-        finished = (
-            [p for p in path.iterdir() if p.name != "settings.json" and not p.name.startswith(".")]
-            if path.is_dir()
-            else []
-        )
-        if settings_file.exists() and finished:
-            found = json.loads(settings_file.read_text())
-            if found != settings:
-                raise ValueError(
-                    f"work folder {path} holds a build with other settings ({found}); "
-                    "rerun with those settings to resume, or remove the folder to start over"
-                )
-        else:  # nothing finished yet: (re)start with these settings
-            self.write_json("settings.json", settings)
-
-    def file(self, name: str) -> Path:
-        return self.path / name
-
-    def _atomic(self, name: str) -> Path:
-        target = self.file(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target.with_name(f".{target.name}.tmp")
-
-    def write_json(self, name: str, data: Any) -> None:
-        tmp = self._atomic(name)
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, self.file(name))
-
-    def read_json(self, name: str) -> Any:
-        return json.loads(self.file(name).read_text())
-
-    def write_table(self, name: str, columns: dict[str, list]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        tmp = self._atomic(name)
-        pq.write_table(pa.table(columns), tmp)
-        os.replace(tmp, self.file(name))
-
-    def read_table(self, name: str) -> dict[str, list]:
-        import pyarrow.parquet as pq
-
-        return pq.read_table(self.file(name)).to_pydict()
-
-
-class _Stages:
-    """Rich progress (or nothing) plus wall time per stage."""
-
-    def __init__(self, enabled: bool, timings: dict[str, float]):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.timings = timings
-        self.progress = Progress(
-            TextColumn("{task.description:<22}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            disable=not enabled,
-        )
-
-    @contextmanager
-    def stage(self, name: str, total: float | None = None, note: str = "") -> Iterator[Any]:
-        task = self.progress.add_task(f"{name}{note}", total=total)
-        start = time.perf_counter()
-        yield lambda n=1: self.progress.advance(task, n)
-        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
-        self.progress.update(task, total=total or 1, completed=total or 1)
 
 
 def build_release(
@@ -180,7 +103,7 @@ def build_release(
     work = WorkDir(root / ".work" / f"{rid}-seed{seed}", settings)
     seeds = stage_seeds(seed, rid)
     timings = {} if timings is None else timings
-    stages = _Stages(progress, timings)
+    stages = StageProgress(progress, timings)
     with stages.progress:
         world = _world_stage(work, stages, spec, seeds["world"], namer)
         selection = _selection_stage(
@@ -231,7 +154,9 @@ def _remove_if_empty(path: Path) -> None:
 # -- stages ------------------------------------------------------------------------------------------
 
 
-def _world_stage(work: WorkDir, stages: _Stages, spec: SizeSpec, seed: int, namer: str) -> list[Geminon]:
+def _world_stage(
+    work: WorkDir, stages: StageProgress, spec: SizeSpec, seed: int, namer: str
+) -> list[Geminon]:
     if work.file("world.json").exists():
         return [Geminon.from_record(r) for r in work.read_json("world.json")]
     from continuousbench.geminon.names import make_namer
@@ -246,7 +171,7 @@ def _world_stage(work: WorkDir, stages: _Stages, spec: SizeSpec, seed: int, name
 
 def _selection_stage(
     work: WorkDir,
-    stages: _Stages,
+    stages: StageProgress,
     spec: SizeSpec,
     world: list[Geminon],
     realizer,
@@ -350,7 +275,9 @@ def _drafts(selection: dict[str, list], start: int, stop: int) -> list[Draft]:
     ]
 
 
-def _render_stage(work: WorkDir, stages: _Stages, world: list[Geminon], realizer, selection) -> list[str]:
+def _render_stage(
+    work: WorkDir, stages: StageProgress, world: list[Geminon], realizer, selection
+) -> list[str]:
     """Texts of the selected drafts, rendered in chunks that each survive an interruption."""
     by_idx = {g.idx: g for g in world}
     n = len(selection["style"])

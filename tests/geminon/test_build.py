@@ -16,6 +16,7 @@ from continuousbench.geminon.realizers.grounding import check_grounding
 from continuousbench.geminon.schema import Geminon
 from continuousbench.geminon.sizes import get_size
 from continuousbench.release.layout import CONFIGS, MANIFEST
+from continuousbench.stages import StageProgress
 
 PARTS = tuple(CONFIGS)
 
@@ -201,7 +202,7 @@ def test_small_selection_gives_public_support_in_the_hundreds(tmp_path):
     seeds = B.stage_seeds(0, rid)
     world = build_world(spec, seeds["world"])
     work = B.WorkDir(tmp_path, {"test": True})
-    stages = B._Stages(False, {})
+    stages = StageProgress(False, {})
     rows = B._selection_stage(
         work, stages, spec, world, make_realizer("template"), seeds, None, B.ROUNDS, 100
     )
