@@ -14,11 +14,16 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(help="ContinuousBench: DP synthetic text, measured by the knowledge it carries.", no_args_is_help=True)
+app = typer.Typer(
+    help="ContinuousBench: DP synthetic text, measured by the knowledge it carries.", no_args_is_help=True
+)
 metric_app = typer.Typer(help="The `evaluate` metric continuousbench/qa_match.", no_args_is_help=True)
 app.add_typer(metric_app, name="metric")
 
-FORWARD = {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True}, "add_help_option": False}
+FORWARD = {
+    "context_settings": {"allow_extra_args": True, "ignore_unknown_options": True},
+    "add_help_option": False,
+}
 
 
 def _forward(module: str, ctx: typer.Context) -> None:
@@ -41,7 +46,9 @@ def build(
     out: Annotated[Path | None, typer.Option(help="Root folder (default $CONTINUOUSBENCH_HOME).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing release.")] = False,
     namer: Annotated[str, typer.Option(help="offline, or a text-generation spec for names.")] = "offline",
-    realizer: Annotated[str, typer.Option(help="template, or a text-generation spec for prose.")] = "template",
+    realizer: Annotated[
+        str, typer.Option(help="template, or a text-generation spec for prose.")
+    ] = "template",
 ) -> None:
     """Build a release (world, corpus, QA, support counts) as a Hugging Face dataset folder."""
     if track != "geminon":
@@ -50,7 +57,13 @@ def build(
 
     try:
         path = build_release(
-            size=size, quarter=quarter, seed=seed, root=out, overwrite=overwrite, namer=namer, realizer=realizer
+            size=size,
+            quarter=quarter,
+            seed=seed,
+            root=out,
+            overwrite=overwrite,
+            namer=namer,
+            realizer=realizer,
         )
     except (ValueError, FileExistsError, FileNotFoundError) as err:
         fail(str(err))
@@ -107,7 +120,9 @@ def demo(ctx: typer.Context) -> None:
 
 @metric_app.command("install")
 def metric_install(
-    cache_dir: Annotated[Path | None, typer.Option(help="evaluate's module cache (default: its own).")] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="evaluate's module cache (default: its own).")
+    ] = None,
 ) -> None:
     """Place the metric where `evaluate.load("continuousbench/qa_match")` resolves it offline."""
     from continuousbench.metric import install_metric

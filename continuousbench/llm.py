@@ -125,14 +125,18 @@ def generate_batched(
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    stopping = StoppingCriteriaList([_StopOnTokens(newline_token_ids(tokenizer))]) if stop_at_newline else None
+    stopping = (
+        StoppingCriteriaList([_StopOnTokens(newline_token_ids(tokenizer))]) if stop_at_newline else None
+    )
     was_training = model.training
     model.eval()
     texts: list[str] = []
     try:
         for start in range(0, len(prompts), batch_size):
             batch = list(prompts[start : start + batch_size])
-            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(model.device)
+            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(
+                model.device
+            )
             if seed is not None:
                 torch.manual_seed(seed + start)
             with torch.no_grad():

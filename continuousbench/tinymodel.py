@@ -66,14 +66,18 @@ def make_tiny_model(
         case "llama":
             config = LlamaConfig(**common)
         case "gemma3":
-            config = Gemma3TextConfig(**common, head_dim=hidden_size // num_heads, sliding_window=max_positions)
+            config = Gemma3TextConfig(
+                **common, head_dim=hidden_size // num_heads, sliding_window=max_positions
+            )
         case _:
             raise ValueError(f"unknown tiny architecture {arch!r}: use llama or gemma3")
     torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(config)
 
 
-def save_tiny_model(out_dir: str | Path, texts: Iterable[str], arch: str = "llama", vocab_size: int = 2048, **kw):
+def save_tiny_model(
+    out_dir: str | Path, texts: Iterable[str], arch: str = "llama", vocab_size: int = 2048, **kw
+):
     """Train a tokenizer on ``texts``, build a tiny model, save both to ``out_dir``; return the path."""
     out = Path(out_dir)
     tokenizer = train_tokenizer(texts, vocab_size=vocab_size)

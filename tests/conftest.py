@@ -32,4 +32,6 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
     from continuousbench.tinymodel import save_tiny_model
 
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
-    return save_tiny_model(tmp_path_factory.mktemp("tiny-llama"), corpus["text"], arch="llama", vocab_size=1024)
+    return save_tiny_model(
+        tmp_path_factory.mktemp("tiny-llama"), corpus["text"], arch="llama", vocab_size=1024
+    )
