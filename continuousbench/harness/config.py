@@ -139,6 +139,16 @@ class HarnessArguments:
     track: str | None = field(
         default=None, metadata={"help": "Few-shot prompt: geminon or news (default: the release's track)."}
     )
+    replay_corpus: str | None = field(
+        default=None,
+        metadata={
+            "help": "Corpus mixed into every candidate corpus (same sources as --corpus), e.g. the base "
+            "model's own pretraining text; off by default. The same for every candidate."
+        },
+    )
+    replay_fraction: float = field(
+        default=0.25, metadata={"help": "Share of training documents drawn from --replay_corpus."}
+    )
     qa_eval_limit: int | None = field(
         default=None,
         metadata={"help": "Score at most this many validation questions per eval (seeded sample)."},

@@ -60,7 +60,11 @@ def _load_raw(source: str, split: str):
         assert isinstance(data, Dataset)
         return data
     if path.is_dir():
-        return load_dataset(str(path), split=split)
+        # datasets 5 keys a folder's cache on its name and card, not on its files: two synthetic corpora
+        # in folders of the same name (`synthetic/syn` of two runs) would share one stale cache entry.
+        return load_dataset(
+            str(path), split=split, download_mode="force_redownload", verification_mode="no_checks"
+        )
     if path.is_file():
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
@@ -118,6 +122,27 @@ def load_corpus(source: str, text_column: str = "text", split: str = "train"):
             "pass a corpus with distinct documents"
         )
     return data
+
+
+def mix_replay(corpus, replay, fraction: float, seed: int = 0):
+    """``corpus`` plus documents of ``replay`` making up ``fraction`` of the documents, seeded.
+
+    A fixed replay mixture (e.g. the base model's own pretraining text) keeps a small base model's
+    answer format from drifting during continued pretraining. It is part of the evaluator recipe, so it
+    must be the same for every candidate corpus; it is off unless a recipe asks for it. Replay documents
+    are drawn without replacement, cycling through fresh permutations when more are needed.
+    """
+    import numpy as np
+    from datasets import concatenate_datasets
+
+    if not 0 < fraction < 1:
+        raise ValueError(f"--replay_fraction must be in (0, 1), got {fraction}")
+    n = round(fraction / (1 - fraction) * len(corpus))
+    rng = np.random.default_rng(seed)
+    rows: list[int] = []
+    while len(rows) < n:
+        rows.extend(int(i) for i in rng.permutation(len(replay)))
+    return concatenate_datasets([corpus, replay.select(rows[:n])])
 
 
 def corpus_fingerprint(data) -> str:

@@ -105,7 +105,7 @@ def main(
     import continuousbench
     from continuousbench.harness import outputs
     from continuousbench.harness.card import model_card, push_run
-    from continuousbench.harness.data import corpus_fingerprint, load_corpus
+    from continuousbench.harness.data import corpus_fingerprint, load_corpus, mix_replay
     from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.train import continued_pretraining
 
@@ -126,6 +126,13 @@ def main(
     qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in PARTS}
     corpus_source = h.corpus or str(folder)
     corpus = load_corpus(corpus_source, h.text_column, h.corpus_split)
+    fingerprint, n_documents = corpus_fingerprint(corpus), len(corpus)  # the candidate alone, before replay
+    replay = None
+    if h.replay_corpus:
+        replay_docs = load_corpus(h.replay_corpus)
+        replay = {"source": h.replay_corpus, "fraction": h.replay_fraction,
+                  "fingerprint": corpus_fingerprint(replay_docs)}  # fmt: skip
+        corpus = mix_replay(corpus, replay_docs, h.replay_fraction, t.seed)
     judge = _judge(h.judge)
 
     set_seed(t.seed)  # LoRA initialisation is random
@@ -164,7 +171,6 @@ def main(
             rows[part] = ("test", qa, predictions, report)
             reports[part] = report
     matchers = list(reports["qa_public"]["metrics"])
-    fingerprint = corpus_fingerprint(corpus)
     results = {
         "release": {"id": manifest["id"], "manifest_sha256": manifest_sha, "track": track},
         "base_model": m.model,
@@ -173,7 +179,8 @@ def main(
         "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume")},
         "training_args": {k: getattr(t, k) for k in TRAINING_KEYS} | {"world_size": t.world_size},
         "recipe": _recipe(recipe),
-        "corpus": {"source": corpus_source, "documents": len(corpus), "fingerprint": fingerprint},
+        "corpus": {"source": corpus_source, "documents": n_documents, "fingerprint": fingerprint,
+                   "replay": replay},
         "steps": t.max_steps,
         "tokens_per_step": t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size
         * t.max_length,

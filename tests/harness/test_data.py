@@ -67,3 +67,31 @@ def test_fingerprint_covers_content_order_and_boundaries():
     assert corpus_fingerprint(a) == corpus_fingerprint(Dataset.from_dict({"text": ["ab", "c"]}))
     assert corpus_fingerprint(a) != corpus_fingerprint(Dataset.from_dict({"text": ["a", "bc"]}))
     assert corpus_fingerprint(a) != corpus_fingerprint(Dataset.from_dict({"text": ["c", "ab"]}))
+
+
+def test_replay_mixture_is_a_fixed_seeded_share():
+    from datasets import Dataset
+
+    from continuousbench.harness.data import mix_replay
+
+    corpus = Dataset.from_dict({"text": [f"doc {i}" for i in range(30)]})
+    replay = Dataset.from_dict({"text": [f"replay {i}" for i in range(4)]})
+    mixed = mix_replay(corpus, replay, 0.25, seed=3)
+    texts = mixed["text"]
+    assert texts[:30] == corpus["text"] and len(texts) == 40  # 10 of 40 documents are replay
+    assert all(t.startswith("replay") for t in texts[30:])
+    assert sorted(texts[30:34]) == sorted(replay["text"])  # whole permutations before any repeat
+    assert mix_replay(corpus, replay, 0.25, seed=3)["text"] == texts
+    assert mix_replay(corpus, replay, 0.25, seed=4)["text"] != texts
+    with pytest.raises(ValueError, match="replay_fraction"):
+        mix_replay(corpus, replay, 1.0)
+
+
+def test_folders_with_the_same_name_and_card_do_not_share_a_cache(tmp_path):
+    card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/*\n---\n"
+    for run, texts in (("one", ["first corpus"]), ("two", ["second corpus", "more"])):
+        folder = tmp_path / run / "syn"
+        (folder / "data").mkdir(parents=True)
+        Dataset.from_dict({"text": texts}).to_parquet(str(folder / "data" / "train.parquet"))
+        (folder / "README.md").write_text(card)
+        assert load_corpus(str(folder))["text"] == texts

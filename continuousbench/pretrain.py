@@ -1,0 +1,246 @@
+"""A tiny base model made from scratch, for when no pretrained checkpoint can be downloaded (the demo).
+
+The benchmark measures what continued pretraining on a candidate corpus teaches a base model that
+already reads prose and answers questions. A from-scratch model has neither skill, so it is first
+pretrained on a *separate* Geminon world: its documents (same realizer, same coverage sampling as a
+release) plus question/answer text in the harness's few-shot format about every one of its entities.
+That world is disjoint from the release (another seed, and the release's names are forbidden), so
+the base model knows the QA format and how facts in documents map to answers, but none of the
+release's facts. The tokenizer is trained on the pretraining world's text only.
+
+    world = make_pretraining_world(forbidden_names=release_names(release_folder))
+    pretrain_base_model("base-model", world.texts(qa_fraction=0.25), steps=600)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import continuousbench
+from continuousbench.geminon.sizes import STYLES, SizeSpec
+
+logger = logging.getLogger(__name__)
+
+# 60 entities, all public: 2.5x the tiny release, so "document facts -> answer" is learned across many
+# entities rather than memorised per entity; ~100 documents each, in the tiny release's style mix.
+PRETRAIN_SPEC = SizeSpec(
+    name="pretrain",
+    lines={3: 10, 2: 10, 1: 10},
+    sensitive_lines={},
+    mix={"comparison": 2400, "evolution": 800, "journal": 1600, "wiki": 1200},
+)
+QA_PAIRS_PER_DOC = 6
+INFO_FILE = "pretraining.json"
+
+
+@dataclass(frozen=True)
+class PretrainingWorld:
+    """A Geminon world with its corpus and its questions (every entity, all 13 templates)."""
+
+    world: list  # list[Geminon]
+    documents: list[str]
+    questions: list[dict]  # rows of continuousbench.geminon.qa.question_rows
+    seed: int
+
+    def qa_documents(self, n_pairs: int, rng: np.random.Generator, track: str = "geminon") -> list[str]:
+        """``n_pairs`` question/answer pairs (cycling through shuffles of all questions), as documents laid
+        out exactly like an evaluation prompt: the harness's few-shot prefix (real-world facts, never
+        release data), then ``Q: ...`` / ``A: ...`` blocks. The model thus learns to answer at the
+        positions where the harness asks, and the tokenizer learns the prefix's words."""
+        from continuousbench.harness.prompts import few_shot_prefix
+
+        prefix = few_shot_prefix(track)
+        order: list[int] = []
+        while len(order) < n_pairs:
+            order.extend(int(i) for i in rng.permutation(len(self.questions)))
+        docs = []
+        for start in range(0, n_pairs, QA_PAIRS_PER_DOC):
+            rows = [self.questions[i] for i in order[start : min(start + QA_PAIRS_PER_DOC, n_pairs)]]
+            docs.append(prefix + "\n\n".join(f"Q: {r['question']}\nA: {r['answer']}" for r in rows))
+        return docs
+
+    def texts(self, qa_fraction: float = 0.25, seed: int | None = None) -> list[str]:
+        """Documents plus QA documents making up ``qa_fraction`` of the characters, shuffled (seeded)."""
+        if not 0 <= qa_fraction < 1:
+            raise ValueError(f"qa_fraction must be in [0, 1), got {qa_fraction}")
+        from continuousbench.harness.prompts import few_shot_prefix
+
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        doc_chars = sum(len(d) for d in self.documents)
+        header = len(few_shot_prefix("geminon")) / QA_PAIRS_PER_DOC  # each QA document repeats the prefix
+        pair_chars = np.mean([len(r["question"]) + len(r["answer"]) + 8 for r in self.questions]) + header
+        n_pairs = int(round(qa_fraction / (1 - qa_fraction) * doc_chars / pair_chars))
+        texts = self.documents + (self.qa_documents(n_pairs, rng) if n_pairs else [])
+        return [texts[i] for i in rng.permutation(len(texts))]
+
+
+def save_texts(path: str | Path, texts: Sequence[str]) -> Path:
+    """``texts`` as a one-column (``text``) parquet file, written atomically; a corpus the harness loads."""
+    from datasets import Dataset
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    Dataset.from_dict({"text": list(texts)}).to_parquet(str(tmp))
+    os.replace(tmp, path)
+    return path
+
+
+def release_names(release: str | Path) -> list[str]:
+    """Entity names of a release (to forbid them in the pretraining world)."""
+    from continuousbench.release.load import load_release
+
+    return list(load_release(release, "entities", split="train")["name"])
+
+
+def make_pretraining_world(
+    spec: SizeSpec = PRETRAIN_SPEC,
+    seed: int = 1_000_003,
+    *,
+    forbidden_names: Collection[str] = (),
+    realizer: str = "template",
+    rounds: int = 20,
+) -> PretrainingWorld:
+    """A world disjoint from a release (``forbidden_names``), its corpus (the release builder's realizer
+    and coverage-aware sampling, ``spec.mix`` documents) and its questions (all entities)."""
+    from continuousbench.geminon import corpus as C
+    from continuousbench.geminon import qa as Q
+    from continuousbench.geminon.realizers.base import make_realizer
+    from continuousbench.geminon.sampling import coverage_sample, incidence_matrix
+    from continuousbench.geminon.world import build_world
+
+    world = build_world(spec, seed, forbidden_names=forbidden_names)
+    clash = {n.lower() for n in forbidden_names} & {g.name.lower() for g in world}
+    if clash:  # build_world guarantees this; checked because disjointness is the point of this world
+        raise RuntimeError(f"pretraining world reuses release names {sorted(clash)}")
+    text_maker = make_realizer(realizer)
+    by_idx = {g.idx: g for g in world}
+    index = C.PairIndex(world)
+    rng = np.random.default_rng([seed, 1])
+    pools, targets = {}, {}
+    for style in STYLES:
+        units = C.public_units(world, style)
+        plan = C.plan_pool(style, len(units), spec.mix.get(style, 0), oversample=2.0)
+        pools[style] = C.draft_pool(text_maker, style, units, plan.per_unit, by_idx, index, rng)
+        targets[style] = plan.target
+    incidence = {s: incidence_matrix(p.indptr, p.pairs, index.n_pairs) for s, p in pools.items()}
+    selection = coverage_sample(incidence, targets, rng, rounds=rounds)
+    drafts = [pools[s].draft(int(r), index) for s in STYLES for r in selection.indices[s]]
+    documents = [t for t in text_maker.render(drafts, by_idx) if t and t.strip()]
+    mentions = [[f"{i}:{f}" for i, f in d.mentions] for d in drafts]
+    questions = Q.question_rows(Q.mention_matrix(mentions, world), world, "public")
+    return PretrainingWorld(world=world, documents=documents, questions=questions, seed=seed)
+
+
+def pretrain_base_model(
+    out_dir: str | Path,
+    texts: Sequence[str],
+    *,
+    steps: int = 600,
+    learning_rate: float = 3e-3,
+    max_length: int = 256,  # must cover the few-shot prompt (~210 tokens): unseen positions break QA
+    samples_per_step: int = 16,
+    per_device_train_batch_size: int = 16,
+    vocab_size: int = 2048,
+    hidden_size: int = 128,
+    num_layers: int = 4,
+    num_heads: int = 4,
+    arch: str = "llama",
+    seed: int = 0,
+    overwrite: bool = False,
+    eval_questions: Sequence[dict] = (),
+    extra_info: dict | None = None,
+) -> Path:
+    """Train a tokenizer on ``texts``, build a tiny causal LM and pretrain it on ``texts`` with the
+    harness's training function (packed blocks of ``max_length``, AdamW, cosine); save model, tokenizer
+    and ``pretraining.json`` to ``out_dir`` (written in a temporary folder, then renamed).
+
+    ``eval_questions`` (rows with ``question``, ``answer``, ``aliases``, ``support_count``; e.g. a sample of
+    :attr:`PretrainingWorld.questions`) are answered with the harness's few-shot prompt after training,
+    and their accuracy is recorded: a base model that cannot answer its own world's questions will not
+    answer the release's either."""
+    from datasets import Dataset
+
+    from continuousbench.harness.config import EvaluatorConfig
+    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.tinymodel import make_tiny_model, train_tokenizer
+
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise FileExistsError(f"{out} already exists: pass overwrite=True (--overwrite) to replace it")
+    if steps < 1 or not texts:
+        raise ValueError("pretraining needs steps >= 1 and a non-empty list of texts")
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    start = time.perf_counter()
+    tokenizer = train_tokenizer(texts, vocab_size=vocab_size)
+    model = make_tiny_model(
+        tokenizer, arch=arch, hidden_size=hidden_size, num_layers=num_layers, num_heads=num_heads,
+        max_positions=max(512, max_length), seed=seed,
+    )  # fmt: skip
+    args = EvaluatorConfig(
+        output_dir=str(tmp / "trainer"),
+        max_steps=steps,
+        learning_rate=learning_rate,
+        max_length=max_length,
+        samples_per_step=samples_per_step,
+        per_device_train_batch_size=per_device_train_batch_size,
+        weight_decay=0.0,  # a from-scratch model: no pull towards zero (the evaluator recipe keeps 0.1)
+        eval_strategy="no",
+        save_strategy="no",
+        load_best_model_at_end=False,
+        logging_steps=max(1, steps // 20),
+        disable_tqdm=True,
+        seed=seed,
+        dataloader_num_workers=0,
+    )
+    trainer = continued_pretraining(model, tokenizer, Dataset.from_dict({"text": list(texts)}), args)
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    world_qa = _qa_accuracy(trainer.model, tokenizer, eval_questions) if eval_questions else None
+    trainer.save_model(str(tmp))
+    tokenizer.save_pretrained(str(tmp))
+    shutil.rmtree(tmp / "trainer", ignore_errors=True)
+    info = {
+        "package_version": continuousbench.__version__,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocab_size": len(tokenizer),
+        "architecture": {"arch": arch, "hidden_size": hidden_size, "layers": num_layers, "heads": num_heads},
+        "training": {
+            "steps": steps,
+            "learning_rate": learning_rate,
+            "max_length": max_length,
+            "samples_per_step": samples_per_step,
+            "seed": seed,
+        },  # fmt: skip
+        "documents": len(texts),
+        "loss_first": losses[0] if losses else None,
+        "loss_last": losses[-1] if losses else None,
+        "seconds": round(time.perf_counter() - start, 1),
+        "pretraining_world_qa": world_qa,
+        **(extra_info or {}),
+    }
+    (tmp / INFO_FILE).write_text(json.dumps(info, indent=1, sort_keys=True))
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+    return out
+
+
+def _qa_accuracy(model, tokenizer, rows: Sequence[dict]) -> dict[str, float]:
+    from datasets import Dataset
+
+    from continuousbench.harness.qa_eval import evaluate_qa
+
+    keys = ("question", "answer", "aliases", "support_count")
+    qa = Dataset.from_dict({k: [r[k] for r in rows] for k in keys})
+    report, _ = evaluate_qa(model, tokenizer, qa, max_new_tokens=24, batch_size=64, buckets=None)
+    return {name: m["accuracy"] for name, m in report["metrics"].items()} | {"questions": len(rows)}

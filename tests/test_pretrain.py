@@ -1,0 +1,70 @@
+"""The base-model stage: a pretraining world disjoint from the release, its text mixture, the model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from continuousbench.geminon.sizes import SizeSpec
+from continuousbench.pretrain import make_pretraining_world, pretrain_base_model, release_names
+
+SMALL = SizeSpec(
+    name="pretrain", lines={3: 1, 2: 2, 1: 2}, sensitive_lines={},
+    mix={"comparison": 40, "evolution": 10, "journal": 30, "wiki": 30},
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def world(tiny_release):
+    return make_pretraining_world(SMALL, seed=7, forbidden_names=release_names(tiny_release))
+
+
+def test_world_is_disjoint_from_the_release(world, tiny_release):
+    names = {n.lower() for n in release_names(tiny_release)}
+    assert len(world.world) == 3 + 4 + 2
+    assert not names & {g.name.lower() for g in world.world}
+    assert all(g.subset == "public" for g in world.world)
+    text = " ".join(world.documents).lower()
+    assert not any(n in text.split() for n in names)
+
+
+def test_questions_cover_every_entity_with_the_harness_format(world):
+    from continuousbench.harness.prompts import GEMINON_HEADER
+
+    assert len(world.questions) == 13 * len(world.world)
+    assert {q["entity"] for q in world.questions} == {g.idx for g in world.world}
+    texts = world.texts(qa_fraction=0.25, seed=0)
+    qa_docs = [t for t in texts if t.startswith(GEMINON_HEADER)]
+    assert qa_docs and len(texts) == len(world.documents) + len(qa_docs)
+    q = world.questions[0]
+    assert any(f"Q: {q['question']}\nA: {q['answer']}" in d for d in qa_docs)
+    share = sum(map(len, qa_docs)) / sum(map(len, texts))
+    assert 0.18 < share < 0.32
+
+
+def test_world_and_mixture_are_deterministic(world, tiny_release):
+    again = make_pretraining_world(SMALL, seed=7, forbidden_names=release_names(tiny_release))
+    assert again.documents == world.documents and again.questions == world.questions
+    assert world.texts(0.25, seed=1) == again.texts(0.25, seed=1)
+    assert sorted(world.texts(0.0)) == sorted(world.documents)
+    with pytest.raises(ValueError, match="qa_fraction"):
+        world.texts(1.0)
+
+
+@pytest.mark.slow
+def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = tmp_path / "base"
+    texts = world.texts(0.25)
+    pretrain_base_model(out, texts, steps=3, samples_per_step=4, per_device_train_batch_size=4,
+                        max_length=64, vocab_size=512, eval_questions=world.questions[:8])  # fmt: skip
+    info = json.loads((out / "pretraining.json").read_text())
+    assert info["training"]["steps"] == 3 and info["loss_last"] < info["loss_first"] + 1.0
+    assert set(info["pretraining_world_qa"]) >= {"exact_match", "contains", "questions"}
+    tok = AutoTokenizer.from_pretrained(out)
+    assert len(tok) <= 512 and AutoModelForCausalLM.from_pretrained(out).config.num_hidden_layers == 4
+    with pytest.raises(FileExistsError, match="overwrite"):
+        pretrain_base_model(out, texts, steps=1)
+    assert not list(tmp_path.glob(".*.tmp"))
