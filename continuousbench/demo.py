@@ -51,12 +51,12 @@ class Settings:
     pretrain_lines: tuple[int, int, int] = (10, 10, 10)  # 3-, 2-, 1-stage lines of the pretraining world
     pretrain_docs: int = 6000
     qa_fraction: float = 0.25  # share of the pretraining text that is QA about the pretraining world
-    base_steps: int = 800
+    base_steps: int = 720
     replay: bool = True  # the evaluator recipe's replay mixture: pretraining-world QA documents
     eval_steps: int | None = None  # None: the recipe's max_steps / eval_steps
-    generator_steps: int = 150
-    dp_steps: int = 50  # per-example gradients: a DP step costs ~3x a non-private one here
-    synthetic_samples: int = 1000
+    generator_steps: int = 100
+    dp_steps: int = 30  # per-example gradients: a DP step costs ~3x a non-private one here
+    synthetic_samples: int = 600
     mauve_samples: int = 500
 
     @classmethod
