@@ -43,6 +43,30 @@ def test_questions_cover_every_entity_with_the_harness_format(world):
     assert 0.18 < share < 0.32
 
 
+def test_held_out_entities_are_in_documents_but_not_in_qa_text(world):
+    import re
+
+    from continuousbench.harness.prompts import GEMINON_HEADER
+
+    kept, held = world.hold_out(0.3, seed=0)
+    held_entities = {q["entity"] for q in held}
+    assert len(held_entities) == round(0.3 * len(world.world)) and len(held) == 13 * len(held_entities)
+    assert not held_entities & {q["entity"] for q in kept.questions}
+    assert kept.documents == world.documents and len(kept.questions) + len(held) == len(world.questions)
+    names = [g.name for g in world.world if g.idx in held_entities]
+    qa_text = "".join(t for t in kept.texts(0.25, seed=0) if t.startswith(GEMINON_HEADER))
+    documents = " ".join(world.documents)
+    for name in names:
+        assert re.search(rf"\b{name}\b", documents) and not re.search(rf"\b{name}\b", qa_text)
+    assert world.hold_out(0.3, seed=0) == (kept, held) and world.hold_out(0.3, seed=1) != (kept, held)
+
+
+def test_tokenizer_text_has_no_entity_names(world):
+    texts = world.without_names(world.documents)
+    assert len(texts) == len(world.documents) and sum(map(len, texts)) < sum(map(len, world.documents))
+    assert not any(g.name in t for t in texts for g in world.world)
+
+
 def test_world_and_mixture_are_deterministic(world, tiny_release):
     again = make_pretraining_world(SMALL, seed=7, forbidden_names=release_names(tiny_release))
     assert again.documents == world.documents and again.questions == world.questions
@@ -59,11 +83,16 @@ def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
     out = tmp_path / "base"
     texts = world.texts(0.25)
     pretrain_base_model(out, texts, steps=3, samples_per_step=4, per_device_train_batch_size=4,
-                        max_length=64, vocab_size=512, eval_questions=world.questions[:8])  # fmt: skip
+                        max_length=64, vocab_size=512, eval_questions=world.questions[:8],
+                        held_out_questions=world.questions[8:12],
+                        tokenizer_texts=world.without_names(texts))  # fmt: skip
     info = json.loads((out / "pretraining.json").read_text())
     assert info["training"]["steps"] == 3 and info["loss_last"] < info["loss_first"] + 1.0
     assert set(info["pretraining_world_qa"]) >= {"exact_match", "contains", "questions"}
+    assert info["held_out_qa"]["questions"] == 4
     tok = AutoTokenizer.from_pretrained(out)
+    # the tokenizer never saw the names, so they split into pieces, as the release's names do
+    assert all(len(tok.tokenize(" " + g.name)) > 1 for g in world.world)
     assert len(tok) <= 512 and AutoModelForCausalLM.from_pretrained(out).config.num_hidden_layers == 4
     with pytest.raises(FileExistsError, match="overwrite"):
         pretrain_base_model(out, texts, steps=1)

@@ -28,6 +28,16 @@ def _bf16_supported() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
 
 
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX). There, bf16 autocast trains
+    a small model ~1.3x faster than float32; elsewhere bf16 is emulated and slower. CPU runs keep
+    float32 by default (``bf16=None``); callers such as the demo opt in with ``bf16=True``."""
+    import torch
+
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # torch.cpu's own feature probes
+    return any(getattr(torch.cpu, probe, lambda: False)() for probe in probes)
+
+
 @dataclass
 class EvaluatorConfig(SFTConfig):
     """``SFTConfig`` with the evaluator recipe as defaults (Table 29) and CPU-safe resolution of devices.
@@ -147,7 +157,7 @@ class HarnessArguments:
         },
     )
     replay_fraction: float = field(
-        default=0.25, metadata={"help": "Share of training documents drawn from --replay_corpus."}
+        default=0.25, metadata={"help": "Share of the training text (characters) drawn from --replay_corpus."}
     )
     qa_eval_limit: int | None = field(
         default=None,

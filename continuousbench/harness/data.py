@@ -125,24 +125,32 @@ def load_corpus(source: str, text_column: str = "text", split: str = "train"):
 
 
 def mix_replay(corpus, replay, fraction: float, seed: int = 0):
-    """``corpus`` plus documents of ``replay`` making up ``fraction`` of the documents, seeded.
+    """``corpus`` plus documents of ``replay`` making up ``fraction`` of the characters, seeded.
 
     A fixed replay mixture (e.g. the base model's own pretraining text) keeps a small base model's
     answer format from drifting during continued pretraining. It is part of the evaluator recipe, so it
-    must be the same for every candidate corpus; it is off unless a recipe asks for it. Replay documents
-    are drawn without replacement, cycling through fresh permutations when more are needed.
+    must be the same for every candidate corpus; it is off unless a recipe asks for it. The share is
+    one of text (characters, a proxy for tokens), not of documents: replay documents may be much longer
+    than the corpus's. They are drawn without replacement, cycling through fresh permutations when more
+    are needed, until their characters reach ``fraction`` of the mixture's.
     """
     import numpy as np
     from datasets import concatenate_datasets
 
     if not 0 < fraction < 1:
         raise ValueError(f"--replay_fraction must be in (0, 1), got {fraction}")
-    n = round(fraction / (1 - fraction) * len(corpus))
+    target = fraction / (1 - fraction) * sum(map(len, corpus["text"]))
+    lengths = [len(t) for t in replay["text"]]
     rng = np.random.default_rng(seed)
     rows: list[int] = []
-    while len(rows) < n:
-        rows.extend(int(i) for i in rng.permutation(len(replay)))
-    return concatenate_datasets([corpus, replay.select(rows[:n])])
+    total = 0
+    while total < target:
+        for i in rng.permutation(len(replay)):
+            if total >= target:
+                break
+            rows.append(int(i))
+            total += lengths[i]
+    return concatenate_datasets([corpus, replay.select(rows)])
 
 
 def corpus_fingerprint(data) -> str:

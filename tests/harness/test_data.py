@@ -74,13 +74,15 @@ def test_replay_mixture_is_a_fixed_seeded_share():
 
     from continuousbench.harness.data import mix_replay
 
-    corpus = Dataset.from_dict({"text": [f"doc {i}" for i in range(30)]})
-    replay = Dataset.from_dict({"text": [f"replay {i}" for i in range(4)]})
+    corpus = Dataset.from_dict({"text": [f"doc {i:02d}" for i in range(30)]})  # 6 characters each
+    replay = Dataset.from_dict({"text": [f"replay {i:03d}" + "x" * 8 for i in range(4)]})  # 18 characters
     mixed = mix_replay(corpus, replay, 0.25, seed=3)
     texts = mixed["text"]
-    assert texts[:30] == corpus["text"] and len(texts) == 40  # 10 of 40 documents are replay
+    # a quarter of the text, not of the documents: 60 of 180 characters need 4 replay documents (72)
+    assert texts[:30] == corpus["text"] and len(texts) == 34
     assert all(t.startswith("replay") for t in texts[30:])
     assert sorted(texts[30:34]) == sorted(replay["text"])  # whole permutations before any repeat
+    assert len(mix_replay(corpus, replay, 0.5, seed=3)) == 30 + 10  # 180 characters: 10 x 18, cycling
     assert mix_replay(corpus, replay, 0.25, seed=3)["text"] == texts
     assert mix_replay(corpus, replay, 0.25, seed=4)["text"] != texts
     with pytest.raises(ValueError, match="replay_fraction"):
