@@ -34,7 +34,7 @@ class EvaluatorTrainer(SFTTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         """The model's own next-token loss. TRL's chunked log-probability head (which also computes
         entropy and top-1 metrics) saves GPU memory on large vocabularies but costs ~25% of a CPU step
-        for a small model; the loss is the same (checked by ``tests/harness/test_train.py``)."""
+        for a small model; the loss is the same (checked by ``tests/harness/test_training_loss.py``)."""
         return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
 
     def evaluate(
