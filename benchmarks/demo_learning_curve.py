@@ -49,9 +49,7 @@ def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) ->
         "selected": results["selected_checkpoint"]["step"],
         "public_em": round(100 * public["exact_match"]["accuracy"], 1),
         "public_contains": round(100 * public["contains"]["accuracy"], 1),
-        "singleton_em": round(
-            100 * results["metrics"]["qa_singleton"]["metrics"]["exact_match"]["accuracy"], 1
-        ),
+        "singleton_em": round(100 * singleton["exact_match"]["accuracy"], 1),
     }
 
 

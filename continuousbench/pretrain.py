@@ -27,6 +27,7 @@ import shutil
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -85,12 +86,11 @@ class PretrainingWorld:
         out exactly like an evaluation prompt: the harness's few-shot prefix (real-world facts, never
         release data), then ``Q: ...`` / ``A: ...`` blocks. The model thus learns to answer at the
         positions where the harness asks, and the tokenizer learns the prefix's words."""
+        from continuousbench.harness.data import shuffled_cycle
         from continuousbench.harness.prompts import few_shot_prefix
 
         prefix = few_shot_prefix(track)
-        order: list[int] = []
-        while len(order) < n_pairs:
-            order.extend(int(i) for i in rng.permutation(len(self.questions)))
+        order = list(islice(shuffled_cycle(len(self.questions), rng), n_pairs))
         docs = []
         for start in range(0, n_pairs, QA_PAIRS_PER_DOC):
             rows = [self.questions[i] for i in order[start : min(start + QA_PAIRS_PER_DOC, n_pairs)]]

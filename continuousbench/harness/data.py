@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -141,16 +142,23 @@ def mix_replay(corpus, replay, fraction: float, seed: int = 0):
         raise ValueError(f"--replay_fraction must be in (0, 1), got {fraction}")
     target = fraction / (1 - fraction) * sum(map(len, corpus["text"]))
     lengths = [len(t) for t in replay["text"]]
-    rng = np.random.default_rng(seed)
     rows: list[int] = []
     total = 0
-    while total < target:
-        for i in rng.permutation(len(replay)):
-            if total >= target:
-                break
-            rows.append(int(i))
-            total += lengths[i]
+    for i in shuffled_cycle(len(replay), np.random.default_rng(seed)):
+        if total >= target:
+            break
+        rows.append(i)
+        total += lengths[i]
     return concatenate_datasets([corpus, replay.select(rows)])
+
+
+def shuffled_cycle(n: int, rng) -> Iterator[int]:
+    """``0 .. n-1`` in a fresh permutation from ``rng``, over and over: drawing without replacement, with
+    a repeat only once every index has been drawn. Permutations are drawn lazily, one when needed."""
+    if n < 1:
+        raise ValueError("nothing to draw from: the collection is empty")
+    while True:
+        yield from (int(i) for i in rng.permutation(n))
 
 
 def corpus_fingerprint(data) -> str:
