@@ -1,25 +1,34 @@
 """Privacy accounting for DP-SGD with Poisson or truncated-Poisson batches, by PLD (``dp_accounting``).
 
 One training run is ``steps`` applications of a subsampled Gaussian mechanism (noise multiplier
-``sigma``, i.e. noise std ``sigma * C`` on a sum of per-example gradients clipped to ``C``):
+``sigma``, i.e. noise std ``sigma * C`` on a sum of per-example gradients clipped to ``C``), under
+add-or-remove adjacency: the corpus D (n records, n public) against D with one record more (n + 1) or
+one record less (n - 1).
 
 * ``poisson``: every record joins a batch independently with probability ``q``; the event is
-  ``SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)``.
+  ``SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)``, whatever n.
 * ``truncated_poisson``: the same, but a batch larger than the physical batch ``B`` is cut to a random
   subset of ``B`` records (so memory is bounded). Two analyses are offered:
 
   - ``"pld"`` (default): dp_accounting's ``TruncatedSubsampledGaussianDpEvent``, the exact PLD of the
-    truncated mechanism (Ganesh 2025, arXiv:2508.15089). Truncation is part of the mechanism, so no
-    extra delta is paid and the expected batch may sit close to ``B``.
-  - ``"union_bound"``: Chua et al. (2024): if Poisson DP-SGD is (eps, delta)-DP and ``eta`` bounds the
-    probability that any of the ``steps`` batches exceeds ``B``, the truncated run is
-    (eps, delta + e^eps * eta)-DP. ``eta`` is the union bound ``steps * P[Binomial(n + 1, q) > B]``,
-    computed exactly with ``scipy.stats.binom.sf``; ``n + 1`` because the larger of two add/remove
-    neighbours has one more record. (Adding ``eta`` alone, without ``e^eps``, is not a valid bound: the
-    coupling argument pays ``eta`` on both datasets, one of them inside ``e^eps * P[...]``.)
+    truncated mechanism (Ganesh 2025, arXiv:2508.15089), whose ``dataset_size`` is the size of the
+    dataset that holds the differing record: n + 1 for the pair (D plus a record, D) and n for the pair
+    (D, D minus a record). Epsilon is not monotone in that size, so both are accounted and the worse
+    is reported (:func:`account`) or calibrated against (:func:`calibrate_noise`). Truncation is part of
+    the mechanism, so no extra delta is paid and the expected batch may sit close to ``B``.
+  - ``"union_bound"``: Chua et al. (2024). Let ``eta`` bound the probability that any of the ``steps``
+    batches exceeds ``B``: ``eta = steps * P[Binomial(n + 1, q) > B]`` (exact, ``scipy.stats.binom.sf``;
+    n + 1, the larger neighbour, bounds both datasets of either pair since the tail grows with n).
+    Couple the truncated run M' with the Poisson run M on the same randomness: they differ only when a
+    batch is truncated. For any outcome set S and neighbours D, D', if M is (eps, delta)-DP,
+    ``P[M'(D) in S] <= P[M(D) in S] + eta <= e^eps P[M(D') in S] + delta + eta
+    <= e^eps (P[M'(D') in S] + eta) + delta + eta``, so the truncated run is
+    ``(eps, delta + (1 + e^eps) * eta)``-DP. (Paying only ``eta`` or only ``e^eps * eta`` is not proved by
+    this argument.)
 
-Delta defaults to ``1 / n**1.1`` (paper §3). Events serialise to JSON through dp_accounting's
-``to_named_tuple`` so that a model card carries exactly what was accounted.
+Delta defaults to ``1 / n**1.1`` (Table 31; it depends on n, which is treated as public). Events
+serialise to JSON through dp_accounting's ``to_named_tuple`` so that a model card carries exactly what
+was accounted.
 """
 
 from __future__ import annotations
@@ -27,14 +36,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from continuousbench.dp.sampling import SamplingPlan
 
 SAMPLINGS = ("poisson", "truncated_poisson")
 TRUNCATION_ANALYSES = ("pld", "union_bound")
 
 
 def default_delta(n: int) -> float:
-    """``1 / n**1.1`` (paper §3: 1.66e-6 for a 200k-record corpus)."""
+    """``1 / n**1.1`` (Table 31: 1.66e-6 for GEMINON, i.e. n of about 180,000; 1.47e-6 for n = 200,000)."""
     if n < 1:
         raise ValueError(f"dataset size must be positive to set delta, got {n}")
     return 1.0 / n**1.1
@@ -71,11 +83,11 @@ def dp_event(
     return dpa.SelfComposedDpEvent(step, int(steps))
 
 
-def event_epsilon(event, delta: float) -> float:
-    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant."""
+def event_epsilon(event, delta: float, grid: float = 1e-4) -> float:
+    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step)."""
     from dp_accounting.pld import PLDAccountant
 
-    accountant = PLDAccountant()
+    accountant = PLDAccountant(value_discretization_interval=grid)
     accountant.compose(event)
     return float(accountant.get_epsilon(delta))
 
@@ -90,6 +102,11 @@ def truncation_probability(n: int, sampling_probability: float, physical_batch: 
     from scipy.stats import binom
 
     return min(1.0, steps * float(binom.sf(physical_batch, n, sampling_probability)))
+
+
+def holder_sizes(n: int, sampling: str, truncation_analysis: str | None) -> tuple[int, ...]:
+    """Sizes of the dataset holding the differing record to account: (n + 1, n) for truncated PLD."""
+    return (n + 1, n) if sampling == "truncated_poisson" and truncation_analysis == "pld" else (n,)
 
 
 def calibrate_noise(
@@ -108,8 +125,11 @@ def calibrate_noise(
 
     Uses ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants. With
     the union-bound truncation analysis, ``delta`` is the TOTAL delta: the Poisson part gets
-    ``delta - e^eps * eta``, which must stay positive. The search uses a PLD grid of 1e-3 (5x faster
-    than the default 1e-4 and pessimistic, so the default-grid epsilon reported afterwards is never higher).
+    ``delta - (1 + e^eps) * eta``, which must stay positive. With the exact truncated analysis the noise
+    must cover both neighbour pairs: calibrated for the n + 1 holder, then for n if that one still
+    exceeds the target (epsilon decreases in sigma, so the larger sigma covers both). The search uses a
+    PLD grid of 1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon
+    reported afterwards is never higher).
     """
     import dp_accounting as dpa
     from dp_accounting.pld import PLDAccountant
@@ -119,31 +139,43 @@ def calibrate_noise(
     poisson_delta = delta
     if sampling == "truncated_poisson" and truncation_analysis == "union_bound":
         eta = truncation_probability(dataset_size + 1, sampling_probability, physical_batch, steps)
-        poisson_delta = delta - math.exp(target_epsilon) * eta
+        poisson_delta = delta - (1 + math.exp(target_epsilon)) * eta
         if poisson_delta <= 0:
             raise ValueError(
-                f"truncation probability {eta:.3g} x e^{target_epsilon:g} exceeds delta {delta:.3g}: "
-                "lower the "
-                "expected batch size (or use --expected-batch-size auto, or truncation analysis 'pld')"
+                f"truncation probability {eta:.3g} x (1 + e^{target_epsilon:g}) exceeds delta {delta:.3g}: "
+                "lower the expected batch size (or use --expected_batch_size auto, or "
+                "--truncation_analysis pld)"
             )
-    return float(
-        dpa.calibrate_dp_mechanism(
-            lambda: PLDAccountant(value_discretization_interval=1e-3),
-            lambda s: dp_event(
-                s,
-                sampling_probability,
-                steps,
-                dataset_size=dataset_size,
-                physical_batch=physical_batch,
-                sampling=sampling,
-                truncation_analysis=truncation_analysis,
-            ),
-            target_epsilon,
-            poisson_delta,
-            bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
-            tol=tol,
+
+    def event(sigma: float, size: int | None):
+        return dp_event(
+            sigma,
+            sampling_probability,
+            steps,
+            dataset_size=size,
+            physical_batch=physical_batch,
+            sampling=sampling,
+            truncation_analysis=truncation_analysis,
         )
-    )
+
+    sigma = 0.0
+    for size in holder_sizes(dataset_size or 0, sampling, truncation_analysis):
+        if sigma and event_epsilon(event(sigma, size), poisson_delta, 1e-3) <= target_epsilon:
+            continue
+        sigma = max(
+            sigma,
+            float(
+                dpa.calibrate_dp_mechanism(
+                    lambda: PLDAccountant(value_discretization_interval=1e-3),
+                    lambda s, size=size: event(s, size),
+                    target_epsilon,
+                    poisson_delta,
+                    bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
+                    tol=tol,
+                )
+            ),
+        )
+    return sigma
 
 
 def _expected_effective_batch(n: int, q: float, physical_batch: int | None) -> float:
@@ -172,7 +204,7 @@ def choose_expected_batch(
     The ratio minimised is ``sigma / E[min(Binomial(n, q), B)]``: with the exact truncated analysis a
     larger ``q`` costs privacy (sigma rises) once batches start to hit ``B`` and brings no more records,
     so the optimum sits just below ``B``. With the union bound, only expected batches whose
-    ``e^eps * eta <= delta / 10`` are considered (truncation then changes almost nothing).
+    ``(1 + e^eps) * eta <= delta / 10`` are considered (truncation then changes almost nothing).
     ``candidates`` expected batches spread over [B/2, upper] are calibrated; the best is returned.
     """
     from scipy.stats import binom
@@ -180,7 +212,7 @@ def choose_expected_batch(
     if physical_batch >= n:
         raise ValueError(f"physical batch {physical_batch} must be smaller than the dataset ({n} records)")
     if truncation_analysis == "union_bound":
-        budget = delta / 10 / math.exp(min(target_epsilon, 700.0))
+        budget = delta / 10 / (1 + math.exp(min(target_epsilon, 700.0)))
 
         def ok(b: int) -> bool:
             return steps * binom.sf(physical_batch, n + 1, b / n) <= budget
@@ -239,65 +271,60 @@ class PrivacyGuarantee:
 
 
 def account(
-    noise_multiplier: float,
-    sampling_probability: float,
-    steps: int,
-    delta: float,
-    *,
-    dataset_size: int,
-    clip_norm: float,
-    sampling: str = "poisson",
-    physical_batch: int | None = None,
-    truncation_analysis: str = "pld",
+    plan: SamplingPlan, noise_multiplier: float, steps: int, delta: float, *, clip_norm: float
 ) -> PrivacyGuarantee:
-    """Account a run and package the result (epsilon at the total ``delta``)."""
-    truncated = sampling == "truncated_poisson"
-    event = dp_event(
-        noise_multiplier,
-        sampling_probability,
-        steps,
-        dataset_size=dataset_size,
-        physical_batch=physical_batch,
-        sampling=sampling,
-        truncation_analysis=truncation_analysis,
-    )
-    eta = (
-        truncation_probability(dataset_size + 1, sampling_probability, physical_batch, steps)
-        if truncated
-        else None
-    )
-    if truncated and truncation_analysis == "union_bound":
-        # Find eps with delta_poisson(eps) + e^eps * eta = delta, by bisection on eps.
-        if eta >= delta:
+    """Account a run sampled as ``plan`` and package the result (epsilon at the total ``delta``)."""
+    n, q = plan.dataset_size, plan.sampling_probability
+
+    def event(size: int):
+        return dp_event(
+            noise_multiplier,
+            q,
+            steps,
+            dataset_size=size,
+            physical_batch=plan.physical_batch,
+            sampling=plan.sampling,
+            truncation_analysis=plan.truncation_analysis or "pld",
+        )
+
+    eta = truncation_probability(n + 1, q, plan.physical_batch, steps) if plan.truncated else None
+    if plan.truncated and plan.truncation_analysis == "union_bound":
+        # Find eps with delta_poisson(eps) + (1 + e^eps) * eta = delta, by bisection on eps.
+        if 2 * eta >= delta:
             raise ValueError(
-                f"truncation probability {eta:.3g} is not below delta {delta:.3g}: "
+                f"truncation probability {eta:.3g} is not below delta/2 = {delta / 2:.3g}: "
                 "lower the expected batch size"
             )
-        lo, hi = 0.0, math.log(delta / eta)  # beyond this e^eps * eta alone exceeds delta
+        worst = event(n)
+        lo, hi = 0.0, math.log(delta / eta - 1)  # beyond this (1 + e^eps) * eta alone exceeds delta
         while hi - lo > 1e-4 * max(1.0, hi):
             mid = (lo + hi) / 2
-            rest = delta - math.exp(mid) * eta
-            if rest > 0 and event_epsilon(event, rest) <= mid:
+            rest = delta - (1 + math.exp(mid)) * eta
+            if rest > 0 and event_epsilon(worst, rest) <= mid:
                 hi = mid
             else:
                 lo = mid
         eps = hi
     else:
-        eps = event_epsilon(event, delta)
+        eps, worst = max(
+            ((event_epsilon(event(size), delta), event(size)) for size in
+             holder_sizes(n, plan.sampling, plan.truncation_analysis)),
+            key=lambda pair: pair[0],
+        )  # fmt: skip
     return PrivacyGuarantee(
         epsilon=eps,
         delta=delta,
         noise_multiplier=noise_multiplier,
-        sampling_probability=sampling_probability,
-        expected_batch_size=sampling_probability * dataset_size,
+        sampling_probability=q,
+        expected_batch_size=plan.expected_batch_size,
         steps=steps,
-        dataset_size=dataset_size,
-        sampling=sampling,
-        physical_batch=physical_batch,
-        truncation_analysis=truncation_analysis if truncated else None,
+        dataset_size=n,
+        sampling=plan.sampling,
+        physical_batch=plan.physical_batch,
+        truncation_analysis=plan.truncation_analysis,
         truncation_probability=eta,
         clip_norm=clip_norm,
-        event_json=dp_event_to_json(event),
+        event_json=dp_event_to_json(worst),
     )
 
 

@@ -2,10 +2,10 @@
 
 How the pieces fit:
 
-* Opacus's ``PrivacyEngine.make_private(grad_sample_mode="ghost", poisson_sampling=False)`` wraps the
-  model, optimizer and criterion; the data loader it is given draws batches with our
-  :class:`~continuousbench.dp.sampling.PoissonBatchSampler` (Poisson or truncated Poisson), which is
-  exactly what :mod:`continuousbench.dp.accounting` accounts. Opacus's own RDP accountant is not used.
+* Opacus's ghost-clipping module, optimizer and criterion wrap the model (:func:`make_private`); the
+  logical batches come from our :class:`~continuousbench.dp.sampling.PoissonBatchSampler` (Poisson or
+  truncated Poisson), which is exactly what :mod:`continuousbench.dp.accounting` accounts. Opacus's own
+  RDP accountant is not used.
 * Each record is one example (empty prompt, the record as target: ``<bos> record <eos>``); its loss is
   the mean over its tokens, so one record is one unit whatever its length (Opacus's ghost criterion does
   this when given ``shape=(batch, tokens)``).
@@ -20,7 +20,6 @@ How the pieces fit:
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
@@ -92,57 +91,81 @@ def token_loss(model, criterion, rows, pad_id: int, device):
 @dataclass
 class DPComponents:
     module: object  # Opacus GradSampleModuleFastGradientClipping around the PEFT model
-    optimizer: object  # DPOptimizerFastGradientClipping
+    optimizer: object  # DPOptimizerFastGradientClipping (its Distributed variant under several processes)
     criterion: object  # DPLossFastGradientClipping
-    loader: object  # DataLoader yielding logical batches (lists of records' token ids)
+    rank: int = 0
+    world_size: int = 1
 
 
 def make_private(
     model,
     optimizer,
-    records: list[list[int]],
-    sampler,
     *,
     noise_multiplier: float,
     expected_batch_size: float,
+    generator,
+    secure_mode: bool = False,
+    rank: int = 0,
+    world_size: int = 1,
 ) -> DPComponents:
-    """Wrap model/optimizer/criterion with Opacus ghost clipping (clip at 1: see normalised clipping)."""
-    import torch
-    from opacus import PrivacyEngine
-    from torch.utils.data import DataLoader
+    """Wrap model/optimizer/criterion with Opacus ghost clipping (clip at 1: see normalised clipping).
 
-    loader = DataLoader(records, batch_sampler=sampler, collate_fn=list)
-    engine = PrivacyEngine()
-    module, dp_optimizer, criterion, loader = engine.make_private(
-        module=model,
-        optimizer=optimizer,
-        data_loader=loader,
-        criterion=torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"),
+    Built from Opacus's classes directly rather than ``PrivacyEngine.make_private``: that wants a
+    DataLoader (whose iterator draws from torch's global generator) to infer the batch size, and a
+    ``torchcsprng`` generator for secure mode. Here the noise comes from ``generator`` (the secret
+    stream), ``secure_mode`` selects Opacus's floating-point-safe noise sampler, and the averaging
+    denominator is the true expected batch ``q * n``. Under several processes each one clips its share
+    of the records, process 0 alone adds the noise, and the optimizer sums the shares (all-reduce)
+    before stepping: one noise draw per logical step, clipping before any reduction.
+    """
+    import torch
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DistributedDPOptimizerFastGradientClipping, DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+
+    module = GradSampleModuleFastGradientClipping(
+        model, batch_first=True, loss_reduction="mean", max_grad_norm=1.0, use_ghost_clipping=True
+    )
+    distributed = world_size > 1
+    optimizer_class = (
+        DistributedDPOptimizerFastGradientClipping if distributed else DPOptimizerFastGradientClipping
+    )
+    dp_optimizer = optimizer_class(
+        optimizer,
         noise_multiplier=noise_multiplier,
         max_grad_norm=1.0,
-        poisson_sampling=False,  # batches are already Poisson (ours); Opacus must not resample them
-        grad_sample_mode="ghost",
+        # the distributed optimizer divides by this on every process, then by the world size again
+        expected_batch_size=expected_batch_size / world_size,
+        loss_reduction="mean",
+        generator=generator,
+        secure_mode=secure_mode,
     )
-    # Opacus infers the averaging denominator from len(loader); the true one is q * n.
-    dp_optimizer.expected_batch_size = expected_batch_size
-    return DPComponents(module, dp_optimizer, criterion, loader)
+    criterion = DPLossFastGradientClipping(
+        module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
+    )
+    return DPComponents(module, dp_optimizer, criterion, rank, world_size)
 
 
 def dp_step(
     components: DPComponents, batch: list[list[int]], *, clip_norm: float, micro_batch: int, pad_id: int
-):
-    """One noisy optimizer step on a logical batch; returns the batch's mean per-example loss (or nan)."""
+) -> tuple[float, int]:
+    """One noisy optimizer step on a logical batch; returns this process's (summed loss, records).
+
+    The loss is a raw statistic of private records: callers may log it, never publish it. Each process
+    takes every ``world_size``-th record of the batch.
+    """
     import torch
 
     module, optimizer, criterion = components.module, components.optimizer, components.criterion
     device = next(module.parameters()).device
-    if not batch:  # an empty Poisson batch still releases noise (the accountant counted this step)
+    mine = batch[components.rank :: components.world_size]
+    if not mine:  # an empty (share of a) Poisson batch still takes part in the noisy step
         for p in optimizer.params:
             p.grad = torch.zeros_like(p)
         optimizer.step()
         optimizer.zero_grad()
-        return math.nan
-    chunks = [batch[i : i + micro_batch] for i in range(0, len(batch), micro_batch)]
+        return 0.0, 0
+    chunks = [mine[i : i + micro_batch] for i in range(0, len(mine), micro_batch)]
     total = 0.0
     for i, chunk in enumerate(chunks):
         loss = token_loss(module, criterion, chunk, pad_id, device)
@@ -152,11 +175,11 @@ def dp_step(
             optimizer.signal_skip_step(do_skip=True)
         optimizer.step()
     optimizer.zero_grad()
-    return total / len(batch)
+    return total, len(mine)
 
 
-def validation_loss(model, records: list[list[int]], pad_id: int, batch_size: int = 16) -> float:
-    """Mean token loss over the validation records (token-weighted, as perplexity is usually reported)."""
+def validation_sums(model, records: list[list[int]], pad_id: int, batch_size: int = 16) -> tuple[float, int]:
+    """(summed token loss, tokens) over ``records``; the mean is token-weighted, as perplexity usually is."""
     import torch
 
     device = next(model.parameters()).device
@@ -174,4 +197,4 @@ def validation_loss(model, records: list[list[int]], pad_id: int, batch_size: in
             total += float(loss)
             count += int((targets != -100).sum())
     model.train(was_training)
-    return total / max(count, 1)
+    return total, count

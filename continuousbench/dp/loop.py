@@ -1,99 +1,70 @@
-"""The DP-SGD training run: calibrate, sample, step, evaluate, checkpoint, resume.
+"""One DP-SGD training run in named steps: build, restore, step, evaluate (save the best), checkpoint, finish.
 
-Checkpoints (``checkpoint-<step>/state.pt``) hold the LoRA tensors, optimizer and scheduler state, the
-sampler's RNG and torch's RNG (the noise source), so a resumed run draws the same batches and noise it
-would have drawn. The lowest-validation-loss adapter is kept in ``best/`` and published at the end.
+A run lives in its own folder inside the command's hidden work folder:
+
+* ``checkpoint-<step>/state.pt`` holds the LoRA tensors, optimizer and scheduler state, the
+  :class:`~continuousbench.dp.plan.DPPlan` (a resume under a different plan is refused) and the secret
+  noise and batch streams, so a resumed run redraws exactly the batches and noise it lost;
+  ``checkpoint-<step>/best/`` is the best adapter *as of that step*, so a ``best/`` written after the
+  last checkpoint (by steps a kill then lost) never survives a resume.
+* ``best/`` is the adapter with the lowest validation loss so far; ``finish`` copies it, with the
+  tokenizer, into ``final/`` and removes the checkpoints.
+
+Under several processes every process holds the model and clips its share of each batch; process 0
+draws the batch (and broadcasts it), adds the one noise draw and writes every file.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from continuousbench.dp import accounting, dpsgd
-from continuousbench.dp.sampling import PoissonBatchSampler, check_sampler
+from continuousbench.dp import dpsgd, processes
+from continuousbench.dp.plan import DPPlan
+from continuousbench.dp.randomness import SecretStreams
+from continuousbench.dp.sampling import check_sampler
+from continuousbench.files import replace_dir
 
 logger = logging.getLogger(__name__)
 
-
-def plan(n: int, config) -> tuple[float, float, float]:
-    """(expected batch, noise multiplier, delta) for the run; ``auto`` picks the batch (Table 31)."""
-    delta = config.delta or accounting.default_delta(n)
-    steps, cap = config.max_steps, config.physical_batch_size
-    if config.expected_batch_size == "auto":
-        if config.sampling != "truncated_poisson":
-            raise ValueError("--expected_batch_size auto needs --sampling truncated_poisson (a batch cap)")
-        batch, sigma = accounting.choose_expected_batch(
-            n, cap, steps, config.epsilon, delta, truncation_analysis=config.truncation_analysis
-        )
-        return float(batch), sigma, delta
-    try:
-        batch = float(config.expected_batch_size)
-    except ValueError:
-        raise ValueError(
-            f"--expected_batch_size must be a number or auto, got {config.expected_batch_size!r}"
-        ) from None
-    if not 0 < batch <= n:
-        raise ValueError(f"expected batch size {batch:g} must be in (0, {n}] (the dataset size)")
-    sigma = accounting.calibrate_noise(
-        config.epsilon,
-        batch / n,
-        steps,
-        delta,
-        dataset_size=n,
-        physical_batch=cap,
-        sampling=config.sampling,
-        truncation_analysis=config.truncation_analysis,
-    )
-    return batch, sigma, delta
+STATE = "state.pt"
+BEST = "best"
+FINAL = "final"
 
 
-def _every(value, steps: int) -> int:
-    """Trainer-style interval: < 1 is a fraction of the run."""
-    if not value:
-        return steps
-    return max(1, round(value * steps)) if value < 1 else int(value)
+@dataclass
+class DPRun:
+    """Everything one run holds in memory, and where it stands."""
+
+    plan: DPPlan
+    procs: processes.Processes
+    model: Any  # the PEFT model (inside comps.module)
+    tokenizer: Any
+    params: list
+    comps: dpsgd.DPComponents
+    scheduler: Any
+    streams: SecretStreams
+    sampler: Any
+    records: list[list[int]]
+    val_records: list[list[int]]
+    step: int = 0
+    best_loss: float = math.inf
+    best_step: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)  # validation losses: not private
 
 
-def _save_state(path: Path, step: int, params, opt, sched, sampler, best: float, history: list) -> None:
+def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None) -> DPRun:
+    """Load the model (LoRA initialised from ``config.seed``), wrap it with Opacus, draw secret streams."""
     import torch
-
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {
-            "step": step,
-            "params": [p.detach().cpu() for p in params],
-            "optimizer": opt.state_dict(),
-            "scheduler": sched.state_dict(),
-            "sampler": sampler.state_dict(),
-            "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            "best": best,
-            "history": history,
-        },
-        tmp / "state.pt",
-    )
-    if path.exists():
-        shutil.rmtree(path)
-    tmp.rename(path)
-
-
-def _latest_checkpoint(run_dir: Path) -> Path | None:
-    found = sorted(run_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    return found[-1] if found else None
-
-
-def train_dp(run_dir: Path, model_args, config, train, val, args):
-    """Train one DP run into ``run_dir``; return (best validation loss, PrivacyGuarantee)."""
-    import torch
-    from transformers import get_scheduler
+    from transformers import get_scheduler, set_seed
 
     from continuousbench.harness.modeling import load_model_and_tokenizer
 
+    set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed
     model, tokenizer = load_model_and_tokenizer(
         model_args.model,
         tuning="lora",
@@ -103,122 +74,207 @@ def train_dp(run_dir: Path, model_args, config, train, val, args):
         attn_implementation=model_args.attn_implementation,
     )
     params = dpsgd.check_trainable(model)
-    device = "cpu" if config.use_cpu or not torch.cuda.is_available() else "cuda"
+    device = "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{procs.rank}"
     model.to(device)
     max_length = config.max_length or 256
-    records = dpsgd.encode_records(tokenizer, train["text"], max_length)
-    val_texts = val["text"] if args.eval_limit is None else val["text"][: args.eval_limit]
+    records = dpsgd.encode_records(tokenizer, train_texts, max_length)
     val_records = dpsgd.encode_records(tokenizer, val_texts, max_length)
-    n, steps = len(records), config.max_steps
-    batch, sigma, delta = plan(n, config)
-    guarantee = accounting.account(
-        sigma,
-        batch / n,
-        steps,
-        delta,
-        dataset_size=n,
-        clip_norm=config.clip_norm,
-        sampling=config.sampling,
-        physical_batch=config.physical_batch_size,
-        truncation_analysis=config.truncation_analysis,
-    )
-    logger.info(
-        "DP plan: expected batch %.1f, sigma %.4f, epsilon %.4g, delta %.3g",
-        batch,
-        sigma,
-        guarantee.epsilon,
-        delta,
-    )
-    sampler = PoissonBatchSampler(
-        n,
-        batch / n,
-        steps,
-        sampling=config.sampling,
-        physical_batch=config.physical_batch_size,
-        seed=config.seed,
-    )
-    check_sampler(
-        sampler,
-        sampling=config.sampling,
-        sampling_probability=batch / n,
-        physical_batch=config.physical_batch_size,
-    )
-    torch.manual_seed(config.seed)
+    if len(records) != plan.sampling.dataset_size:
+        raise ValueError(
+            f"the plan is for {plan.sampling.dataset_size} records, the corpus has {len(records)}"
+        )
+    streams = SecretStreams.create(insecure_seed=insecure_seed, device=device)
+    sampler = plan.sampling.sampler(plan.steps, streams.batches)
+    check_sampler(sampler, plan.sampling)
     optimizer = torch.optim.AdamW(
-        params,
-        lr=config.learning_rate,
-        betas=(config.adam_beta1, config.adam_beta2),
+        params, lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
         weight_decay=config.weight_decay,
-    )
+    )  # fmt: skip
     comps = dpsgd.make_private(
-        model, optimizer, records, sampler, noise_multiplier=sigma, expected_batch_size=batch
+        model,
+        optimizer,
+        noise_multiplier=plan.noise_multiplier,
+        expected_batch_size=plan.sampling.expected_batch_size,
+        generator=streams.noise,
+        secure_mode=config.secure_noise,
+        rank=procs.rank,
+        world_size=procs.world_size,
     )
-    sched = get_scheduler(
+    scheduler = get_scheduler(
         config.lr_scheduler_type,
         optimizer,
-        num_warmup_steps=config.get_warmup_steps(steps),
-        num_training_steps=steps,
+        num_warmup_steps=config.get_warmup_steps(plan.steps),
+        num_training_steps=plan.steps,
     )
-    best, history = math.inf, []
-    ckpt = _latest_checkpoint(run_dir) if args.resume else None
-    if args.resume and ckpt is None:
-        raise FileNotFoundError(f"nothing to resume in {run_dir}: it has no checkpoint-N folder")
-    if ckpt is not None:
-        state = torch.load(ckpt / "state.pt", weights_only=False)
-        with torch.no_grad():
-            for p, saved in zip(params, state["params"], strict=True):
-                p.copy_(saved.to(p.device))
-        optimizer.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        sampler.load_state_dict(state["sampler"])
-        torch.set_rng_state(state["torch_rng"])
-        if state["cuda_rng"] is not None:
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
-        best, history = state["best"], state["history"]
-    eval_every, save_every = _every(config.eval_steps, steps), _every(config.save_steps, steps)
-    peft_model = comps.module._module
-    for batch_ids in comps.loader:
-        step = sampler.step
-        loss = dpsgd.dp_step(
-            comps,
-            batch_ids,
-            clip_norm=config.clip_norm,
-            micro_batch=config.micro_batch_size,
-            pad_id=tokenizer.pad_token_id,
+    return DPRun(
+        plan, procs, model, tokenizer, params, comps, scheduler, streams, sampler, records, val_records
+    )
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    found = [p for p in run_dir.glob("checkpoint-*") if p.name.split("-")[1].isdigit()]
+    return max(found, key=lambda p: int(p.name.split("-")[1])) if found else None
+
+
+def restore(run: DPRun, run_dir: Path) -> bool:
+    """Continue from the newest checkpoint, if any; refuse one made under another DP plan."""
+    import torch
+
+    ckpt = latest_checkpoint(run_dir)
+    if ckpt is None:  # killed before the first checkpoint: start again, forgetting what those steps wrote
+        if run.procs.main and (run_dir / BEST).exists():
+            shutil.rmtree(run_dir / BEST)
+        processes.barrier(run.procs)
+        return False
+    state = torch.load(ckpt / STATE, weights_only=False)
+    if state["plan"] != run.plan.to_dict():
+        changed = sorted(k for k, v in _flat(run.plan.to_dict()).items() if _flat(state["plan"]).get(k) != v)
+        raise ValueError(
+            f"{ckpt} was made under another DP plan ({', '.join(changed)} changed); resume with the "
+            "original settings, or start again with --overwrite"
         )
-        sched.step()
-        if step % eval_every == 0 or step == steps:
-            val_loss = dpsgd.validation_loss(comps.module, val_records, tokenizer.pad_token_id)
-            history.append({"step": step, "train_loss": loss, "validation_loss": val_loss})
-            logger.info("step %d: train %.4f, validation %.4f", step, loss, val_loss)
-            if val_loss < best:
-                best = val_loss
-                tmp = run_dir / "best.tmp"
-                peft_model.save_pretrained(str(tmp))
-                if (run_dir / "best").exists():
-                    shutil.rmtree(run_dir / "best")
-                tmp.rename(run_dir / "best")
-        if step % save_every == 0 and step < steps:
-            for old in run_dir.glob("checkpoint-*"):
+    with torch.no_grad():
+        for p, saved in zip(run.params, state["params"], strict=True):
+            p.copy_(saved.to(p.device))
+    run.comps.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    run.streams.load_state_dict(state["streams"])
+    run.sampler.load_state_dict(state["sampler"])
+    run.step, run.best_loss, run.best_step = state["step"], state["best_loss"], state["best_step"]
+    run.history = state["history"]
+    if run.procs.main and (ckpt / BEST).is_dir():  # the best adapter as of the checkpoint, not later
+        shutil.copytree(ckpt / BEST, run_dir / ".best-restored", dirs_exist_ok=False)
+        replace_dir(run_dir / ".best-restored", run_dir / BEST)
+    logger.info("resumed from %s (step %d of %d)", ckpt.name, run.step, run.plan.steps)
+    processes.barrier(run.procs)
+    return True
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+def train_step(run: DPRun, micro_batch: int) -> tuple[float, int]:
+    """Draw the next batch (process 0, secret stream) and take one noisy step; (summed loss, records)."""
+    indices = None
+    if run.procs.main:
+        run.sampler.step += 1
+        indices = run.sampler.draw().tolist()
+    indices = processes.broadcast(indices, run.procs)
+    batch = [run.records[i] for i in indices]
+    out = dpsgd.dp_step(
+        run.comps,
+        batch,
+        clip_norm=run.plan.clip_norm,
+        micro_batch=micro_batch,
+        pad_id=run.tokenizer.pad_token_id,
+    )
+    run.scheduler.step()
+    run.step += 1
+    return out
+
+
+def evaluate(run: DPRun, run_dir: Path) -> float:
+    """Validation loss (shared among the processes); the adapter goes to ``best/`` when it improves."""
+    shard = run.val_records[run.procs.rank :: run.procs.world_size]
+    total, count = processes.all_sum(
+        list(dpsgd.validation_sums(run.comps.module, shard, run.tokenizer.pad_token_id)), run.procs
+    )
+    loss = total / max(count, 1)
+    run.history.append({"step": run.step, "validation_loss": loss})
+    if loss < run.best_loss:
+        run.best_loss, run.best_step = loss, run.step
+        if run.procs.main:
+            tmp = run_dir / ".best-tmp"
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            run.model.save_pretrained(str(tmp))
+            replace_dir(tmp, run_dir / BEST)
+    processes.barrier(run.procs)
+    return loss
+
+
+def save_checkpoint(run: DPRun, run_dir: Path) -> None:
+    """Write ``checkpoint-<step>`` (state, secret streams and the current best adapter); drop older ones."""
+    import torch
+
+    if run.procs.main:
+        path = run_dir / f"checkpoint-{run.step}"
+        tmp = run_dir / f".checkpoint-{run.step}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        torch.save(
+            {
+                "plan": run.plan.to_dict(),
+                "step": run.step,
+                "params": [p.detach().cpu() for p in run.params],
+                "optimizer": run.comps.optimizer.state_dict(),
+                "scheduler": run.scheduler.state_dict(),
+                "streams": run.streams.state_dict(),  # secret: never leaves the work folder
+                "sampler": run.sampler.state_dict(),
+                "best_loss": run.best_loss,
+                "best_step": run.best_step,
+                "history": run.history,
+            },
+            tmp / STATE,
+        )
+        if (run_dir / BEST).is_dir():
+            shutil.copytree(run_dir / BEST, tmp / BEST)
+        replace_dir(tmp, path)
+        for old in run_dir.glob("checkpoint-*"):
+            if old != path:
                 shutil.rmtree(old)
-            _save_state(
-                run_dir / f"checkpoint-{step}", step, params, optimizer, sched, sampler, best, history
-            )
-    final = run_dir / ".final-tmp"
-    shutil.copytree(run_dir / "best", final)
-    tokenizer.save_pretrained(str(final))
-    record = {
-        "private": True,
-        **guarantee.to_dict(),
-        "validation_loss": best,
-        "history": history,
-        "truncated_batches": sampler.truncated,
-    }
-    (final / "privacy.json").write_text(json.dumps(record, indent=2))
-    for item in final.iterdir():
-        item.replace(run_dir / item.name)
-    final.rmdir()
-    shutil.rmtree(run_dir / "best")  # published above; checkpoints are only for resuming
-    for old in run_dir.glob("checkpoint-*"):
-        shutil.rmtree(old)
-    return best, guarantee
+    processes.barrier(run.procs)
+
+
+def finish(run: DPRun, run_dir: Path) -> Path:
+    """``final/`` = the best adapter and the tokenizer; checkpoints (and their secret state) are removed."""
+    final = run_dir / FINAL
+    if run.procs.main:
+        tmp = run_dir / ".final-tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        shutil.copytree(run_dir / BEST, tmp)
+        run.tokenizer.save_pretrained(str(tmp))
+        replace_dir(tmp, final)
+        for old in run_dir.glob("checkpoint-*"):
+            shutil.rmtree(old)
+    processes.barrier(run.procs)
+    return final
+
+
+def _every(value, steps: int) -> int:
+    """Trainer-style interval: < 1 is a fraction of the run."""
+    if not value:
+        return steps
+    return max(1, round(value * steps)) if value < 1 else int(value)
+
+
+def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DPPlan, *, procs,
+             resume: bool, insecure_seed: int | None = None) -> DPRun:  # fmt: skip
+    """Train one DP run in ``run_dir`` (resuming its newest checkpoint when asked); return the run."""
+    run = build(model_args, config, train_texts, val_texts, plan, procs, insecure_seed)
+    if resume:
+        restore(run, run_dir)
+    eval_every, save_every = _every(config.eval_steps, plan.steps), _every(config.save_steps, plan.steps)
+    log_every = _every(config.logging_steps, plan.steps)
+    while run.step < plan.steps:
+        loss, count = train_step(run, config.micro_batch_size)
+        if run.step % log_every == 0 and procs.main:
+            # a raw statistic of private records: shown to the operator, written nowhere
+            logger.info(
+                "step %d/%d: private training loss %.4f on this process's %d records (not published)",
+                run.step, plan.steps, loss / max(count, 1), count,
+            )  # fmt: skip
+        if run.step % eval_every == 0 or run.step == plan.steps:
+            val = evaluate(run, run_dir)
+            if procs.main:
+                logger.info("step %d/%d: validation loss %.4f", run.step, plan.steps, val)
+        if run.step % save_every == 0 and run.step < plan.steps:
+            save_checkpoint(run, run_dir)
+    finish(run, run_dir)
+    return run

@@ -1,8 +1,9 @@
-"""Batch samplers whose randomness is exactly what the accountant assumes.
+"""How DP-SGD batches are drawn: one :class:`SamplingPlan`, read by the accountant, sampler and statement.
 
 :class:`PoissonBatchSampler` draws each logical batch by including every record independently with
 probability ``q`` (and, for truncated Poisson, keeps a uniformly random subset of ``B`` records when the
-draw exceeds ``B``). It is seeded and its state is a plain dict, so a resumed run continues the same
+draw exceeds ``B``), from a generator it is given (the secret stream of
+:mod:`continuousbench.dp.randomness`). Its state is a plain dict, so a resumed run continues the same
 sequence of batches. :func:`check_sampler` refuses any other batching (fixed-size, shuffled, ...)
 under Poisson accounting, since the guarantee would then not hold.
 """
@@ -10,11 +11,62 @@ under Poisson accounting, since the guarantee would then not hold.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from continuousbench.dp.accounting import SAMPLINGS
+from continuousbench.dp.accounting import SAMPLINGS, TRUNCATION_ANALYSES
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """n, the expected batch q*n, the sampling scheme and (truncated Poisson) the cap and its analysis."""
+
+    dataset_size: int
+    expected_batch_size: float
+    sampling: str = "poisson"
+    physical_batch: int | None = None  # the cap B; truncated Poisson only
+    truncation_analysis: str | None = None  # pld | union_bound; truncated Poisson only
+
+    def __post_init__(self) -> None:
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"unknown sampling {self.sampling!r}: use {' or '.join(SAMPLINGS)}")
+        if not 0 < self.expected_batch_size <= self.dataset_size:
+            raise ValueError(
+                f"expected batch size {self.expected_batch_size:g} must be in (0, {self.dataset_size}] "
+                "(the dataset size)"
+            )
+        if self.truncated:
+            if not self.physical_batch:
+                raise ValueError("truncated Poisson sampling needs a physical batch size (the cap)")
+            if self.truncation_analysis not in TRUNCATION_ANALYSES:
+                raise ValueError(f"truncation analysis must be one of {', '.join(TRUNCATION_ANALYSES)}")
+        elif self.physical_batch is not None or self.truncation_analysis is not None:
+            # Poisson batches have no cap: store none, so that two equal plans compare equal.
+            object.__setattr__(self, "physical_batch", None)
+            object.__setattr__(self, "truncation_analysis", None)
+
+    @property
+    def truncated(self) -> bool:
+        return self.sampling == "truncated_poisson"
+
+    @property
+    def sampling_probability(self) -> float:
+        return self.expected_batch_size / self.dataset_size
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def sampler(self, steps: int, rng: np.random.Generator) -> PoissonBatchSampler:
+        return PoissonBatchSampler(
+            self.dataset_size,
+            self.sampling_probability,
+            steps,
+            rng=rng,
+            sampling=self.sampling,
+            physical_batch=self.physical_batch,
+        )
 
 
 class PoissonBatchSampler:
@@ -26,9 +78,9 @@ class PoissonBatchSampler:
         sampling_probability: float,
         steps: int,
         *,
+        rng: np.random.Generator,
         sampling: str = "poisson",
         physical_batch: int | None = None,
-        seed: int = 0,
     ):
         if sampling not in SAMPLINGS:
             raise ValueError(f"unknown sampling {sampling!r}: use {' or '.join(SAMPLINGS)}")
@@ -41,9 +93,8 @@ class PoissonBatchSampler:
         self.steps = steps
         self.sampling = sampling
         self.physical_batch = physical_batch if sampling == "truncated_poisson" else None
-        self.rng = np.random.default_rng(seed)
+        self.rng = rng
         self.step = 0
-        self.truncated = 0  # batches that hit the cap (reported; accounted by the truncated analysis)
 
     def __len__(self) -> int:
         return self.steps
@@ -57,34 +108,33 @@ class PoissonBatchSampler:
         mask = self.rng.random(self.dataset_size) < self.sampling_probability
         idx = np.flatnonzero(mask)
         if self.physical_batch is not None and len(idx) > self.physical_batch:
-            self.truncated += 1
             idx = np.sort(self.rng.choice(idx, size=self.physical_batch, replace=False))
         return idx
 
     def state_dict(self) -> dict[str, Any]:
-        return {"rng": self.rng.bit_generator.state, "step": self.step, "truncated": self.truncated}
+        """The position in the run; the generator's own state is saved with the other secret streams."""
+        return {"step": self.step}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.rng.bit_generator.state = state["rng"]
-        self.step, self.truncated = state["step"], state["truncated"]
+        self.step = state["step"]
 
 
-def check_sampler(sampler, *, sampling: str, sampling_probability: float, physical_batch: int | None) -> None:
-    """Raise one clear ValueError unless ``sampler`` draws batches exactly as the accounting assumes."""
-    expected = f"{sampling} sampling with q={sampling_probability:.6g}"
+def check_sampler(sampler, plan: SamplingPlan) -> None:
+    """One clear ValueError unless ``sampler`` draws batches exactly as ``plan`` (the accounting) says."""
+    expected = f"{plan.sampling} sampling with q={plan.sampling_probability:.6g}"
     if not isinstance(sampler, PoissonBatchSampler):
         raise ValueError(
             f"refusing to train: batches come from {type(sampler).__name__}, but the privacy accounting "
             f"assumes {expected}; use continuousbench.dp.sampling.PoissonBatchSampler"
         )
-    cap = physical_batch if sampling == "truncated_poisson" else None
     if (
-        sampler.sampling != sampling
-        or not np.isclose(sampler.sampling_probability, sampling_probability, rtol=1e-9, atol=0)
-        or sampler.physical_batch != cap
+        sampler.sampling != plan.sampling
+        or sampler.dataset_size != plan.dataset_size
+        or not np.isclose(sampler.sampling_probability, plan.sampling_probability, rtol=1e-9, atol=0)
+        or sampler.physical_batch != plan.physical_batch
     ):
         raise ValueError(
             f"refusing to train: the sampler draws {sampler.sampling} batches with "
             f"q={sampler.sampling_probability:.6g} (cap {sampler.physical_batch}) but the accounting "
-            f"assumes {expected} (cap {cap}); build both from the same settings"
+            f"assumes {expected} (cap {plan.physical_batch}); build both from the same SamplingPlan"
         )

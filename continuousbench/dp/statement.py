@@ -1,12 +1,19 @@
 """The privacy statement of a generator (Ponomareva et al. 2023 checklist) and the cards that carry it.
 
 The same markdown goes into the generator's model card and into the dataset card of every synthetic
-corpus sampled from it, so a corpus never travels without the guarantee it was produced under.
+corpus sampled from it, so a corpus never travels without the guarantee it was produced under. Every
+item of the checklist in the DP synthetic-text appendix (App. A) is answered: setting, data accesses
+covered, final output, unit (with its maximum length in tokens and the tokenizer), adjacency, accounting
+(type, assumptions, formal statement with delta's origin), randomness and software versions, and
+which published numbers are private.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from continuousbench.dp.accounting import PrivacyGuarantee
@@ -19,35 +26,111 @@ NON_PRIVATE = (
 )
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What the statement needs to know about a DP run beyond its accounting."""
+
+    base_model: str
+    tokenizer: str  # class and vocabulary size
+    max_length: int
+    randomness: str  # SecretStreams.describe(...)
+    secret: bool  # False: test seed, no DP guarantee
+    learning_rates: list[float]  # every run of the sweep (one: no sweep)
+    learning_rate: float  # the published one
+    validation_records: int
+    delta_given: bool  # --delta passed (else 1/n^1.1)
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages the guarantee depends on, and this package's git commit when known."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("continuousbench", "opacus", "dp-accounting", "torch", "transformers", "peft"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    commit = git_commit(Path(__file__).resolve().parent)
+    if commit:
+        found["continuousbench git commit"] = commit
+    return found
+
+
+def git_commit(folder: Path) -> str | None:
+    """``HEAD`` of the git checkout holding ``folder`` (with ``+local changes`` when dirty), or None."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + (" +local changes" if dirty.stdout.strip() else "")
+
+
 def _sampling_line(g: PrivacyGuarantee) -> str:
     if g.sampling == "poisson":
         return "Poisson sampling: every record joins each batch independently with probability q"
     analysis = {
         "pld": "accounted exactly as truncated Poisson sampling (dp_accounting "
-        "`TruncatedSubsampledGaussianDpEvent`, Ganesh 2025)",
-        "union_bound": "accounted as Poisson sampling with e^epsilon x (probability of any truncation) added "
-        "to delta (Chua et al. 2024)",
+        "`TruncatedSubsampledGaussianDpEvent`, Ganesh 2025), for both neighbour pairs (the dataset "
+        "holding the differing record has n + 1 or n records; the worse epsilon is reported)",
+        "union_bound": "accounted as Poisson sampling with (1 + e^epsilon) x (probability of any "
+        "truncation) added to delta (Chua et al. 2024, coupling argument)",
     }[g.truncation_analysis or "pld"]
     return (
         f"truncated Poisson sampling: Poisson batches larger than {g.physical_batch} records are cut to a "
-        f"random subset of {g.physical_batch}; {analysis}. Union-bound probability that any of the "
-        f"{g.steps} batches is truncated: {g.truncation_probability:.3g}"
+        f"random subset of {g.physical_batch}; {analysis}. Union-bound probability (computed from the "
+        f"settings, not observed) that any of the {g.steps} batches is truncated: "
+        f"{g.truncation_probability:.3g}"
     )
 
 
-def privacy_statement(g: PrivacyGuarantee | None, *, lr_sweep: list[float] | None = None) -> str:
+def _published_table(facts: RunFacts) -> str:
+    rows = [
+        ("LoRA adapter weights", "yes (DP-SGD output, post-processing of the noisy gradients)"),
+        (
+            "validation loss at each evaluation (privacy.json `validation`)",
+            "**no**: computed without noise on the validation split, which is not protected",
+        ),
+        ("the selected learning rate and step", "**no**: chosen by validation loss (see item 2)"),
+        ("dataset size n (and delta when derived from it)", "treated as public"),
+        ("everything else here (settings, accounting)", "public: fixed before training"),
+    ]
+    body = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return f"| published | private? |\n| --- | --- |\n{body}"
+
+
+def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None) -> str:
     """Markdown statement following the checklist; ``None`` gives the non-private statement."""
-    if g is None:
+    if g is None or facts is None:
         return NON_PRIVATE
+    runs = len(facts.learning_rates)
     tuning = (
-        f"The learning rate was chosen among {len(lr_sweep)} runs ({', '.join(f'{x:g}' for x in lr_sweep)}) "
-        "by validation loss; this selection is **not** accounted for."
-        if lr_sweep and len(lr_sweep) > 1
+        f"The learning rate {facts.learning_rate:g} was chosen among {runs} runs "
+        f"({', '.join(f'{x:g}' for x in facts.learning_rates)}) by validation loss; only the selected run "
+        "is published, and this selection is **not** accounted for (each run alone has the guarantee "
+        "below)."
+        if runs > 1
         else "Hyperparameter tuning, if any was done before this run, is not accounted for."
+    )
+    delta_origin = (
+        "given by `--delta`"
+        if facts.delta_given
+        else f"1/n^1.1 with n = {g.dataset_size}, the number of training records, which is treated as public"
     )
     rows = [
         ("epsilon", f"{g.epsilon:.4g}"),
-        ("delta", f"{g.delta:.3g}"),
+        ("delta", f"{g.delta:.3g} ({delta_origin})"),
         ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),
         ("noise multiplier (sigma)", f"{g.noise_multiplier:.6g}"),
         ("steps", str(g.steps)),
@@ -60,30 +143,53 @@ def privacy_statement(g: PrivacyGuarantee | None, *, lr_sweep: list[float] | Non
         ),
     ]
     table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    software = ", ".join(f"{k} {v}" for k, v in facts.versions.items())
+    if facts.secret:
+        headline = (
+            f"This generator was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-"
+            "differential privacy** with respect to its training corpus."
+        )
+    else:
+        headline = (
+            "**No DP guarantee.** This generator was trained with DP-SGD whose noise and batches came "
+            "from a public test seed (`--insecure_noise_seed`); the accounting below is what the run "
+            f"would have had, ({g.epsilon:.4g}, {g.delta:.3g}), but anyone who knows the seed can "
+            "remove the noise. Do not release it."
+        )
     return f"""## Privacy statement
 
-This generator was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-differential
-privacy** with respect to its training corpus.
+{headline}
 
 1. **DP setting.** Central DP: the party that trains the generator is trusted to run the mechanism as
    described. The trained model (its LoRA adapter weights) is released.
 2. **What the guarantee covers.** One training run. The mechanism's output is the whole sequence of
    noisy gradients, so every checkpoint, the released weights and everything sampled from them
    (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
-   the release's QA and support counts, and checkpoint selection by loss on the corpus's validation
-   split (held out from training). {tuning}
-3. **Unit of privacy.** One corpus record (one document, at most the training sequence length in
-   tokens), example-level DP. Each record is one example with an empty prompt; its loss is the mean over
-   its tokens.
+   the release's QA and support counts, and the corpus's **validation split**, which gets no
+   protection: the validation loss of every evaluation ({facts.validation_records} validation records)
+   is computed without noise, published below, and used to select the published checkpoint.
+   {tuning}
+3. **Unit of privacy.** One corpus record (one document), example-level DP, full record. A record is
+   at most {facts.max_length} tokens of the tokenizer of `{facts.base_model}` ({facts.tokenizer});
+   longer records are cut to their first {facts.max_length} tokens. Each record is one example with an
+   empty prompt; its loss is the mean over its tokens.
 4. **Adjacency.** Add-or-remove one record.
-5. **Sampling.** {_sampling_line(g)}.
-6. **Accounting.**
+5. **Sampling.** {_sampling_line(g)}. Batches are drawn exactly as accounted (no shuffling).
+6. **Randomness.** {facts.randomness}
+7. **Accounting.** PLD, for the formal statement above.
 
 | quantity | value |
 | --- | --- |
 {table}
 
-7. **Serialised DP event** (`dp_accounting` DpEvent, `continuousbench.dp.accounting.dp_event_from_json`
+8. **Published numbers and whether they are private.** The training loss, the batch sizes and the
+   number of truncated batches are raw statistics of the private records and are not published (the
+   training loss appears only in the console log of the person who trained).
+
+{_published_table(facts)}
+
+9. **Software.** {software}.
+10. **Serialised DP event** (`dp_accounting` DpEvent, `continuousbench.dp.accounting.dp_event_from_json`
    rebuilds it):
 
 ```json

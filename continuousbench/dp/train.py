@@ -1,31 +1,46 @@
 """Train a generator on a corpus: non-private (the evaluator recipe, TRL) or DP-SGD (Opacus, PLD).
 
-``--epsilon`` unset or ``inf`` trains with :func:`continuousbench.harness.train.continued_pretraining`
-and the evaluator's presets (paper App. I.2: generator and evaluator share Tables 29/30). A finite
-``--epsilon`` trains LoRA adapters with DP-SGD (:mod:`continuousbench.dp.dpsgd`), noise calibrated by
-our PLD accountant to (epsilon, delta). Either way the checkpoint with the lowest loss on the corpus's
-validation split is kept, and the folder gets a model card with the privacy statement.
-``--lr_sweep 5e-5,1e-4`` trains one run per learning rate under ``<output_dir>/lr-<lr>`` and publishes
-the best by validation loss into ``<output_dir>``.
+``--epsilon`` unset or ``inf`` trains with the evaluator's presets (:mod:`.nonprivate`; paper App. I.2:
+generator and evaluator share Tables 29/30, 10,000 steps). A finite ``--epsilon`` trains LoRA adapters
+with DP-SGD (:mod:`.loop`; Table 31, 3,000 steps), noise calibrated by our PLD accountant to
+(epsilon, delta). Either way the checkpoint with the lowest validation loss is kept, and the folder
+gets a model card with the privacy statement. ``--lr_sweep 5e-5,1e-4`` trains one run per learning
+rate and publishes only the best by validation loss.
+
+The output folder is a :class:`~continuousbench.files.StagedOutput`: runs, checkpoints and the secret
+noise state live in the hidden ``.train-generator-work/``; the finished generator replaces only what
+this command wrote before, once complete; ``--resume`` continues a killed job and refuses any change of
+corpus or setting.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import hashlib
 import logging
 import math
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from continuousbench.commands import bounds
+from continuousbench.dp import processes
 from continuousbench.harness.config import EvaluatorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
 
+COMMAND = "train-generator"
 PRIVACY_FILE = "privacy.json"
 CARD_FILE = "README.md"
+RESULT_FILE = "result.json"
+DP_STEPS, NONPRIVATE_STEPS = 3000, 10_000  # Table 31, Table 29
+# Options that change where things are written or how they are shown, not what is trained.
+OUTPUT_ONLY = (
+    "output_dir", "overwrite", "resume", "logging_dir", "logging_steps", "logging_strategy",
+    "logging_first_step", "disable_tqdm", "report_to", "run_name", "local_rank", "project",
+    "log_level", "log_level_replica", "log_on_each_node",
+)  # fmt: skip
 
 
 @dataclass
@@ -38,13 +53,15 @@ class GeneratorArguments:
     )
     text_column: str = field(default="text", metadata={"help": "Column holding the records."})
     eval_limit: int | None = field(
-        default=512, metadata={"help": "Validation records scored per DP evaluation (None: all)."}
+        default=512, metadata=bounds("[1, inf)", "Validation records scored per DP evaluation (None: all).")
     )
     lr_sweep: str | None = field(
         default=None, metadata={"help": "Comma-separated learning rates, one run each; best by val loss."}
     )
     resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing generator folder."})
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace this command's earlier output (once the new one is done)."}
+    )
 
 
 @dataclass
@@ -52,18 +69,29 @@ class GeneratorConfig(EvaluatorConfig):
     """Evaluator presets (non-private path) plus DP-SGD settings (Table 31)."""
 
     epsilon: float | None = field(
-        default=None, metadata={"help": "Target epsilon; unset or inf: non-private."}
+        default=None, metadata=bounds("(0, inf]", "Target epsilon; unset or inf: non-private.")
     )
-    delta: float | None = field(default=None, metadata={"help": "Target delta; default 1/n^1.1."})
-    max_steps: int = field(default=3000, metadata={"help": "Optimizer steps.", "aliases": ["--steps"]})
+    delta: float | None = field(default=None, metadata=bounds("(0, 1)", "Target delta; default 1/n^1.1."))
+    max_steps: int | None = field(
+        default=None,
+        metadata=bounds(
+            "[1, inf)", f"Optimizer steps; default {DP_STEPS} with --epsilon, {NONPRIVATE_STEPS} without.",
+            aliases=["--steps"],
+        ),
+    )  # fmt: skip
+    learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate."))
+    max_length: int | None = field(
+        default=256, metadata=bounds("[2, inf)", "Tokens per record (DP: the longest unit of privacy).")
+    )
+    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the non-private randomness."))
     expected_batch_size: str = field(
         default="auto",
         metadata={"help": "Expected Poisson batch (q*n), or auto: minimise noise per record (truncated)."},
     )
     physical_batch_size: int = field(
-        default=512, metadata={"help": "Truncated Poisson: the most records a batch may hold."}
+        default=512, metadata=bounds("[1, inf)", "Truncated Poisson: the most records a batch may hold.")
     )
-    micro_batch_size: int = field(default=8, metadata={"help": "Records per forward/backward (memory)."})
+    micro_batch_size: int = field(default=8, metadata=bounds("[1, inf)", "Records per forward/backward."))
     sampling: str = field(
         default="truncated_poisson",
         metadata={"help": "poisson or truncated_poisson.", "choices": ["poisson", "truncated_poisson"]},
@@ -71,11 +99,27 @@ class GeneratorConfig(EvaluatorConfig):
     truncation_analysis: str = field(
         default="pld", metadata={"help": "pld (exact) or union_bound.", "choices": ["pld", "union_bound"]}
     )
-    clip_norm: float = field(default=1e-3, metadata={"help": "Normalised clipping norm C."})
+    clip_norm: float = field(default=1e-3, metadata=bounds("(0, inf)", "Normalised clipping norm C."))
+    secure_noise: bool = field(
+        default=True, metadata={"help": "Opacus's floating-point-safe noise sampler (4 draws per value)."}
+    )
+    insecure_noise_seed: int | None = field(
+        default=None,
+        metadata=bounds(
+            "[0, inf)",
+            "TESTS ONLY: draw the DP noise and batches from this public seed; the privacy statement "
+            "then says the run has no DP guarantee.",
+        ),
+    )
     metric_for_best_model: str | None = "loss"
     # EvaluatorConfig's `str | list[str] | None` breaks TrlParser 1.16; one integration is enough.
     report_to: str | None = "none"
     greater_is_better: bool | None = False
+
+    def __post_init__(self) -> None:
+        if self.max_steps is None:
+            self.max_steps = DP_STEPS if self.private else NONPRIVATE_STEPS
+        super().__post_init__()
 
     @property
     def private(self) -> bool:
@@ -92,7 +136,8 @@ def make_parser():
     )
 
 
-def _load_data(args: GeneratorArguments):
+def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
+    """(source, training records, validation records) of the corpus or release."""
     from continuousbench.harness.data import load_corpus
 
     source = args.corpus or args.release
@@ -105,122 +150,183 @@ def _load_data(args: GeneratorArguments):
         raise ValueError(
             f"corpus {source} has no usable validation split for checkpoint selection ({err})"
         ) from None
-    return source, train, val
+    return source, list(train["text"]), list(val["text"])
 
 
 def _learning_rates(args: GeneratorArguments, config: GeneratorConfig) -> list[float]:
     if not args.lr_sweep:
         return [config.learning_rate]
     try:
-        return [float(x) for x in args.lr_sweep.split(",") if x.strip()]
+        rates = [float(x) for x in args.lr_sweep.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"--lr_sweep {args.lr_sweep!r} is not a comma-separated list of numbers") from None
+        rates = []
+    if not rates or any(not r > 0 or math.isinf(r) for r in rates):
+        raise ValueError(
+            f"--lr_sweep {args.lr_sweep!r} must be comma-separated positive numbers, e.g. 1e-4,2e-4"
+        )
+    return rates
 
 
-def _prepare_output(out: Path, args: GeneratorArguments) -> None:
-    if out.exists() and any(out.iterdir()) and not (args.overwrite or args.resume):
-        raise FileExistsError(f"{out} already exists and is not empty: pass --overwrite or --resume")
-    if out.exists() and args.overwrite and not args.resume:
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+def fingerprint(*parts: list[str]) -> str:
+    """SHA-256 of the records (a resume on another corpus is refused); kept in the work folder only."""
+    digest = hashlib.sha256()
+    for texts in parts:
+        for text in texts:
+            digest.update(hashlib.sha256(text.encode()).digest())
+        digest.update(b"\x00split\x00")
+    return digest.hexdigest()
 
 
-def _publish(tmp: Path, out: Path) -> None:
-    """Move every finished artefact of ``tmp`` into ``out`` (rename: atomic per file), then drop ``tmp``."""
-    for item in tmp.iterdir():
-        target = out / item.name
-        if target.is_dir():
-            shutil.rmtree(target)
-        os.replace(item, target)
-    tmp.rmdir()
-
-
-def _train_nonprivate(run_dir: Path, model_args, config, train, val, resume: bool) -> float:
-    from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.harness.train import continued_pretraining
-
-    model, tokenizer = load_model_and_tokenizer(
-        model_args.model,
-        tuning=model_args.tuning,
-        lora_rank=model_args.lora_r,
-        lora_alpha=model_args.lora_alpha,
-        dtype=model_args.dtype,
+def settings(args, model_args, config, train: list[str], val: list[str]) -> dict[str, Any]:
+    """Every option of the run plus the corpus's identity: what ``--resume`` must find unchanged."""
+    pinned = {**dataclasses.asdict(args), **dataclasses.asdict(model_args), **config.to_dict()}
+    if config.samples_per_step is not None:  # derived from it and the number of processes
+        pinned.pop("gradient_accumulation_steps")
+    pinned.update(
+        train_records=len(train), validation_records=len(val), corpus_sha256=fingerprint(train, val)
     )
-    trainer = continued_pretraining(model, tokenizer, train, config, eval_dataset=val, resume=resume)
-    loss = float(trainer.evaluate()["eval_loss"])
-    tmp = run_dir / ".final-tmp"
-    trainer.save_model(str(tmp))  # the best checkpoint, reloaded by load_best_model_at_end
-    tokenizer.save_pretrained(str(tmp))
-    (tmp / PRIVACY_FILE).write_text(json.dumps({"private": False, "validation_loss": loss}, indent=2))
-    _publish(tmp, run_dir)
-    return loss
+    return {k: v for k, v in pinned.items() if k not in OUTPUT_ONLY}
 
 
-def _one_run(run_dir: Path, args, model_args, config, train, val, lrs) -> float:
-    from continuousbench.dp.statement import generator_card, privacy_statement
+def describe_tokenizer(tokenizer) -> str:
+    """Class, subword algorithm and vocabulary size, for the statement's unit of privacy."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    algorithm = type(backend.model).__name__ if backend is not None else None
+    model = f"{algorithm} model, " if algorithm else ""
+    return f"{type(tokenizer).__name__}, {model}{len(tokenizer)} tokens"
 
+
+def _one_run(run_dir: Path, lr: float, args, model_args, config, train, val, plan, procs) -> dict:
+    """Train (or, after a kill, finish) one learning rate's run; its result stays in the work folder."""
+    from continuousbench.files import read_json, write_json
+
+    if (run_dir / RESULT_FILE).is_file():
+        logger.info("learning rate %g: finished before, kept", lr)
+        return read_json(run_dir / RESULT_FILE)
+    logger.info("learning rate %g: training into %s", lr, run_dir)
+    run_config = dataclasses.replace(config, learning_rate=lr, output_dir=str(run_dir))
     if config.private:
         from continuousbench.dp.loop import train_dp
 
-        loss, guarantee = train_dp(run_dir, model_args, config, train, val, args)
+        limit = len(val) if args.eval_limit is None else args.eval_limit
+        run = train_dp(
+            run_dir, model_args, run_config, train, val[:limit], plan,
+            procs=procs, resume=args.resume, insecure_seed=config.insecure_noise_seed,
+        )  # fmt: skip
+        result = {
+            "validation_loss": run.best_loss,
+            "best_step": run.best_step,
+            "history": run.history,
+            "validation_records": len(run.val_records),
+            "randomness": run.streams.describe(config.secure_noise),
+            "secret": run.streams.secret,
+            "tokenizer": describe_tokenizer(run.tokenizer),
+        }
     else:
-        loss, guarantee = _train_nonprivate(run_dir, model_args, config, train, val, args.resume), None
-    details = {
-        "base_model": model_args.model,
-        "lora_rank": model_args.lora_r,
-        "learning_rate": config.learning_rate,
-        "steps": config.max_steps,
-        "seed": config.seed,
-        "max_length": config.max_length,
-        "validation_loss": loss,
-        "package_version": _version(),
-    }
-    card = generator_card(
-        privacy_statement(guarantee, lr_sweep=lrs),
-        base_model=model_args.model,
-        corpus=args.corpus or args.release,
-        details=details,
-        private=config.private,
-    )
-    card.save(str(run_dir / CARD_FILE))
-    return loss
+        from continuousbench.dp.nonprivate import train_nonprivate
 
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("continuousbench")
+        result = train_nonprivate(
+            run_dir, model_args, run_config, train, val, resume=args.resume, procs=procs
+        )
+    result["learning_rate"] = lr
+    processes.on_main(lambda: write_json(run_dir / RESULT_FILE, result), procs)
+    return result
 
 
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:
-    """Train (one run per learning rate) and return the generator folder."""
+    """Train (one run per learning rate), publish the best run's generator and return its folder."""
+    from continuousbench.files import StagedOutput
+
     if model_args.tuning != "lora":
         raise ValueError("generators are LoRA-tuned (paper App. I.2): pass --tuning lora")
-    out = Path(config.output_dir)
-    _prepare_output(out, args)
-    source, train, val = _load_data(args)
+    procs = processes.current()
     lrs = _learning_rates(args, config)
-    if len(lrs) == 1:
-        _one_run(out, args, model_args, dataclasses.replace(config, learning_rate=lrs[0]), train, val, lrs)
-        return out
-    losses = {}
-    for lr in lrs:
-        run_dir = out / f"lr-{lr:g}"
-        run_dir.mkdir(exist_ok=True)
-        run_config = dataclasses.replace(config, learning_rate=lr, output_dir=str(run_dir))
-        losses[lr] = _one_run(run_dir, args, model_args, run_config, train, val, lrs)
-    best = min(losses, key=losses.get)
-    best_dir = out / f"lr-{best:g}"
-    for item in best_dir.iterdir():  # the best run's artefacts at the top level
-        if not item.name.startswith("checkpoint-") and item.name != "best":
-            (shutil.copytree if item.is_dir() else shutil.copy2)(item, out / item.name)
-    (out / "sweep.json").write_text(
-        json.dumps(
-            {"validation_loss": {f"{k:g}": v for k, v in losses.items()}, "best_learning_rate": best},
-            indent=2,
-        )
+    staged = processes.on_main(
+        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume), procs
     )
-    return out
+    source, train, val = load_data(args)
+    processes.on_main(
+        lambda: staged.pin_config(settings(args, model_args, config, train, val), ignore=OUTPUT_ONLY), procs
+    )
+    plan = None
+    if config.private:
+        from continuousbench.dp.plan import make_plan
+
+        logger.info("calibrating the noise for epsilon %g on %d records", config.epsilon, len(train))
+        plan = processes.on_main(lambda: make_plan(len(train), config), procs)
+        logger.info("DP plan: %s", plan)
+    runs = {
+        lr: _one_run(
+            staged.work / "runs" / f"lr-{lr:g}", lr, args, model_args, config, train, val, plan, procs
+        )
+        for lr in lrs
+    }
+    best = min(runs, key=lambda lr: runs[lr]["validation_loss"])
+    processes.on_main(lambda: _publish(staged, best, runs, source, model_args, config, plan), procs)
+    return staged.out
+
+
+def _publish(staged, best: float, runs: dict[float, dict], source, model_args, config, plan) -> None:
+    """Assemble the chosen run's adapter, ``privacy.json`` and the card in the work folder, then publish."""
+    from continuousbench.dp.statement import RunFacts, generator_card, privacy_statement, versions
+    from continuousbench.files import write_json
+
+    chosen = runs[best]
+    final = staged.work / "runs" / f"lr-{best:g}" / "final"
+    names = sorted(p.name for p in final.iterdir() if p.name not in (PRIVACY_FILE, CARD_FILE))
+    for name in names:
+        os.replace(final / name, staged.work / name)
+    validation = {
+        "private": False,
+        "note": "computed without noise on the validation split, which the DP guarantee does not cover",
+        "loss": chosen["validation_loss"],
+        "history": chosen["history"],
+        "learning_rates": {f"{lr:g}": r["validation_loss"] for lr, r in runs.items()},
+    }
+    record: dict[str, Any] = {"private": False, "learning_rate": best, "validation": validation}
+    guarantee, statement = None, privacy_statement(None)
+    if plan is not None:
+        guarantee = plan.account()
+        facts = RunFacts(
+            base_model=model_args.model, tokenizer=chosen["tokenizer"], max_length=config.max_length or 256,
+            randomness=chosen["randomness"], secret=chosen["secret"], learning_rates=list(runs),
+            learning_rate=best, validation_records=chosen["validation_records"],
+            delta_given=config.delta is not None, versions=versions(),
+        )  # fmt: skip
+        statement = privacy_statement(guarantee, facts)
+        validation["best_step"] = chosen["best_step"]
+        record.update(
+            private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),
+            sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
+            max_tokens_per_record=facts.max_length,
+            tokenizer=facts.tokenizer, lr_sweep_accounted=False, versions=facts.versions,
+        )  # fmt: skip
+    write_json(staged.work / PRIVACY_FILE, record)
+    details = {
+        "base_model": model_args.model,
+        "lora_rank": model_args.lora_r,
+        "learning_rate": best,
+        "steps": config.max_steps,
+        "seed": config.seed,
+        "max_length": config.max_length,
+        "validation_loss (not private: validation split)": chosen["validation_loss"],
+        "package_version": _version(),
+    }
+    card = generator_card(
+        statement, base_model=model_args.model, corpus=source, details=details, private=plan is not None
+    )
+    card.save(str(staged.work / CARD_FILE))
+    for path in staged.work.iterdir():  # some libraries write 0600 files; a generator is for sharing
+        if path.is_file():
+            path.chmod(0o644)
+    staged.publish([*names, PRIVACY_FILE, CARD_FILE])
+    logger.info("generator published in %s", staged.out)
+
+
+def _version() -> str:
+    from continuousbench import __version__
+
+    return __version__
 
 
 def cli(argv: list[str] | None = None) -> Path:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
 
@@ -29,3 +32,55 @@ def dp_model_dir(tmp_path_factory):
     return save_tiny_model(
         tmp_path_factory.mktemp("dp-tiny"), _texts(0, 232), vocab_size=400, hidden_size=64, num_layers=2
     )
+
+
+# A DP run of seconds: 4 steps of expected batch 8 (Poisson: exact accounting in seconds), LoRA rank 4.
+DP_ARGS = [
+    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
+    "--learning_rate", "1e-3", "--seed", "0", "--epsilon", "10", "--sampling", "poisson",
+    "--expected_batch_size", "8", "--micro_batch_size", "4", "--logging_steps", "1",
+]  # fmt: skip
+NONPRIVATE_ARGS = [
+    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
+    "--learning_rate", "1e-3", "--seed", "0", "--per_device_train_batch_size", "4", "--samples_per_step", "4",
+    "--disable_tqdm", "true",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def train_generator(dp_corpus, dp_model_dir):
+    """``train_generator(out, *args)``: run the command in-process on the tiny corpus and model."""
+    from continuousbench.dp.train import cli
+
+    def _train(out, *args, corpus=None):
+        corpus = dp_corpus if corpus is None else corpus
+        cli(["--corpus", str(corpus), "--model", str(dp_model_dir), "--output_dir", str(out), *args])
+        return out
+
+    return _train
+
+
+@dataclass
+class TrainedGenerator:
+    path: Path
+    private_stats: list[float]  # every raw training statistic the run computed (never to be published)
+
+
+@pytest.fixture(scope="session")
+def dp_generator(tmp_path_factory, train_generator):
+    """One DP generator of the session, with the raw training losses its steps computed."""
+    from continuousbench.dp import dpsgd
+
+    seen: list[float] = []
+    real_step = dpsgd.dp_step
+
+    def recording_step(*args, **kwargs):
+        total, count = real_step(*args, **kwargs)
+        seen.extend([total, total / max(count, 1)])
+        return total, count
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dpsgd, "dp_step", recording_step)
+        path = train_generator(tmp_path_factory.mktemp("gen") / "dp", *DP_ARGS)
+    assert seen, "the recording wrapper saw no step"
+    return TrainedGenerator(path, seen)

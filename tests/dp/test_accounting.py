@@ -7,6 +7,7 @@ from dp_accounting.pld import PLDAccountant
 from scipy.stats import binom
 
 from continuousbench.dp import accounting as acc
+from continuousbench.dp.sampling import SamplingPlan
 
 
 def test_epsilon_matches_dp_accounting():
@@ -42,21 +43,12 @@ def test_truncation_probability_is_exact_union_bound():
     assert freq == pytest.approx(direct, rel=0.1)
 
 
-def test_union_bound_pays_e_eps_times_eta():
+def test_union_bound_pays_one_plus_e_eps_times_eta():
     n, q, cap, steps, delta = 2000, 0.005, 30, 30, 1e-3
-    g = acc.account(
-        1.0,
-        q,
-        steps,
-        delta,
-        dataset_size=n,
-        clip_norm=1e-3,
-        sampling="truncated_poisson",
-        physical_batch=cap,
-        truncation_analysis="union_bound",
-    )
+    plan = SamplingPlan(n, q * n, "truncated_poisson", cap, "union_bound")
+    g = acc.account(plan, 1.0, steps, delta, clip_norm=1e-3)
     eta = acc.truncation_probability(n + 1, q, cap, steps)
-    rest = delta - math.exp(g.epsilon) * eta
+    rest = delta - (1 + math.exp(g.epsilon)) * eta
     assert rest > 0
     assert acc.epsilon(1.0, q, steps, rest) == pytest.approx(g.epsilon, rel=1e-3)
 
@@ -99,11 +91,33 @@ def test_choose_expected_batch_union_bound_keeps_truncation_negligible():
     batch, _ = acc.choose_expected_batch(
         n, cap, steps, eps, delta, truncation_analysis="union_bound", candidates=3
     )
-    assert math.exp(eps) * acc.truncation_probability(n + 1, batch / n, cap, steps) <= delta / 10
+    assert (1 + math.exp(eps)) * acc.truncation_probability(n + 1, batch / n, cap, steps) <= delta / 10
     assert batch < cap
+
+
+def test_truncated_pld_covers_both_neighbour_pairs():
+    """The dataset holding the differing record has n + 1 or n records; epsilon is not monotone in it."""
+    n, q, cap, steps, delta = 300, 0.2, 10, 5, 1e-3
+    plan = SamplingPlan(n, q * n, "truncated_poisson", cap, "pld")
+    g = acc.account(plan, 0.8, steps, delta, clip_norm=1.0)
+    both = [
+        acc.event_epsilon(acc.dp_event(0.8, q, steps, dataset_size=m, physical_batch=cap,
+                                       sampling="truncated_poisson"), delta)
+        for m in (n + 1, n)
+    ]  # fmt: skip
+    assert both[0] != both[1] and g.epsilon == pytest.approx(max(both))
+    sigma = acc.calibrate_noise(
+        5.0, q, steps, delta, tol=1e-2, dataset_size=n, physical_batch=cap, sampling="truncated_poisson"
+    )
+    for m in (n + 1, n):
+        event = acc.dp_event(
+            sigma, q, steps, dataset_size=m, physical_batch=cap, sampling="truncated_poisson"
+        )
+        assert acc.event_epsilon(event, delta, 1e-3) <= 5.0 + 1e-6
 
 
 def test_default_delta():
     assert acc.default_delta(200_000) == pytest.approx(200_000**-1.1)
+    assert acc.default_delta(180_000) == pytest.approx(1.66e-6, rel=0.01)  # Table 31, GEMINON
     with pytest.raises(ValueError):
         acc.default_delta(0)

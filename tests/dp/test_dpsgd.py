@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from continuousbench.dp import dpsgd
-from continuousbench.dp.sampling import PoissonBatchSampler, check_sampler
+from continuousbench.dp.randomness import SecretStreams
+from continuousbench.dp.sampling import PoissonBatchSampler, SamplingPlan, check_sampler
 
 
 def _lora_model(model_dir):
@@ -47,10 +48,10 @@ def test_clipped_per_example_gradients_never_exceed_c(dp_model_dir, dp_corpus):
     assert (per_example.norm(dim=1) > 1).any() and (per_example.norm(dim=1) < 1).any()
 
     params = dpsgd.check_trainable(model)
-    sampler = PoissonBatchSampler(len(rows), 0.5, 1)
     comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=0.0), rows, sampler, noise_multiplier=0.0, expected_batch_size=3
-    )
+        model, torch.optim.SGD(params, lr=0.0), noise_multiplier=0.0, expected_batch_size=3,
+        generator=torch.Generator(),
+    )  # fmt: skip
     loss = dpsgd.token_loss(comps.module, comps.criterion, rows, tok.pad_token_id, "cpu")
     (loss / clip).backward()
     # Opacus's own per-example norms (before clipping) match the independent computation ...
@@ -71,18 +72,52 @@ def test_refuses_trainable_non_lora_parameter(dp_model_dir):
 def test_refuses_non_poisson_batches():
     from torch.utils.data import BatchSampler, RandomSampler
 
+    plan = SamplingPlan(100, 10.0, "poisson")
     fixed = BatchSampler(RandomSampler(range(100)), batch_size=10, drop_last=False)
     with pytest.raises(ValueError, match="assumes poisson sampling") as err:
-        check_sampler(fixed, sampling="poisson", sampling_probability=0.1, physical_batch=None)
+        check_sampler(fixed, plan)
     assert "\n" not in str(err.value)
-    other = PoissonBatchSampler(100, 0.2, 5)
-    with pytest.raises(ValueError, match="build both from the same settings"):
-        check_sampler(other, sampling="poisson", sampling_probability=0.1, physical_batch=None)
+    other = PoissonBatchSampler(100, 0.2, 5, rng=np.random.default_rng())
+    with pytest.raises(ValueError, match="build both from the same SamplingPlan"):
+        check_sampler(other, plan)
+    check_sampler(plan.sampler(5, np.random.default_rng()), plan)
 
 
-def test_truncated_sampler_caps_and_is_seeded():
-    a = list(PoissonBatchSampler(1000, 0.02, 50, sampling="truncated_poisson", physical_batch=20, seed=3))
-    b = list(PoissonBatchSampler(1000, 0.02, 50, sampling="truncated_poisson", physical_batch=20, seed=3))
+def test_truncated_sampler_caps_and_follows_its_generator():
+    plan = SamplingPlan(1000, 20.0, "truncated_poisson", physical_batch=20, truncation_analysis="pld")
+    a = list(plan.sampler(50, np.random.default_rng(3)))
+    b = list(plan.sampler(50, np.random.default_rng(3)))
     assert all(len(x) <= 20 for x in a)
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     assert np.mean([len(x) for x in a]) == pytest.approx(19, abs=3)
+
+
+def test_noise_comes_from_the_secret_stream_not_the_global_seed(dp_model_dir):
+    """Same global torch seed, fresh secret streams: different noise; the same stream state: same noise."""
+    model, tok = _lora_model(dp_model_dir)
+    rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2."], 32)
+    params = dpsgd.check_trainable(model)
+    start = [p.detach().clone() for p in params]
+
+    def noisy_update(streams: SecretStreams) -> torch.Tensor:
+        with torch.no_grad():
+            for p, s in zip(params, start, strict=True):
+                p.copy_(s)
+        torch.manual_seed(0)  # the published seed: must not matter
+        optimizer = torch.optim.SGD(params, lr=1.0)
+        comps = dpsgd.make_private(
+            model, optimizer, noise_multiplier=1.0, expected_batch_size=2,
+            generator=streams.noise, secure_mode=True,
+        )  # fmt: skip
+        dpsgd.dp_step(comps, rows, clip_norm=1e-3, micro_batch=2, pad_id=tok.pad_token_id)
+        update = torch.cat([(p.detach() - s).reshape(-1) for p, s in zip(params, start, strict=True)])
+        comps.module.to_standard_module()
+        return update
+
+    first, second = SecretStreams.create(), SecretStreams.create()
+    assert not torch.equal(noisy_update(first), noisy_update(second))
+    replay = SecretStreams.create(insecure_seed=5)
+    state = replay.state_dict()
+    once = noisy_update(replay)
+    replay.load_state_dict(state)
+    assert torch.equal(once, noisy_update(replay))

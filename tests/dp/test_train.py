@@ -1,114 +1,120 @@
+"""train-generator end to end on a tiny model: the statement, what is published, overwrite, sweep, ranges."""
+
 import json
+from pathlib import Path
 
 import pytest
+from conftest import DP_ARGS, NONPRIVATE_ARGS
 
 from continuousbench.dp import accounting
 
-pytestmark = pytest.mark.slow
 
-COMMON = [
-    "--lora_r",
-    "4",
-    "--steps",
-    "4",
-    "--max_length",
-    "48",
-    "--eval_steps",
-    "2",
-    "--save_steps",
-    "2",
-    "--learning_rate",
-    "1e-3",
-    "--seed",
-    "0",
-]
-
-
-def _train(tmp_path, dp_corpus, dp_model_dir, name, *extra):
-    from continuousbench.dp.train import cli
-
-    out = tmp_path / name
-    cli(["--corpus", str(dp_corpus), "--model", str(dp_model_dir), "--output_dir", str(out), *COMMON, *extra])
-    return out
-
-
-@pytest.fixture(scope="module")
-def dp_generator(tmp_path_factory, dp_corpus, dp_model_dir):
-    return _train(
-        tmp_path_factory.mktemp("gen"),
-        dp_corpus,
-        dp_model_dir,
-        "dp",
-        "--epsilon",
-        "10",
-        "--sampling",
-        "poisson",
-        "--expected_batch_size",
-        "8",
-        "--micro_batch_size",
-        "4",
-    )
-
-
-def test_dp_run_card_carries_statement(dp_generator):
+@pytest.mark.slow
+def test_dp_run_card_carries_a_complete_statement(dp_generator):
+    dp_generator = dp_generator.path
     privacy = json.loads((dp_generator / "privacy.json").read_text())
     assert privacy["private"] and privacy["epsilon"] == pytest.approx(10, rel=0.01)
     event = accounting.dp_event_from_json(privacy["event_json"])
     assert accounting.event_epsilon(event, privacy["delta"]) == pytest.approx(privacy["epsilon"])
     assert privacy["delta"] == pytest.approx(accounting.default_delta(200))
+    assert privacy["validation"]["private"] is False and privacy["validation"]["history"]
     card = (dp_generator / "README.md").read_text()
-    assert f"({privacy['epsilon']:.4g}, {privacy['delta']:.3g})-differential" in card
-    assert "Add-or-remove one record" in card and privacy["event_json"] in card
-    assert "base_model:" in card and "differential-privacy" in card
-    assert (dp_generator / "adapter_model.safetensors").is_file()
-    assert not list(dp_generator.glob("checkpoint-*"))
-
-
-def test_nonprivate_run_uses_the_evaluator_recipe(tmp_path, dp_corpus, dp_model_dir):
-    out = _train(
-        tmp_path,
-        dp_corpus,
-        dp_model_dir,
-        "np",
-        "--per_device_train_batch_size",
-        "4",
-        "--samples_per_step",
-        "4",
+    assert f"({privacy['epsilon']:.4g}, {privacy['delta']:.3g})-\ndifferential" in card.replace(
+        "-differential", "-\ndifferential"
     )
+    for needed in (
+        "Add-or-remove one record", privacy["event_json"], "base_model:", "differential-privacy",
+        "at most 48 tokens", "BPE model", "1/n^1.1 with n = 200", "treated as public",
+        "operating system's entropy", "Neither depends on `--seed`", "validation split**, which gets no",
+        "opacus 1.6", "dp-accounting 0.6", "torch 2.", "are not published",
+    ):  # fmt: skip
+        assert needed in card, needed
+    assert (dp_generator / "adapter_model.safetensors").is_file()
+    hidden = [p.name for p in dp_generator.iterdir() if p.name.startswith(".")]
+    assert hidden == [".continuousbench-train-generator.json"]  # no work folder, no checkpoints
+
+
+@pytest.mark.slow
+def test_nonprivate_run_uses_the_evaluator_recipe(tmp_path, train_generator):
+    out = train_generator(tmp_path / "np", *NONPRIVATE_ARGS)
     privacy = json.loads((out / "privacy.json").read_text())
-    assert privacy["private"] is False and privacy["validation_loss"] > 0
+    assert privacy["private"] is False and privacy["validation"]["loss"] > 0
     assert "without differential privacy" in (out / "README.md").read_text()
 
 
-def test_refuses_existing_output(tmp_path, dp_corpus, dp_model_dir, capsys):
-    (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "f").write_text("keep")
-    with pytest.raises(SystemExit):
-        _train(tmp_path, dp_corpus, dp_model_dir, "x", "--epsilon", "10")
-    assert "pass --overwrite or --resume" in capsys.readouterr().err
+def test_step_defaults_follow_tables_29_and_31():
+    from continuousbench.dp.train import make_parser
+
+    _, _, dp = make_parser().parse(["--output_dir", "/tmp/unused", "--epsilon", "10"])
+    _, _, public = make_parser().parse(["--output_dir", "/tmp/unused"])
+    assert (dp.max_steps, public.max_steps) == (3000, 10_000)
 
 
-def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
-    from continuousbench.dp.synthesize import cli
-    from continuousbench.harness.data import load_corpus
+BAD_NUMBERS = [
+    ["--delta", "1"], ["--delta", "0"], ["--epsilon", "0"], ["--epsilon", "-1"], ["--clip_norm", "0"],
+    ["--micro_batch_size", "0"], ["--physical_batch_size", "0"], ["--max_steps", "0"],
+    ["--learning_rate=-1e-4"], ["--eval_limit", "0"], ["--lr_sweep", "1e-4,x"],
+    ["--lr_sweep", "0,1e-4"], ["--insecure_noise_seed", "-1"], ["--seed", "-1"],
+]  # fmt: skip
 
-    args = [
-        "--generator",
-        str(dp_generator),
-        "--num_samples",
-        "6",
-        "--max_new_tokens",
-        "12",
-        "--batch_size",
-        "3",
-    ]
-    cli([*args, "--output_dir", str(tmp_path / "a")])
-    cli([*args, "--output_dir", str(tmp_path / "b")])
-    a, b = load_corpus(str(tmp_path / "a")), load_corpus(str(tmp_path / "b"))
-    assert a["text"] == b["text"] and len(a) >= 1
-    parquet = "data/train-00000-of-00001.parquet"
-    assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
-    card = (tmp_path / "a" / "README.md").read_text()
-    assert "configs:" in card and "Privacy statement" in card and "Add-or-remove one record" in card
-    with pytest.raises(SystemExit):
-        cli([*args, "--output_dir", str(tmp_path / "a")])
+
+@pytest.mark.parametrize("option", BAD_NUMBERS, ids=" ".join)
+def test_bad_numbers_are_refused_at_once(invoke, tmp_path, option):
+    argv = ["train-generator", "--corpus", str(tmp_path), "--output_dir", str(tmp_path / "g"), *option]
+    name = option[0].split("=")[0]
+    result = invoke(argv)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and name in lines[0]
+    assert not (tmp_path / "g").exists()
+
+
+@pytest.mark.slow
+def test_overwrite_replaces_only_our_files_and_only_when_done(tmp_path, dp_corpus, train_generator):
+    out = tmp_path / "gen"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    train_generator(out, *DP_ARGS)
+    adapter = (out / "adapter_model.safetensors").read_bytes()
+    with pytest.raises(SystemExit) as err:  # a finished generator is not replaced silently
+        train_generator(out, *DP_ARGS)
+    assert err.value.code == 2
+    no_validation = tmp_path / "train-only"
+    (no_validation / "data").mkdir(parents=True)
+    (no_validation / "data" / "train.txt").write_text("one record\nanother record\n")
+    with pytest.raises(SystemExit):  # a failing --overwrite keeps the old generator
+        train_generator(out, *DP_ARGS, "--overwrite", "true", corpus=no_validation)
+    assert (out / "adapter_model.safetensors").read_bytes() == adapter
+    train_generator(out, *DP_ARGS, "--overwrite", "true")
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "adapter_model.safetensors").read_bytes() != adapter  # new secret noise
+
+
+@pytest.mark.slow
+def test_sweep_publishes_only_the_selected_run(tmp_path, train_generator):
+    args = [*DP_ARGS, "--steps", "2", "--lr_sweep", "1e-3,1e-2"]
+    out = train_generator(tmp_path / "sweep", *args)
+    privacy = json.loads((out / "privacy.json").read_text())
+    losses = privacy["validation"]["learning_rates"]
+    assert set(losses) == {"0.001", "0.01"} and privacy["learning_rate"] == float(min(losses, key=losses.get))
+    assert not list(out.glob("lr-*")) and not list(out.rglob("checkpoint-*"))
+    card = (out / "README.md").read_text()
+    assert "among 2 runs" in card and "**not** accounted for" in card
+
+
+RECIPES = sorted((Path(__file__).parents[2] / "recipes" / "configs").glob("generator-*.yaml"))
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: p.name)
+def test_generator_recipes_follow_tables_29_to_31(recipe):
+    from continuousbench.dp.train import make_parser
+
+    args, model, config = make_parser().parse(["--config", str(recipe), "--output_dir", "/tmp/unused"])
+    assert model.tuning == "lora" and model.lora_r == 128 and config.max_length in (256, 1024)
+    if recipe.stem.endswith("-dp"):  # Table 31
+        assert config.private and config.max_steps == 3000 and config.clip_norm == 1e-3
+        assert (config.sampling, config.truncation_analysis) == ("truncated_poisson", "pld")
+        assert (config.physical_batch_size, config.expected_batch_size) == (512, "auto")
+    else:  # Table 29
+        assert not config.private and config.max_steps == 10_000 and config.samples_per_step == 32
+    assert (config.adam_beta2, config.weight_decay, config.lr_scheduler_type) == (0.995, 0.1, "cosine")
