@@ -48,6 +48,7 @@ def train_nonprivate(
     tmp = run_dir / ".final-tmp"
     trainer.save_model(str(tmp))  # the best checkpoint (load_best_model_at_end); process 0 writes
     if procs.main:
+        (tmp / "training_args.bin").unlink(missing_ok=True)  # a pickle; the card lists the settings
         tokenizer.save_pretrained(str(tmp))
         replace_dir(tmp, run_dir / "final")
         shutil.rmtree(trainer_dir)

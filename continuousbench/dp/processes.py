@@ -36,9 +36,13 @@ def current() -> Processes:
     """This process's place, setting up the process group when launched as several processes."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return Processes()
+    import logging
+
     from accelerate import PartialState
 
     state = PartialState()
+    if not state.is_main_process:  # progress is reported once, by process 0
+        logging.getLogger("continuousbench").setLevel(logging.WARNING)
     return Processes(state.process_index, state.num_processes)
 
 
@@ -92,3 +96,13 @@ def on_main(work: Callable[[], T], procs: Processes) -> T:
     if failed:
         raise SystemExit(2)
     return result
+
+
+def main_first(work: Callable[[], T], procs: Processes) -> T:
+    """Run ``work`` on process 0, then - once it succeeded - on the others (e.g. loading data, so that
+    ``datasets`` writes its cache files once instead of racing on them); an error stops every process."""
+    if not procs.distributed:
+        return work()
+    result: list[T] = []
+    on_main(lambda: result.append(work()), procs)
+    return result[0] if procs.main else work()

@@ -244,7 +244,7 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     staged = processes.on_main(
         lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume), procs
     )
-    source, train, val = load_data(args)
+    source, train, val = processes.main_first(lambda: load_data(args), procs)
     processes.on_main(
         lambda: staged.pin_config(settings(args, model_args, config, train, val), ignore=OUTPUT_ONLY), procs
     )
@@ -333,4 +333,8 @@ def cli(argv: list[str] | None = None) -> Path:
     """Parse ``argv`` (default: sys.argv) with :func:`make_parser`, run :func:`main`, print the folder."""
     from continuousbench.commands import run
 
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+    def report(out: Path) -> None:
+        if processes.current().main:
+            print(out)
+
+    return run(lambda: main(*make_parser().parse(argv)), report=report)
