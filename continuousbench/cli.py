@@ -27,6 +27,7 @@ COMMANDS: Table = {
     "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
     "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
+    "audit": ("continuousbench.diagnostics.audit", "Empirical lower bound on a generator recipe's epsilon."),
     "report": ("continuousbench.harness.report", "Tabulate and plot the results of several runs."),
     "metric": (
         {

@@ -198,3 +198,25 @@ def validation_sums(model, records: list[list[int]], pad_id: int, batch_size: in
             count += int((targets != -100).sum())
     model.train(was_training)
     return total, count
+
+
+def record_losses(model, records: list[list[int]], pad_id: int, batch_size: int = 16) -> list[float]:
+    """Each record's mean token loss (the per-example loss DP-SGD clips), e.g. to score audit canaries."""
+    import torch
+
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    losses: list[float] = []
+    with torch.no_grad():
+        for i in range(0, len(records), batch_size):
+            ids, mask, labels = pad_batch(records[i : i + batch_size], pad_id, device)
+            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+            targets = labels[:, 1:]
+            token = torch.nn.functional.cross_entropy(
+                logits.transpose(1, 2), targets, ignore_index=-100, reduction="none"
+            )
+            counts = (targets != -100).sum(dim=1).clamp(min=1)
+            losses.extend((token.sum(dim=1) / counts).tolist())
+    model.train(was_training)
+    return losses

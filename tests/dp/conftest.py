@@ -84,3 +84,46 @@ def dp_generator(tmp_path_factory, train_generator):
         path = train_generator(tmp_path_factory.mktemp("gen") / "dp", *DP_ARGS)
     assert seen, "the recording wrapper saw no step"
     return TrainedGenerator(path, seen)
+
+
+@pytest.fixture(scope="session")
+def trained_base_dir(tmp_path_factory, dp_model_dir):
+    """The tiny Llama after 200 full fine-tuning steps on the corpus's text: a base model whose output
+    layer can make confident predictions (a random one cannot, so LoRA could memorise nothing)."""
+    import numpy as np
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from continuousbench.dp.dpsgd import encode_records, pad_batch
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(dp_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(dp_model_dir)
+    records = encode_records(tokenizer, _texts(0, 232), 48)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        ids, mask, labels = pad_batch(
+            [records[i] for i in rng.choice(len(records), 32)], tokenizer.pad_token_id, "cpu"
+        )
+        model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    out = tmp_path_factory.mktemp("trained-base")
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory):
+    """16 training and 16 validation records: canaries are a large share of what an audit trains on."""
+    from datasets import Dataset
+
+    out = tmp_path_factory.mktemp("small-corpus")
+    (out / "data").mkdir()
+    Dataset.from_dict({"text": _texts(0, 16)}).to_parquet(str(out / "data/train-00000-of-00001.parquet"))
+    Dataset.from_dict({"text": _texts(200, 216)}).to_parquet(
+        str(out / "data/validation-00000-of-00001.parquet")
+    )
+    return out
