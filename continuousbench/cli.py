@@ -28,6 +28,10 @@ COMMANDS: Table = {
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
     "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
     "audit": ("continuousbench.diagnostics.audit", "Empirical lower bound on a generator recipe's epsilon."),
+    "leakage": (
+        "continuousbench.diagnostics.leakage",
+        "Sensitive singleton facts a corpus repeats verbatim.",
+    ),
     "report": ("continuousbench.harness.report", "Tabulate and plot the results of several runs."),
     "metric": (
         {

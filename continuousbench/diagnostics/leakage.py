@@ -1,0 +1,136 @@
+"""Singleton leakage: which sensitive facts a synthetic corpus repeats verbatim.
+
+    continuousbench leakage --release geminon-small-2026q1 --corpus runs/syn-eps10 \\
+        --reference runs/syn-inf --output leakage.json
+
+A singleton fact is a sensitive entity's name together with one of its values (a ``qa_singleton``
+answer or alias): the release states it in exactly one training document, so a generator can only
+have it from that record. A fact counts as leaked by a corpus when some document contains both the
+name and the value verbatim (case-insensitive, whole words: "77" is not found in "177"). The
+candidate corpus (e.g. DP synthetic text) is compared with ``--reference`` (a corpus sampled from the
+non-private generator) and with the real training split (the ceiling: how many facts are verbatim
+there at all). A DP generator should leak about as little as chance allows; the non-private one
+shows what the same pipeline leaks without protection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    name: str
+    attribute: str
+    values: tuple[str, ...]
+
+
+def singleton_facts(release: str) -> list[Fact]:
+    """Every (name, value) of the release's ``qa_singleton`` questions (validation and test)."""
+    from continuousbench.release.load import load_release
+
+    facts = {}
+    for split in load_release(release, "qa_singleton").values():
+        for row in split:
+            values = tuple(
+                v for v in dict.fromkeys([row["answer"], *(row.get("aliases") or [])]) if v.strip()
+            )
+            facts[row["id"]] = Fact(row["id"], row["name"], row["attribute"], values)
+    if not facts:
+        raise ValueError(f"release {release} has no qa_singleton questions: nothing to look for")
+    return sorted(facts.values(), key=lambda f: f.id)
+
+
+def _words(text: str) -> str:
+    """A case-insensitive whole-word pattern for ``text`` (word characters may not touch it)."""
+    return rf"(?<!\w){re.escape(text)}(?!\w)"
+
+
+def leaked_facts(facts: list[Fact], texts: list[str]) -> dict[str, int]:
+    """Fact id -> number of documents stating name and value together (facts never stated: absent)."""
+    by_name: dict[str, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        by_name[fact.name.lower()].append(fact)
+    names = re.compile("|".join(_words(n) for n in sorted(by_name, key=len, reverse=True)), re.IGNORECASE)
+    values = {f.id: re.compile("|".join(_words(v) for v in f.values), re.IGNORECASE) for f in facts}
+    found: dict[str, int] = defaultdict(int)
+    for text in texts:
+        for name in {m.group(0).lower() for m in names.finditer(text)}:
+            for fact in by_name[name]:
+                if values[fact.id].search(text):
+                    found[fact.id] += 1
+    return dict(found)
+
+
+def summary(facts: list[Fact], texts: list[str]) -> dict[str, Any]:
+    hits = leaked_facts(facts, texts)
+    by_attribute: dict[str, int] = defaultdict(int)
+    for fact in facts:
+        by_attribute[fact.attribute] += fact.id in hits
+    return {
+        "documents": len(texts),
+        "facts_leaked": len(hits),
+        "share_leaked": len(hits) / len(facts),
+        "by_attribute": dict(sorted(by_attribute.items())),
+        "leaked": {k: hits[k] for k in sorted(hits)},
+    }
+
+
+@dataclass
+class LeakageArguments:
+    release: str = field(metadata={"help": "Release id or folder (its qa_singleton facts and real corpus)."})
+    corpus: str = field(metadata={"help": "Synthetic corpus to check (folder, parquet, jsonl, ...)."})
+    reference: str | None = field(
+        default=None, metadata={"help": "Corpus sampled from the non-private generator, for comparison."}
+    )
+    text_column: str = field(default="text", metadata={"help": "Column of the corpora holding the text."})
+    output: str | None = field(default=None, metadata={"help": "Write the result as JSON here."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        (LeakageArguments,),
+        prog="continuousbench leakage",
+        description="Sensitive singleton facts a synthetic corpus repeats verbatim (against a reference).",
+    )
+
+
+def main(args: LeakageArguments) -> dict[str, Any]:
+    from continuousbench.files import write_json
+    from continuousbench.harness.data import load_corpus
+
+    if args.output and Path(args.output).exists() and not args.overwrite:
+        raise FileExistsError(f"--output {args.output} exists: pass --overwrite to replace it")
+    facts = singleton_facts(args.release)
+    result: dict[str, Any] = {"release": args.release, "facts": len(facts)}
+    sources = {"corpus": args.corpus, "reference": args.reference, "real_train": args.release}
+    for key, source in sources.items():
+        if source is not None:
+            column = "text" if key == "real_train" else args.text_column
+            result[key] = {"source": source, **summary(facts, list(load_corpus(source, column)["text"]))}
+    if args.output:
+        write_json(args.output, result)
+    return result
+
+
+def _report(result: dict[str, Any]) -> None:
+    parts = [
+        f"{key}: {result[key]['facts_leaked']}/{result['facts']}"
+        for key in ("corpus", "reference", "real_train")
+        if key in result
+    ]
+    print("singleton facts stated verbatim - " + ", ".join(parts))
+
+
+def cli(argv: list[str] | None = None) -> dict[str, Any]:
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=_report)
