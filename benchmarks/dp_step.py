@@ -1,18 +1,25 @@
-"""DP-SGD step cost (Opacus ghost clipping) relative to a non-private step, and synthesis throughput.
+"""DP-SGD step cost relative to a non-private step, per clipping mode and precision, and synthesis throughput.
 
     python benchmarks/dp_step.py --quick          # tiny Llama, CPU, seconds
-    python benchmarks/dp_step.py --batch 32 --length 256 --hidden 512 --layers 8
+    python benchmarks/dp_step.py                  # Llama h=256 L=4, LoRA r=16, batch 32 x 128 tokens
+    python benchmarks/dp_step.py --kinds plain ghost --bf16
 
-Same model (tiny Llama + LoRA), same batch, same tokens: the non-private step is one mean-loss
-backward + AdamW; the DP step is Opacus's two ghost-clipping backwards + noise + AdamW. Times are
-medians of alternating repeats on one thread. Memory is what one step needs above its set-up: on CUDA
-the allocator's peak, on CPU the peak RSS of a fresh process that builds only that kind of step.
+Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-loss backward + AdamW;
+``per_sample`` is the DP step with Opacus hooks (one backward that keeps every record's LoRA gradient);
+``ghost`` is the DP step with Opacus ghost clipping (norms without per-record gradients, then a second
+backward). Both DP steps add secure-mode noise from a secret generator, as training does. ``--bf16``
+adds the same kinds under CPU/GPU bf16 autocast. Times are medians of repeats in which the kinds
+alternate (load on a shared machine hits them alike). Memory is what one step needs above its set-up:
+on CUDA the allocator's peak in a second step, on CPU the peak RSS of the first step of a fresh
+process that builds only that kind, with glibc's mmap threshold fixed so that RSS follows live memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
 import statistics
 import subprocess
 import sys
@@ -20,13 +27,18 @@ import tempfile
 import time
 from pathlib import Path
 
+KINDS = ("plain", "per_sample", "ghost")
+# "two_backwards": ghost clipping's two backward passes with direct per-record norms (Opacus's fast
+# gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
+EXTRA = ("two_backwards",)
+
 
 def build_step(args, kind: str):
-    """(step function, model, tokenizer) for kind "plain" or "dp" on the benchmark's tiny model."""
+    """(step function, model, tokenizer) for kind plain / per_sample / ghost, optionally "-bf16"."""
     import torch
 
     from continuousbench.dp import dpsgd
-    from continuousbench.dp.sampling import PoissonBatchSampler
+    from continuousbench.dp.randomness import SecretStreams
     from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.tinymodel import save_tiny_model
 
@@ -47,40 +59,49 @@ def build_step(args, kind: str):
     rows = dpsgd.encode_records(tok, texts[: args.batch], args.length)
     params = dpsgd.check_trainable(model)
     optimizer = torch.optim.AdamW(params, lr=1e-4)
-    if kind == "dp":
-        sampler = PoissonBatchSampler(len(rows), 0.5, 1)
+    base, _, precision = kind.partition("-")
+    dtype = torch.bfloat16 if precision == "bf16" else None
+    if base != "plain":
         comps = dpsgd.make_private(
-            model, optimizer, rows, sampler, noise_multiplier=1.0, expected_batch_size=len(rows)
-        )
-        return (
-            lambda: dpsgd.dp_step(
-                comps, rows, clip_norm=1e-3, micro_batch=len(rows), pad_id=tok.pad_token_id
-            ),
-            model,
-            tok,
-        )
-    ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
+            model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
+            generator=SecretStreams.create(device=device).noise, secure_mode=True,
+            clipping="ghost" if base == "two_backwards" else base,
+        )  # fmt: skip
+        comps.module.use_ghost_clipping = base != "two_backwards"
+
+        def dp_step():
+            dpsgd.dp_step(
+                comps,
+                rows,
+                clip_norm=1e-3,
+                micro_batch=len(rows),
+                pad_id=tok.pad_token_id,
+                autocast_dtype=dtype,
+            )
+
+        return dp_step, model, tok
 
     def plain_step():
         optimizer.zero_grad()
-        ids, mask, labels = dpsgd.pad_batch(rows, tok.pad_token_id, device)
-        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
-        ce(logits.reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1)).backward()
+        with torch.autocast(device_type=device, dtype=dtype) if dtype else contextlib.nullcontext():
+            loss = dpsgd.record_loss(model, rows, tok.pad_token_id, device).mean()
+        loss.backward()
         optimizer.step()
 
     return plain_step, model, tok
 
 
-def timed_pair(fn_a, fn_b, repeats: int) -> tuple[float, float]:
-    """Median times of two steps measured alternately, so load on a shared CPU hits both alike."""
-    fn_a(), fn_b()  # warm-up
-    times_a, times_b = [], []
+def timed(steps: dict, repeats: int) -> dict[str, float]:
+    """Median time of each step, the steps taken in turn so that load on a shared CPU hits all alike."""
+    for step in steps.values():
+        step()  # warm-up
+    times: dict[str, list[float]] = {kind: [] for kind in steps}
     for _ in range(repeats):
-        for fn, times in ((fn_a, times_a), (fn_b, times_b)):
+        for kind, step in steps.items():
             start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    return statistics.median(times_a), statistics.median(times_b)
+            step()
+            times[kind].append(time.perf_counter() - start)
+    return {kind: statistics.median(t) for kind, t in times.items()}
 
 
 def step_memory(args, kind: str, argv: list[str]) -> float:
@@ -89,18 +110,27 @@ def step_memory(args, kind: str, argv: list[str]) -> float:
 
     if torch.cuda.is_available():
         step, _, _ = build_step(args, kind)
+        step()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         step()
         return (torch.cuda.max_memory_allocated() - base) / 2**20
+    # glibc keeps large freed blocks in its heap once its mmap threshold has grown, which inflates peak
+    # RSS with memory no longer in use; a fixed threshold returns them at once, so RSS follows live memory.
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
     out = subprocess.run(
-        [sys.executable, __file__, *argv, "--memory-of", kind], capture_output=True, text=True, check=True
+        [sys.executable, __file__, *argv, "--memory-of", kind],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return float(out.stdout.split()[-1])
 
 
 def _memory_child(args, kind: str) -> None:
     step, _, _ = build_step(args, kind)
+    # The first step: a later one would reuse what the allocator kept from it and look free.
     gc.collect()
     Path("/proc/self/clear_refs").write_text("5")  # Linux: reset the peak-RSS counter to the current RSS
     base = _status_kib("VmRSS")
@@ -118,33 +148,39 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
 
     from continuousbench.llm import generate_batched
 
-    plain_step, plain, tok = build_step(args, "plain")
-    dp_step, _, _ = build_step(args, "dp")
-    t_plain, t_dp = timed_pair(plain_step, dp_step, args.repeats)
-    m_plain, m_dp = step_memory(args, "plain", argv), step_memory(args, "dp", argv)
+    kinds = [k for k in args.kinds] + ([f"{k}-bf16" for k in args.kinds] if args.bf16 else [])
+    built = {kind: build_step(args, kind) for kind in kinds}
+    times = timed({kind: b[0] for kind, b in built.items()}, args.repeats)
+    memory = {kind: step_memory(args, kind, argv) for kind in kinds}
+    rows = [
+        ("device", "cuda" if torch.cuda.is_available() else "cpu (shared machine: timings are noisy)"),
+        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank}"),
+        ("batch x tokens", f"{args.batch} x <= {args.length}"),
+    ]
+    for kind in kinds:
+        reference = "plain-bf16" if kind.endswith("-bf16") and "plain-bf16" in times else "plain"
+        ratio = ""
+        if reference in times and kind != reference and memory[reference] >= 8:  # RSS is coarse below
+            ratio = f" = {times[kind] / times[reference]:.2f}x time, "
+            ratio += f"{memory[kind] / memory[reference]:.2f}x memory"
+        rows.append((f"{kind} step", f"{times[kind]:.3f} s, {memory[kind]:.0f} MiB{ratio}"))
+    _, plain, tok = built[kinds[0]]
     start = time.perf_counter()
     prompts = [""] * args.samples
     generate_batched(
         plain, tok, prompts, max_new_tokens=args.new_tokens, batch_size=args.samples, do_sample=True, seed=0
     )
     rate = args.samples / (time.perf_counter() - start)
-    return [
-        ("device", "cuda" if torch.cuda.is_available() else "cpu"),
-        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank}"),
-        ("batch x tokens", f"{args.batch} x <= {args.length}"),
-        ("non-private step (s)", f"{t_plain:.4f}"),
-        ("DP ghost step (s)", f"{t_dp:.4f}"),
-        ("DP / non-private time", f"{t_dp / t_plain:.2f}x"),
-        ("step memory non-private / DP (MiB)", f"{m_plain:.0f} / {m_dp:.0f}"),
-        ("DP / non-private memory", f"{m_dp / max(m_plain, 1e-9):.2f}x"),
-        (f"synthesis ({args.new_tokens} new tokens)", f"{rate:.1f} samples/s"),
-    ]
+    rows.append((f"synthesis ({args.new_tokens} new tokens)", f"{rate:.1f} samples/s"))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Tiny sizes, a few seconds on CPU.")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS + EXTRA, default=list(KINDS))
+    parser.add_argument("--bf16", action="store_true", help="Also every kind under bf16 autocast.")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--hidden", type=int, default=256)
@@ -153,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--new_tokens", type=int, default=64)
-    parser.add_argument("--memory-of", choices=("plain", "dp"), help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--memory-of", help=argparse.SUPPRESS)  # child process
     args = parser.parse_args(argv)
     if args.quick:
         args.batch, args.length, args.hidden, args.layers, args.rank = 8, 64, 64, 2, 8

@@ -88,11 +88,14 @@ def token_loss(model, criterion, rows, pad_id: int, device):
     return criterion(flat, targets.reshape(-1), shape=(logits.shape[0], logits.shape[1]))
 
 
+CLIPPINGS = ("per_sample", "ghost")
+
+
 @dataclass
 class DPComponents:
-    module: object  # Opacus GradSampleModuleFastGradientClipping around the PEFT model
-    optimizer: object  # DPOptimizerFastGradientClipping (its Distributed variant under several processes)
-    criterion: object  # DPLossFastGradientClipping
+    module: object  # Opacus GradSampleModule (per_sample) or GradSampleModuleFastGradientClipping (ghost)
+    optimizer: object  # the matching DPOptimizer (its Distributed variant under several processes)
+    criterion: object | None  # DPLossFastGradientClipping (ghost); None: our per-record loss (per_sample)
     rank: int = 0
     world_size: int = 1
 
@@ -105,10 +108,16 @@ def make_private(
     expected_batch_size: float,
     generator,
     secure_mode: bool = False,
+    clipping: str = "per_sample",
     rank: int = 0,
     world_size: int = 1,
 ) -> DPComponents:
-    """Wrap model/optimizer/criterion with Opacus ghost clipping (clip at 1: see normalised clipping).
+    """Wrap model and optimizer for DP-SGD with Opacus (clip at 1: see normalised clipping).
+
+    ``clipping``: ``per_sample`` (Opacus hooks: one backward pass that keeps every record's LoRA
+    gradient, ``micro_batch x LoRA parameters`` floats - cheap for LoRA on small models) or ``ghost``
+    (Opacus ghost clipping: per-record norms without per-record gradients, then a second backward
+    pass - the memory-light choice for large LoRA ranks and batches).
 
     Built from Opacus's classes directly rather than ``PrivacyEngine.make_private``: that wants a
     DataLoader (whose iterator draws from torch's global generator) to infer the batch size, and a
@@ -119,41 +128,74 @@ def make_private(
     before stepping: one noise draw per logical step, clipping before any reduction.
     """
     import torch
-    from opacus.grad_sample import GradSampleModuleFastGradientClipping
-    from opacus.optimizers import DistributedDPOptimizerFastGradientClipping, DPOptimizerFastGradientClipping
+    from opacus import optimizers
+    from opacus.grad_sample import GradSampleModule, GradSampleModuleFastGradientClipping
     from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
 
-    module = GradSampleModuleFastGradientClipping(
-        model, batch_first=True, loss_reduction="mean", max_grad_norm=1.0, use_ghost_clipping=True
-    )
+    if clipping not in CLIPPINGS:
+        raise ValueError(f"unknown clipping {clipping!r}: use {' or '.join(CLIPPINGS)}")
     distributed = world_size > 1
-    optimizer_class = (
-        DistributedDPOptimizerFastGradientClipping if distributed else DPOptimizerFastGradientClipping
-    )
-    dp_optimizer = optimizer_class(
+    if clipping == "ghost":
+        module = GradSampleModuleFastGradientClipping(
+            model, batch_first=True, loss_reduction="mean", max_grad_norm=1.0, use_ghost_clipping=True
+        )
+        dp_class = (
+            optimizers.DistributedDPOptimizerFastGradientClipping
+            if distributed
+            else optimizers.DPOptimizerFastGradientClipping
+        )
+    else:
+        module = GradSampleModule(model, batch_first=True, loss_reduction="mean")
+        dp_class = optimizers.DistributedDPOptimizer if distributed else optimizers.DPOptimizer
+    dp_optimizer = dp_class(
         optimizer,
         noise_multiplier=noise_multiplier,
         max_grad_norm=1.0,
-        # the distributed optimizer divides by this on every process, then by the world size again
+        # the distributed optimizers divide by this on every process, then by the world size again
         expected_batch_size=expected_batch_size / world_size,
         loss_reduction="mean",
         generator=generator,
         secure_mode=secure_mode,
     )
-    criterion = DPLossFastGradientClipping(
-        module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
-    )
+    criterion = None
+    if clipping == "ghost":
+        criterion = DPLossFastGradientClipping(
+            module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
+        )
     return DPComponents(module, dp_optimizer, criterion, rank, world_size)
 
 
+def record_loss(model, rows: list[list[int]], pad_id: int, device):
+    """Each record's mean token loss, as a tensor (the per-example loss DP-SGD clips)."""
+    import torch
+
+    ids, mask, labels = pad_batch(rows, pad_id, device)
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+    targets = labels[:, 1:]
+    token = torch.nn.functional.cross_entropy(
+        logits.transpose(1, 2), targets, ignore_index=-100, reduction="none"
+    )
+    return token.sum(dim=1) / (targets != -100).sum(dim=1).clamp(min=1)
+
+
 def dp_step(
-    components: DPComponents, batch: list[list[int]], *, clip_norm: float, micro_batch: int, pad_id: int
+    components: DPComponents,
+    batch: list[list[int]],
+    *,
+    clip_norm: float,
+    micro_batch: int,
+    pad_id: int,
+    autocast_dtype=None,
 ) -> tuple[float, int]:
     """One noisy optimizer step on a logical batch; returns this process's (summed loss, records).
 
     The loss is a raw statistic of private records: callers may log it, never publish it. Each process
-    takes every ``world_size``-th record of the batch.
+    takes every ``world_size``-th record of the batch; micro-batches accumulate clipped sums
+    (``signal_skip_step``) before the one noisy step. ``autocast_dtype`` (e.g. bfloat16) runs the
+    forward passes under autocast; clipping, noise and the update stay in the parameters' float32.
     """
+    import contextlib
+
     import torch
 
     module, optimizer, criterion = components.module, components.optimizer, components.criterion
@@ -162,19 +204,32 @@ def dp_step(
     if not mine:  # an empty (share of a) Poisson batch still takes part in the noisy step
         for p in optimizer.params:
             p.grad = torch.zeros_like(p)
+            p.grad_sample = torch.zeros((0, *p.shape), dtype=p.dtype, device=p.device)
         optimizer.step()
         optimizer.zero_grad()
         return 0.0, 0
     chunks = [mine[i : i + micro_batch] for i in range(0, len(mine), micro_batch)]
     total = 0.0
     for i, chunk in enumerate(chunks):
-        loss = token_loss(module, criterion, chunk, pad_id, device)
-        total += float(loss.loss_per_sample.detach().sum())
-        (loss / clip_norm).backward()
+        autocast = (
+            torch.autocast(device_type=device.type, dtype=autocast_dtype)
+            if autocast_dtype is not None
+            else contextlib.nullcontext()
+        )
+        if criterion is not None:  # ghost: Opacus's criterion runs both backward passes
+            with autocast:
+                loss = token_loss(module, criterion, chunk, pad_id, device)
+            total += float(loss.loss_per_sample.detach().sum())
+            (loss / clip_norm).backward()
+        else:
+            with autocast:
+                per_record = record_loss(module, chunk, pad_id, device)
+            total += float(per_record.detach().sum())
+            (per_record.mean() / clip_norm).backward()
         if i < len(chunks) - 1:
             optimizer.signal_skip_step(do_skip=True)
         optimizer.step()
-    optimizer.zero_grad()
+        optimizer.zero_grad()  # after a skipped step this keeps the clipped sum, drops the rest
     return total, len(mine)
 
 
@@ -201,22 +256,16 @@ def validation_sums(model, records: list[list[int]], pad_id: int, batch_size: in
 
 
 def record_losses(model, records: list[list[int]], pad_id: int, batch_size: int = 16) -> list[float]:
-    """Each record's mean token loss (the per-example loss DP-SGD clips), e.g. to score audit canaries."""
+    """Each record's mean token loss, e.g. to score audit canaries."""
     import torch
 
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    losses: list[float] = []
     with torch.no_grad():
-        for i in range(0, len(records), batch_size):
-            ids, mask, labels = pad_batch(records[i : i + batch_size], pad_id, device)
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            targets = labels[:, 1:]
-            token = torch.nn.functional.cross_entropy(
-                logits.transpose(1, 2), targets, ignore_index=-100, reduction="none"
-            )
-            counts = (targets != -100).sum(dim=1).clamp(min=1)
-            losses.extend((token.sum(dim=1) / counts).tolist())
+        losses = [
+            x for i in range(0, len(records), batch_size)
+            for x in record_loss(model, records[i : i + batch_size], pad_id, device).tolist()
+        ]  # fmt: skip
     model.train(was_training)
     return losses

@@ -51,6 +51,7 @@ class DPRun:
     sampler: Any
     records: list[list[int]]
     val_records: list[list[int]]
+    autocast_dtype: Any = None  # torch.bfloat16 with --bf16: forward passes under autocast
     step: int = 0
     best_loss: float = math.inf
     best_step: int = 0
@@ -97,6 +98,7 @@ def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insec
         expected_batch_size=plan.sampling.expected_batch_size,
         generator=streams.noise,
         secure_mode=config.secure_noise,
+        clipping=config.clipping,
         rank=procs.rank,
         world_size=procs.world_size,
     )
@@ -106,8 +108,20 @@ def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insec
         num_warmup_steps=config.get_warmup_steps(plan.steps),
         num_training_steps=plan.steps,
     )
+    autocast = torch.bfloat16 if config.bf16 else None
     return DPRun(
-        plan, procs, model, tokenizer, params, comps, scheduler, streams, sampler, records, val_records
+        plan,
+        procs,
+        model,
+        tokenizer,
+        params,
+        comps,
+        scheduler,
+        streams,
+        sampler,
+        records,
+        val_records,
+        autocast,
     )
 
 
@@ -171,6 +185,7 @@ def train_step(run: DPRun, micro_batch: int) -> tuple[float, int]:
         clip_norm=run.plan.clip_norm,
         micro_batch=micro_batch,
         pad_id=run.tokenizer.pad_token_id,
+        autocast_dtype=run.autocast_dtype,
     )
     run.scheduler.step()
     run.step += 1

@@ -100,6 +100,14 @@ class GeneratorConfig(EvaluatorConfig):
         default="pld", metadata={"help": "pld (exact) or union_bound.", "choices": ["pld", "union_bound"]}
     )
     clip_norm: float = field(default=1e-3, metadata=bounds("(0, inf)", "Normalised clipping norm C."))
+    clipping: str = field(
+        default="per_sample",
+        metadata={
+            "help": "per_sample (one backward; keeps micro_batch x LoRA-parameter gradients) or ghost "
+            "(Opacus ghost clipping: two backwards, little memory; for large ranks and batches).",
+            "choices": ["per_sample", "ghost"],
+        },
+    )
     secure_noise: bool = field(
         default=True, metadata={"help": "Opacus's floating-point-safe noise sampler (4 draws per value)."}
     )

@@ -34,7 +34,9 @@ def _per_example_grads(model, rows, pad_id, clip_norm):
     return torch.stack(grads)
 
 
-def test_clipped_per_example_gradients_never_exceed_c(dp_model_dir, dp_corpus):
+@pytest.mark.parametrize("clipping", dpsgd.CLIPPINGS)
+@pytest.mark.parametrize("micro_batch", [6, 4])  # one micro-batch, or two accumulated before the step
+def test_the_step_sums_per_example_gradients_clipped_to_c(dp_model_dir, clipping, micro_batch):
     model, tok = _lora_model(dp_model_dir)
     texts = [f"Geminon {i} has attack {i} and lives in zone {i % 5}." + " zone" * (i % 4) for i in range(6)]
     rows = dpsgd.encode_records(tok, texts, 64)
@@ -48,17 +50,15 @@ def test_clipped_per_example_gradients_never_exceed_c(dp_model_dir, dp_corpus):
     assert (per_example.norm(dim=1) > 1).any() and (per_example.norm(dim=1) < 1).any()
 
     params = dpsgd.check_trainable(model)
+    before = torch.cat([p.detach().reshape(-1) for p in params])
     comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=0.0), noise_multiplier=0.0, expected_batch_size=3,
-        generator=torch.Generator(),
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
+        generator=torch.Generator(), clipping=clipping,
     )  # fmt: skip
-    loss = dpsgd.token_loss(comps.module, comps.criterion, rows, tok.pad_token_id, "cpu")
-    (loss / clip).backward()
-    # Opacus's own per-example norms (before clipping) match the independent computation ...
-    assert torch.allclose(comps.module.per_sample_gradient_norms, per_example.norm(dim=1), rtol=1e-3)
-    # ... and the summed gradient it keeps is the sum of per-example gradients clipped to norm 1 (= C / C).
-    summed = torch.cat([p.grad.reshape(-1) for p in params])
-    assert torch.allclose(summed, expected_sum, rtol=1e-3, atol=1e-5)
+    dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
+    # SGD at learning rate 1 moved the adapter by minus (sum of clipped g/C) / expected batch size.
+    update = torch.cat([p.detach().reshape(-1) for p in params]) - before
+    assert torch.allclose(-update * 3, expected_sum, rtol=1e-3, atol=1e-5)
 
 
 def test_refuses_trainable_non_lora_parameter(dp_model_dir):
@@ -121,3 +121,19 @@ def test_noise_comes_from_the_secret_stream_not_the_global_seed(dp_model_dir):
     once = noisy_update(replay)
     replay.load_state_dict(state)
     assert torch.equal(once, noisy_update(replay))
+
+
+def test_bf16_autocast_keeps_the_update_in_float32(dp_model_dir):
+    model, tok = _lora_model(dp_model_dir)
+    rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2."], 32)
+    params = dpsgd.check_trainable(model)
+    before = [p.detach().clone() for p in params]
+    comps = dpsgd.make_private(
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
+        generator=torch.Generator(),
+    )  # fmt: skip
+    dpsgd.dp_step(
+        comps, rows, clip_norm=1e-3, micro_batch=2, pad_id=tok.pad_token_id, autocast_dtype=torch.bfloat16
+    )
+    assert all(p.dtype == torch.float32 for p in params)
+    assert any(not torch.equal(p, b) for p, b in zip(params, before, strict=True))

@@ -115,6 +115,7 @@ def test_generator_recipes_follow_tables_29_to_31(recipe):
         assert config.private and config.max_steps == 3000 and config.clip_norm == 1e-3
         assert (config.sampling, config.truncation_analysis) == ("truncated_poisson", "pld")
         assert (config.physical_batch_size, config.expected_batch_size) == (512, "auto")
+        assert config.clipping == "ghost"  # rank-128 per-record gradients would not fit
     else:  # Table 29
         assert not config.private and config.max_steps == 10_000 and config.samples_per_step == 32
     assert (config.adam_beta2, config.weight_decay, config.lr_scheduler_type) == (0.995, 0.1, "cosine")
