@@ -104,6 +104,22 @@ def timed(steps: dict, repeats: int) -> dict[str, float]:
     return {kind: statistics.median(t) for kind, t in times.items()}
 
 
+def noise_cost(model) -> str:
+    """Time to draw one step's noise for the model's LoRA parameters, plain and in Opacus's secure mode."""
+    import torch
+    from opacus.optimizers.optimizer import _generate_noise
+
+    reference = torch.zeros(sum(p.numel() for p in model.parameters() if p.requires_grad))
+    generator = torch.Generator(device=reference.device)
+    spent = {}
+    for secure in (False, True, False, True):  # alternating, best of each
+        start = time.perf_counter()
+        for _ in range(10):
+            _generate_noise(1.0, reference, generator, secure)
+        spent[secure] = min(spent.get(secure, float("inf")), (time.perf_counter() - start) / 10)
+    return f"{spent[False] * 1e3:.2f} / {spent[True] * 1e3:.2f} ms ({reference.numel():,} LoRA parameters)"
+
+
 def step_memory(args, kind: str, argv: list[str]) -> float:
     """MiB one step needs above its set-up (see the module docstring)."""
     import torch
@@ -165,6 +181,7 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
             ratio += f"{memory[kind] / memory[reference]:.2f}x memory"
         rows.append((f"{kind} step", f"{times[kind]:.3f} s, {memory[kind]:.0f} MiB{ratio}"))
     _, plain, tok = built[kinds[0]]
+    rows.append(("noise per step, one draw / secure mode", noise_cost(plain)))
     start = time.perf_counter()
     prompts = [""] * args.samples
     generate_batched(
