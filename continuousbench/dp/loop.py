@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,8 @@ def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insec
         attn_implementation=model_args.attn_implementation,
     )
     params = dpsgd.check_trainable(model)
-    device = "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{procs.rank}"
+    local = int(os.environ.get("LOCAL_RANK", "0"))  # this machine's process index (torchrun sets it)
+    device = "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{local}"
     model.to(device)
     max_length = config.max_length or 256
     records = dpsgd.encode_records(tokenizer, train_texts, max_length)
@@ -156,9 +158,12 @@ def restore(run: DPRun, run_dir: Path) -> bool:
     run.sampler.load_state_dict(state["sampler"])
     run.step, run.best_loss, run.best_step = state["step"], state["best_loss"], state["best_step"]
     run.history = state["history"]
-    if run.procs.main and (ckpt / BEST).is_dir():  # the best adapter as of the checkpoint, not later
-        shutil.copytree(ckpt / BEST, run_dir / ".best-restored", dirs_exist_ok=False)
-        replace_dir(run_dir / ".best-restored", run_dir / BEST)
+    if run.procs.main:  # the best adapter as of the checkpoint (or none), not one the lost steps wrote
+        if (ckpt / BEST).is_dir():
+            shutil.copytree(ckpt / BEST, run_dir / ".best-restored", dirs_exist_ok=False)
+            replace_dir(run_dir / ".best-restored", run_dir / BEST)
+        elif (run_dir / BEST).exists():
+            shutil.rmtree(run_dir / BEST)
     logger.info("resumed from %s (step %d of %d)", ckpt.name, run.step, run.plan.steps)
     processes.barrier(run.procs)
     return True
