@@ -125,6 +125,8 @@ class GeneratorConfig(EvaluatorConfig):
     greater_is_better: bool | None = False
 
     def __post_init__(self) -> None:
+        if self.output_dir is None:  # Trainer would write into ./trainer_output
+            raise ValueError("--output_dir is required: the folder the generator is written to")
         if self.max_steps is None:
             self.max_steps = DP_STEPS if self.private else NONPRIVATE_STEPS
         super().__post_init__()
@@ -241,6 +243,12 @@ def _one_run(run_dir: Path, lr: float, args, model_args, config, train, val, pla
     return result
 
 
+def resumable(work: Path) -> bool:
+    """Whether a failed or killed job left something to continue: a checkpoint or a finished run."""
+    runs = work / "runs"
+    return any(runs.glob("*/checkpoint-*")) or any(runs.glob(f"*/{RESULT_FILE}"))
+
+
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:
     """Train (one run per learning rate), publish the best run's generator and return its folder."""
     from continuousbench.files import StagedOutput
@@ -263,12 +271,17 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
         logger.info("calibrating the noise for epsilon %g on %d records", config.epsilon, len(train))
         plan = processes.on_main(lambda: make_plan(len(train), config), procs)
         logger.info("DP plan: %s", plan)
-    runs = {
-        lr: _one_run(
-            staged.work / "runs" / f"lr-{lr:g}", lr, args, model_args, config, train, val, plan, procs
-        )
-        for lr in lrs
-    }
+    try:
+        runs = {
+            lr: _one_run(
+                staged.work / "runs" / f"lr-{lr:g}", lr, args, model_args, config, train, val, plan, procs
+            )
+            for lr in lrs
+        }
+    except Exception:  # a run that left nothing to resume must not block the next one
+        if procs.main and not resumable(staged.work):
+            staged.discard()
+        raise
     best = min(runs, key=lambda lr: runs[lr]["validation_loss"])
     processes.on_main(lambda: _publish(staged, best, runs, source, model_args, config, plan), procs)
     return staged.out

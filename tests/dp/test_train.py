@@ -119,3 +119,16 @@ def test_generator_recipes_follow_tables_29_to_31(recipe):
     else:  # Table 29
         assert not config.private and config.max_steps == 10_000 and config.samples_per_step == 32
     assert (config.adam_beta2, config.weight_decay, config.lr_scheduler_type) == (0.995, 0.1, "cosine")
+
+
+def test_output_dir_is_required(invoke, tmp_path):
+    result = invoke(["train-generator", "--corpus", str(tmp_path)])
+    assert result.exit_code == 2 and "--output_dir is required" in result.stderr
+
+
+def test_a_run_that_failed_before_any_checkpoint_blocks_nothing(invoke, tmp_path, dp_corpus):
+    out = tmp_path / "gen"
+    argv = ["train-generator", "--corpus", dp_corpus, "--output_dir", out, "--model", tmp_path / "no-model"]
+    failed = invoke(argv)
+    assert failed.exit_code == 2 and "cannot load model" in failed.stderr
+    assert not (out / ".train-generator-work").exists()  # the next run starts without --overwrite
