@@ -33,3 +33,60 @@ def extracted(warc_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("extract")
     args = ExtractArguments(output=str(out), warc=[str(warc_dir / "*.warc*")], timeout=30)
     return main(args, ExecutorArguments(tasks=2))
+
+
+@pytest.fixture(scope="session")
+def deduped(extracted, tmp_path_factory):
+    """The dedup stage's output over ``extracted``."""
+    from continuousbench.news.dedup import DedupArguments, main
+    from continuousbench.news.executors import ExecutorArguments
+
+    out = tmp_path_factory.mktemp("dedup")
+    return main(DedupArguments(input=str(extracted), output=str(out)), ExecutorArguments())
+
+
+# Thresholds for the fixture's size: events of ~8 reports, and TF-IDF vectors, whose cosines between
+# reports of one event (~0.4) sit far below a sentence encoder's.
+TINY_CLUSTERING = {"encoder": "tfidf", "min_cluster_size": 3, "min_similarity": 0.2}
+
+
+@pytest.fixture(scope="session")
+def clustered(deduped, tmp_path_factory):
+    """The cluster stage's output over ``deduped`` (TF-IDF encoder)."""
+    from continuousbench.news.cluster import ClusterArguments, main
+
+    out = tmp_path_factory.mktemp("cluster")
+    return main(ClusterArguments(input=str(deduped), output=str(out), **TINY_CLUSTERING))
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory):
+    """A sentence-transformers model built here: a 2-layer BERT and a WordPiece vocabulary trained on
+    the fixture's sentences, mean pooling."""
+    from newspages import EVENTS, FILLER_WORDS, STOP_PHRASES
+    from sentence_transformers import SentenceTransformer, models
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, trainers
+    from tokenizers import models as tmodels
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("encoder")
+    sentences = [p for e in EVENTS for f in e.facts for p in f.phrasings] + list(STOP_PHRASES)
+    sentences += [" ".join(FILLER_WORDS)] + [t for e in EVENTS for t in e.titles]
+    tok = Tokenizer(tmodels.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=400, special_tokens=special))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
+    config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)  # fmt: skip
+    import torch
+
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(folder / "bert")
+    fast.save_pretrained(folder / "bert")
+    word = models.Transformer(str(folder / "bert"), max_seq_length=128)
+    model = SentenceTransformer(modules=[word, models.Pooling(word.get_embedding_dimension(), "mean")])
+    model.save(str(folder / "st"))
+    return folder / "st"
