@@ -272,12 +272,10 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
         shard = read_shard(path)
         column = pa.array([label_of[i] for i in shard.column("id").to_pylist()], pa.int64())
         out.write(f"data/{shard_name(index)}", shard.append_column("cluster", column))
-    import shutil
-
-    shutil.rmtree(out.path("embeddings-work"), ignore_errors=True)
     clustered = int((labels >= 0).sum())
     counts = {"clustered": clustered, "unclustered": len(ids) - clustered}
-    return out.finish(len(ids), len(ids), counts, **stats, encoder=args.encoder)
+    publish = ["clusters.parquet", "embeddings.parquet"]
+    return out.finish(len(ids), len(ids), counts, publish=publish, **stats, encoder=args.encoder)
 
 
 def make_parser():

@@ -291,10 +291,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     rows_in = pipeline_counts(logs, ["signatures"]).get("articles", 0)
     rows_out = pipeline_counts(logs, ["drop"]).get("articles", 0)
     counts.pop("articles", None)
-    import shutil
-
-    shutil.rmtree(sig)  # signatures are cheap to recompute and as large as a tenth of the text
-    return out.finish(rows_in, rows_out, counts, candidates=args.candidates)
+    return out.finish(rows_in, rows_out, counts, publish=[DUPLICATES, "logs"], candidates=args.candidates)
 
 
 def make_parser():

@@ -370,7 +370,9 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     if not run_pipelines([Pipeline("extract", steps, tasks)], ex, logs):
         return queued(args.output)
     counts = pipeline_counts(logs, ["extract"])
-    return out.finish(counts.pop("records", 0), counts.pop("articles", 0), counts, tasks=tasks)
+    return out.finish(
+        counts.pop("records", 0), counts.pop("articles", 0), counts, publish=["logs"], tasks=tasks
+    )
 
 
 def _schema(paths: Sequence[str]):

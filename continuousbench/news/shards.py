@@ -10,11 +10,11 @@ replaced only once the new one is complete.
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuousbench.files import StagedOutput, atomic_write, read_json, write_json
+from continuousbench.files import OWNED_FILE, StagedOutput, atomic_write, read_json, write_json
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -140,16 +140,44 @@ class StageOutput:
     def read_json(self, name: str) -> Any:
         return read_json(self.work / name)
 
-    def finish(self, rows_in: int, rows_out: int, counts: Mapping[str, int], **extra: Any) -> Path:
-        """Write ``stats.json`` and publish everything; returns the output folder."""
+    def chunks(
+        self, units: Sequence[Any], size: int, work: Callable[[list[Any]], tuple[pa.Table, Mapping[str, int]]]
+    ) -> tuple[pa.Table | None, dict[str, int]]:
+        """Run ``work`` on ``units`` ``size`` at a time; each finished chunk (table + counts) is kept, so a
+        resumed run does only the missing ones. Returns the chunks' tables concatenated and summed counts."""
+        import pyarrow as pa
+
+        tables, counts = [], []
+        for start in range(0, len(units), size):
+            name = f"chunks/{start // size:05d}"
+            if not self.done(f"{name}.json"):
+                table, found = work(list(units[start : start + size]))
+                self.write(f"{name}.parquet", table)
+                self.write_json(f"{name}.json", dict(found))  # written last: marks the chunk finished
+            tables.append(read_shard(self.path(f"{name}.parquet")))
+            counts.append(self.read_json(f"{name}.json"))
+        tables = [t for t in tables if t.num_rows]
+        table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+        return table, sum_counts(*counts)
+
+    def finish(
+        self,
+        rows_in: int,
+        rows_out: int,
+        counts: Mapping[str, int],
+        *,
+        publish: Sequence[str] = (),
+        **extra: Any,
+    ) -> Path:
+        """Write ``stats.json`` and publish ``data/``, it and the side files named in ``publish``."""
         stats = {"stage": self.stage, "input": rows_in, "output": rows_out, **sum_counts(counts), **extra}
         write_json(self.work / STATS, stats)
-        return self.staged.publish()
+        return self.staged.publish([DATA, STATS, *publish])
 
 
 def finished(out: str | Path, stage: str) -> bool:
     """Whether ``out`` holds a published run of ``stage``."""
-    return (Path(out).expanduser() / f".continuousbench-news-{stage}.json").is_file()
+    return (Path(out).expanduser() / OWNED_FILE.format(command=f"news-{stage}")).is_file()
 
 
 def iter_tables(

@@ -90,3 +90,19 @@ def tiny_encoder(tmp_path_factory):
     model = SentenceTransformer(modules=[word, models.Pooling(word.get_embedding_dimension(), "mean")])
     model.save(str(folder / "st"))
     return folder / "st"
+
+
+@pytest.fixture(scope="session")
+def model_stages(clustered, tmp_path_factory):
+    """facts -> qa -> filter -> support over ``clustered`` with the offline model; the four folders."""
+    from continuousbench.news import facts, qa, support
+    from continuousbench.news import filter as filtering
+    from continuousbench.news.models import ModelArguments
+
+    root = tmp_path_factory.mktemp("model-stages")
+    model = ModelArguments(llm="offline:news")
+    f = facts.main(facts.FactsArguments(input=str(clustered), output=str(root / "facts")), model)
+    q = qa.main(qa.QAArguments(facts=str(f), articles=str(clustered), output=str(root / "qa")), model)
+    kept = filtering.main(filtering.FilterArguments(input=str(q), output=str(root / "filter")), model)
+    args = support.SupportArguments(input=str(kept), articles=str(clustered), output=str(root / "support"))
+    return {"facts": f, "qa": q, "filter": kept, "support": support.main(args, model)}
