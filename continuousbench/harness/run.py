@@ -6,8 +6,9 @@ One parser (:func:`make_parser`) and one :func:`main` serve both entry points. T
 2. loads the candidate corpus (default: the release's own) and the base model (LoRA or full);
 3. continues pretraining for ``max_steps`` steps (0: score the base checkpoint), evaluating the
    validation ``qa_public`` contains accuracy every ``eval_steps``; Trainer keeps and reloads the best;
-4. scores the test splits of ``qa_public`` and ``qa_singleton`` with the selected model and writes
-   ``results.json``, ``predictions.parquet``, a plot and the model card (see :mod:`.outputs`).
+4. scores the test split of every QA part the release has (Geminon: ``qa_public`` and ``qa_singleton``;
+   NEWS: ``qa_public``) with the selected model and writes ``results.json`` (with the track's canonical
+   number, when the release names one), ``predictions.parquet``, a plot and the model card.
 """
 
 from __future__ import annotations
@@ -71,6 +72,26 @@ def _judge(spec: str | None):
     return Judge(make_generator(spec), cache_dir=default_root() / "judge-cache", model_name=spec)
 
 
+def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[int]]) -> dict | None:
+    """The release's headline number: its primary metric on its part's test questions with support at
+    or above its threshold (NEWS: LLM-match, support >= 200), and the same metric per stratum."""
+    if not evaluation:
+        return None
+    part, metric = evaluation["part"], evaluation["primary_metric"]
+    values = reports[part]["per_example"].get(metric)
+    if values is None:
+        logger.warning("the release's primary metric %s was not computed: pass --judge for it", metric)
+
+    def stratum(k: int) -> dict:
+        rows = [i for i, c in enumerate(support[part]) if c >= k]
+        correct = None if values is None or not rows else sum(1 for i in rows if values[i]) / len(rows)
+        return {"n": len(rows), "accuracy": correct}
+
+    headline = stratum(evaluation["min_support"])
+    strata = {f">={k}": stratum(k) for k in [evaluation["min_support"], *evaluation.get("strata", ())]}
+    return {**evaluation, **headline, "by_stratum": strata}
+
+
 def _validation_history(log_history: Sequence[dict]) -> list[dict]:
     return [
         {"step": int(e["step"]), "contains": e["eval_qa_contains"]}
@@ -119,7 +140,10 @@ def main(
     folder, manifest, manifest_sha = _release(h.release)
     track = h.track or manifest["track"]
     qa_val = subsample(_load_qa(folder, "qa_public", "validation"), h.qa_eval_limit, t.seed)
-    qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in PARTS}
+    from continuousbench.release.layout import configs
+
+    parts = [p for p in PARTS if p in configs(manifest["track"])]
+    qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in parts}
     corpus_source = h.corpus or str(folder)
     corpus = load_corpus(corpus_source, h.text_column, h.corpus_split)
     fingerprint, n_documents = corpus_fingerprint(corpus), len(corpus)  # the candidate alone, before replay
@@ -184,6 +208,8 @@ def main(
         "validation_history": history,
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
         "matchers": matchers,
+        "canonical": canonical(manifest.get("evaluation"), reports,
+                               {p: [int(c) for c in qa["support_count"]] for p, qa in qa_test.items()}),
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
@@ -214,7 +240,7 @@ def cli(argv: Sequence[str] | None = None) -> dict:
         harness_args, model_args, training_args = parser.parse(argv)
         results = main(harness_args, training_args, model_args, recipe=parser.config_path)
         if results:
-            test = {p: results["metrics"][p]["metrics"] for p in PARTS}
+            test = {p: results["metrics"][p]["metrics"] for p in PARTS if p in results["metrics"]}
             print(json.dumps({"output_dir": training_args.output_dir, "test": test}, indent=1))
         return results
 

@@ -45,7 +45,7 @@ def tfidf_svd(texts: Sequence[str], dim: int = 256, seed: int = 0) -> np.ndarray
     if k < 2:
         raise ValueError(f"too few articles ({len(texts)}) or words to embed with tfidf; add articles")
     return _normalise(
-        TruncatedSVD(n_components=k, random_state=seed, algorithm="arpack").fit_transform(tfidf)
+        TruncatedSVD(n_components=k, random_state=seed % 2**32, algorithm="arpack").fit_transform(tfidf)
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.release.ids import ReleaseId
-from continuousbench.release.layout import CONFIGS, HUB_REPO_ENV, MANIFEST, default_root
+from continuousbench.release.layout import ALL_PARTS, HUB_REPO_ENV, MANIFEST, configs, default_root
 from continuousbench.release.write import sha256_file
 
 
@@ -89,15 +89,16 @@ def load_release(
 
     ``kw`` go to :func:`resolve_release` (``root``, ``repo_id``, ``revision``).
     """
-    if part not in CONFIGS:
-        raise ValueError(f"unknown release part {part!r}: choose one of {', '.join(CONFIGS)}")
-    if split is not None and split.split("[")[0] not in CONFIGS[part]:
-        raise ValueError(
-            f"unknown split {split!r} of part {part!r}: choose one of {', '.join(CONFIGS[part])}"
-        )
+    if part not in ALL_PARTS:
+        raise ValueError(f"unknown release part {part!r}: choose one of {', '.join(ALL_PARTS)}")
     folder = resolve_release(release, **kw)
-    if verify:
-        verify_release(folder)
+    manifest = verify_release(folder) if verify else json.loads((folder / MANIFEST).read_text("utf-8"))
+    parts = configs(manifest.get("track", "geminon"))
+    if part not in parts:
+        name = manifest.get("id", folder.name)
+        raise ValueError(f"release {name} has no part {part!r}: choose one of {', '.join(parts)}")
+    if split is not None and split.split("[")[0] not in parts[part]:
+        raise ValueError(f"unknown split {split!r} of part {part!r}: choose one of {', '.join(parts[part])}")
     from datasets import load_dataset
 
     return load_dataset(str(folder), part, split=split)

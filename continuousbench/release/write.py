@@ -16,9 +16,9 @@ from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     CARD,
-    CONFIGS,
     MANIFEST,
-    REQUIRED_COLUMNS,
+    TRACK_REQUIRED_COLUMNS,
+    configs,
     data_file,
     default_root,
     list_releases,
@@ -33,17 +33,18 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
-    """Exactly the configs and splits of CONFIGS, non-empty, with the required columns; else ValueError."""
+def validate_parts(parts: Mapping[str, Mapping[str, Dataset]], track: str = "geminon") -> None:
+    """Exactly the track's configs and splits, non-empty, with the required columns; else ValueError."""
     from datasets import Dataset
 
+    expected, required = configs(track), TRACK_REQUIRED_COLUMNS[track]
     for config in parts:
-        if config not in CONFIGS:
-            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(CONFIGS)}")
-    for config, splits in CONFIGS.items():
+        if config not in expected:
+            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(expected)}")
+    for config, splits in expected.items():
         if config not in parts:
             raise ValueError(
-                f"release part {config!r} is missing: a release has exactly {', '.join(CONFIGS)}"
+                f"release part {config!r} is missing: a release has exactly {', '.join(expected)}"
             )
         given = parts[config]
         for split in given:
@@ -61,7 +62,7 @@ def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
                 raise ValueError(
                     f"{config}/{split} is empty: every split of a release needs at least one row"
                 )
-            missing = [c for c in REQUIRED_COLUMNS[config] if c not in ds.column_names]
+            missing = [c for c in required[config] if c not in ds.column_names]
             if missing:
                 raise ValueError(
                     f"{config}/{split} lacks column(s) {', '.join(missing)}; it has {ds.column_names}"
@@ -77,7 +78,9 @@ def _is_null(feature: Any) -> bool:
     return isinstance(feature, List) and _is_null(feature.feature)
 
 
-def align_features(parts: Mapping[str, Mapping[str, Dataset]]) -> dict[str, dict[str, Dataset]]:
+def align_features(
+    parts: Mapping[str, Mapping[str, Dataset]], track: str = "geminon"
+) -> dict[str, dict[str, Dataset]]:
     """Give every split of a part the same features, so the part loads as one DatasetDict.
 
     A column that is all ``None`` in one split is inferred as ``null`` there; it takes its type from a
@@ -86,7 +89,7 @@ def align_features(parts: Mapping[str, Mapping[str, Dataset]]) -> dict[str, dict
     from datasets import Features
 
     aligned: dict[str, dict[str, Dataset]] = {}
-    for config, splits in CONFIGS.items():
+    for config, splits in configs(track).items():
         given = [parts[config][s] for s in splits]
         first = given[0].features
         for split, ds in zip(splits, given, strict=True):
@@ -137,8 +140,11 @@ def _write_text(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))  # bytes: no platform newline translation
 
 
-def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict) -> dict[str, Any]:
-    files = [data_file(c, s) for c, splits in CONFIGS.items() for s in splits] + [CARD]
+def _manifest(
+    rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict, evaluation: dict | None
+) -> dict[str, Any]:
+    files = [data_file(c, s) for c, splits in configs(rid.track).items() for s in splits] + [CARD]
+    extra = {"evaluation": evaluation} if evaluation else {}
     return {
         "id": str(rid),
         "track": rid.track,
@@ -150,6 +156,7 @@ def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: di
         "generator": generator,
         "rows": rows,
         "files": {name: sha256_file(folder / name) for name in files},
+        **extra,
     }
 
 
@@ -181,19 +188,23 @@ def write_release(
     generator: dict,
     overwrite: bool = False,
     card_notes: str = "",
+    evaluation: dict | None = None,
 ) -> Path:
     """Write ``<root>/<release-id>/`` from ``parts[config][split]`` and return its folder.
 
     The same parts, seed and generator settings give byte-identical files. Nothing is visible under the
     final name until the whole release is written; an existing release is replaced only with ``overwrite``.
+    ``evaluation`` (the track's canonical evaluation: primary metric, support threshold, strata) goes
+    into the manifest and the card.
     """
     rid = ReleaseId.parse(release_id)
     root = Path(root).expanduser() if root is not None else default_root()
     target = root / str(rid)
     if target.exists() and not overwrite:
         raise _exists_error(rid, target)
-    validate_parts(parts)
-    parts = align_features(parts)
+    validate_parts(parts, rid.track)
+    parts = align_features(parts, rid.track)
+    expected = configs(rid.track)
     try:
         generator = json.loads(json.dumps(generator, sort_keys=True))
     except TypeError as err:
@@ -207,7 +218,7 @@ def write_release(
     datasets.disable_progress_bars()  # one bar per parquet file is noise; the builder shows its own progress
     try:
         rows: dict[str, dict[str, int]] = {}
-        for config, splits in CONFIGS.items():
+        for config, splits in expected.items():
             rows[config] = {}
             for split in splits:
                 ds = parts[config][split]
@@ -217,8 +228,8 @@ def write_release(
                 # equal data gives equal bytes (tested).
                 ds.to_parquet(str(path))
                 rows[config][split] = len(ds)
-        columns = {c: parts[c][CONFIGS[c][0]].column_names for c in CONFIGS}
-        infos = {c: _info(c, parts[c], tmp) for c in CONFIGS}
+        columns = {c: parts[c][expected[c][0]].column_names for c in expected}
+        infos = {c: _info(c, parts[c], tmp) for c in expected}
         card = release_card(
             rid,
             rows=rows,
@@ -228,9 +239,10 @@ def write_release(
             generator=generator,
             infos=infos,
             notes=card_notes,
+            evaluation=evaluation,
         )
         _write_text(tmp / CARD, str(card))
-        manifest = _manifest(rid, tmp, rows, seed, generator)
+        manifest = _manifest(rid, tmp, rows, seed, generator, evaluation)
         _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         _move_into_place(tmp, target, rid, overwrite)
     finally:
