@@ -19,8 +19,24 @@ Table = Mapping[str, tuple[Union[str, "Table"], str]]
 
 COMMANDS: Table = {
     "build": (
-        {"geminon": ("continuousbench.geminon.command", "Build a Geminon release (track I).")},
+        {
+            "geminon": ("continuousbench.geminon.command", "Build a Geminon release (track I)."),
+            "news": ("continuousbench.news.build", "Build a NEWS release (track II) from CC-News WARC."),
+        },
         "Build a release (world or news, corpus, QA, support counts) as a dataset folder.",
+    ),
+    "news": (
+        {
+            "extract": ("continuousbench.news.extract", "WARC files -> English articles (trafilatura)."),
+            "dedup": ("continuousbench.news.dedup", "Drop exact and near duplicates (containment >= 0.8)."),
+            "subsample": ("continuousbench.news.subsample", "Seeded sample: 200k, 600k or all articles."),
+            "cluster": ("continuousbench.news.cluster", "Cluster articles into events (kNN + Leiden)."),
+            "facts": ("continuousbench.news.facts", "Facts stated in >= 3 reports of the largest clusters."),
+            "qa": ("continuousbench.news.qa", "Short-answer questions, answers verbatim in >= 3 articles."),
+            "filter": ("continuousbench.news.filter", "Drop closed-book answerable or ambiguous questions."),
+            "support": ("continuousbench.news.support", "Count the articles that support each question."),
+        },
+        "The NEWS pipeline, one stage at a time (build news runs them all).",
     ),
     "verify": ("continuousbench.release.commands:verify_cli", "Check a release against its checksums."),
     "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
