@@ -156,6 +156,14 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     if args.reader:
         check(ModelArguments(llm=args.reader))
     work = Path(args.work).expanduser() if args.work else root / ".work" / f"{rid}-seed{args.seed}"
+    from dataclasses import asdict
+
+    from continuousbench.stages import WorkDir
+
+    # Finished stages are reused only for the same settings: another setting refuses in one line.
+    WorkDir(
+        work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")} | asdict(model)
+    )
     seeds = stage_seeds(args.seed, rid.year, rid.quarter)
     folders: dict[str, str] = {}
     for name, run in _stages(args, model, ex, seeds):

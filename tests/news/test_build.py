@@ -99,3 +99,8 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
     assert canonical["primary_metric"] == "llm_match" and canonical["accuracy"] is not None
     assert set(canonical["by_stratum"]) == {">=2", ">=400", ">=600", ">=800"}
     assert json.loads((out / "results.json").read_text())["canonical"] == canonical
+
+
+def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir):
+    with pytest.raises(ValueError, match="other settings"):
+        build(warc_dir, news_release.parent, overwrite=True, max_questions=3)
