@@ -180,6 +180,15 @@ def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     return {"title": found.title or "", "date": found.date, "hostname": found.hostname, "text": found.text}
 
 
+def guarded_extract(html: str, url: str, max_day: str | None) -> dict | None:
+    """:func:`extract_page`, returning its error instead of raising: a page lxml or trafilatura cannot
+    handle is dropped and counted, without ending the task (or the sandbox process)."""
+    try:
+        return extract_page(html, url, max_day)
+    except Exception as err:  # noqa: BLE001 - any failure on one page concerns that page only
+        return {"error": f"{type(err).__name__}: {err}"}
+
+
 class ArticleExtractor(PipelineStep):
     """trafilatura 2.x main text and metadata; ``timeout`` > 0 runs it in datatrove's extractor sandbox."""
 
@@ -191,30 +200,29 @@ class ArticleExtractor(PipelineStep):
         self.timeout = timeout
 
     def _extract_all(self, data: DocumentsPipeline) -> Iterator[tuple[Document, dict | None]]:
+        def page(doc: Document) -> tuple:
+            return doc.text, doc.metadata["url"], iso_day(doc.metadata.get("crawl_date"))
+
         if self.timeout <= 0:
-            for doc in data:
-                yield (
-                    doc,
-                    extract_page(doc.text, doc.metadata["url"], iso_day(doc.metadata.get("crawl_date"))),
-                )
+            yield from ((doc, guarded_extract(*page(doc))) for doc in data)
             return
         from datatrove.pipeline.extractors.base import ExtractorSandbox
 
         with ExtractorSandbox(timeout=self.timeout, warmup_text=("<html></html>", "", None)) as sandbox:
             for doc in data:
-                args = (doc.text, doc.metadata["url"], iso_day(doc.metadata.get("crawl_date")))
                 try:
-                    yield doc, sandbox.process_document(args, extract_page)
+                    yield doc, sandbox.process_document(page(doc), guarded_extract)
                 except TimeoutError:
                     self.stat_update("dropped_extraction_timeout")
                 except EOFError:  # the sandbox process died (memory): the next page gets a fresh one
                     self.stat_update("dropped_extraction_crashed")
-                except Exception:  # noqa: BLE001 - trafilatura/lxml errors on one page drop that page only
-                    self.stat_update("dropped_extraction_error")
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         for doc, found in self._extract_all(data):
             with self.track_time():
+                if found is not None and "error" in found:
+                    self.stat_update("dropped_extraction_error")
+                    continue
                 text = normalize_text((found or {}).get("text") or "")
                 title = normalize_text((found or {}).get("title") or "")
                 if not text or text == title:  # trafilatura returns the page heading alone for empty pages

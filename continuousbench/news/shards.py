@@ -10,7 +10,7 @@ replaced only once the new one is complete.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,10 +178,3 @@ class StageOutput:
 def finished(out: str | Path, stage: str) -> bool:
     """Whether ``out`` holds a published run of ``stage``."""
     return (Path(out).expanduser() / OWNED_FILE.format(command=f"news-{stage}")).is_file()
-
-
-def iter_tables(
-    source: str | Path | list, columns: list[str] | None = None
-) -> Iterator[tuple[Path, pa.Table]]:
-    for path in input_files(source):
-        yield path, read_shard(path, columns)

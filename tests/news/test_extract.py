@@ -101,3 +101,29 @@ def test_finished_output_is_kept_until_replaced(extracted, warc_dir, capsys):
              "--start", "2026-02-30"])  # fmt: skip
     assert "--start" in capsys.readouterr().err
     assert sorted(p.name for p in (extracted / "data").iterdir()) == before
+
+
+def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
+    import time
+
+    from datatrove.data import Document
+
+    from continuousbench.news import extract
+
+    def slow_or_broken(html: str, url: str, max_day):
+        if url.endswith("slow"):
+            time.sleep(30)
+        if url.endswith("broken"):
+            raise ValueError("lxml could not parse it")
+        return {"title": "T", "date": "2026-01-12", "hostname": None, "text": f"T\nBody of {url}."}
+
+    monkeypatch.setattr(extract, "extract_page", slow_or_broken)  # the sandbox process is forked after this
+    docs = [Document(text="<html></html>", id=str(i), metadata={"url": f"https://x.com/{name}"})
+            for i, name in enumerate(("a", "slow", "b", "broken", "c"))]  # fmt: skip
+    step = extract.ArticleExtractor(timeout=1.0)
+    start = time.perf_counter()
+    kept = list(step.run(iter(docs)))
+    assert [d.metadata["url"][-1] for d in kept] == ["a", "b", "c"] and time.perf_counter() - start < 20
+    assert kept[0].metadata["hostname"] == "x.com" and kept[0].text == "T\nBody of https://x.com/a."
+    assert step.stats["dropped_extraction_timeout"].total == 1
+    assert step.stats["dropped_extraction_error"].total == 1
