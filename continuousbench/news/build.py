@@ -51,7 +51,7 @@ class NewsBuildArguments:
     start: str | None = field(default=None, metadata={"help": "First publication day kept (YYYY-MM-DD)."})
     end: str | None = field(default=None, metadata={"help": "Last publication day kept (YYYY-MM-DD)."})
     count: int | None = field(default=None, metadata=bounds("[1, inf)", "Articles kept (overrides --size)."))
-    candidates: str = field(default="ensemble", metadata={"help": "Dedup candidates: ensemble or jaccard.",
+    candidates: str = field(default="jaccard", metadata={"help": "Dedup candidates: jaccard or ensemble.",
                                                           "choices": ["ensemble", "jaccard"]})  # fmt: skip
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": "st:<model folder or id>, or tfidf."})
     min_cluster_size: int = field(default=25, metadata=bounds("[2, inf)", "Smallest cluster kept."))

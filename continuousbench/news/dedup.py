@@ -13,10 +13,12 @@ Three datatrove pipelines (paper App. H.1):
    and the kept article it duplicates is recorded (``duplicates.parquet``).
 3. :class:`DropDuplicates` (parallel): each input shard without the dropped articles, all columns kept.
 
-Candidates come from ``datasketch``'s LSH Ensemble by default, which indexes containment itself (a
-short article inside a long one is found whatever their length ratio); ``--candidates jaccard`` uses
-plain ``MinHashLSH`` at a Jaccard threshold instead: several times faster, but it finds a contained
-pair only when the lengths are close (at Jaccard 0.5, within ~1.4x). datatrove's own MinHash
+Candidates come from ``datasketch``'s ``MinHashLSH`` at Jaccard 0.5 by default. A pair at containment
+0.8 has Jaccard 0.67 when the two are the same length, so this finds the usual near duplicates
+(syndicated copies, edited versions) with a margin; a short article contained in one more than ~1.4x
+its length has a lower Jaccard and can be missed. ``--candidates ensemble`` uses datasketch's LSH
+Ensemble, which indexes containment itself and finds such pairs whatever the ratio, at a much higher
+cost (``benchmarks/news.py``, 20k articles: 11x the time, 5.4x the memory). datatrove's own MinHash
 pipeline is Jaccard-only and keeps the cluster's first article, not the longer one.
 """
 
@@ -120,7 +122,7 @@ class FindDuplicates(PipelineStep):
 
     def __init__(
         self, paths: Sequence[str], folder: str, output: str, threshold: float = 0.8,
-        candidates: str = "ensemble", lsh_threshold: float | None = None,
+        candidates: str = "jaccard", lsh_threshold: float | None = None,
     ):  # fmt: skip
         super().__init__()
         self.paths, self.folder, self.output = list(paths), folder, output
@@ -256,9 +258,9 @@ class DedupArguments:
     output: str = field(metadata={"help": "Output folder (data/ shards, duplicates.parquet, stats.json)."})
     threshold: float = field(default=0.8, metadata=bounds("(0, 1]", "Containment that makes a duplicate."))
     candidates: str = field(
-        default="ensemble",
-        metadata={"help": "MinHash LSH candidates: ensemble (containment) or jaccard (faster, similar "
-                  "lengths only).", "choices": ["ensemble", "jaccard"]},
+        default="jaccard",
+        metadata={"help": "MinHash LSH candidates: jaccard (Jaccard >= 0.5) or ensemble (containment at any "
+                  "length ratio, ~10x slower).", "choices": ["jaccard", "ensemble"]},
     )  # fmt: skip
     lsh_threshold: float | None = field(
         default=None,
