@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -35,6 +36,46 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
     return save_tiny_model(
         tmp_path_factory.mktemp("tiny-llama"), corpus["text"], arch="llama", vocab_size=1024
     )
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def invoke(capsys):
+    """Run ``continuousbench <argv>`` in-process; returns exit code and captured stdout/stderr."""
+    from continuousbench.cli import main
+
+    def _invoke(argv) -> CliResult:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in argv])
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return _invoke
+
+
+@pytest.fixture
+def fake_openai_server():
+    """Factory of local OpenAI-compatible servers on 127.0.0.1 (stopped after the test)."""
+    from contextlib import ExitStack
+
+    from continuousbench.fake_endpoint import FakeOpenAIServer
+
+    with ExitStack() as stack:
+        yield lambda **kwargs: stack.enter_context(FakeOpenAIServer(**kwargs))
 
 
 PE_WORDS = "Geminon has attack and lives in zone river stone music cloud purple the of 0 1 2 3 4 5 6 7 8 9"

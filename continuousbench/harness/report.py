@@ -6,12 +6,13 @@ qa_singleton; exact match / contains / LLM match when judged) and writes a group
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.harness.outputs import RESULTS, atomic_write
+from continuousbench.files import atomic_write
+from continuousbench.harness.outputs import RESULTS
 
 PARTS = ("qa_public", "qa_singleton")
 MATCHERS = ("exact_match", "contains", "llm_match")
@@ -108,32 +109,51 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     return path
 
 
-def cli(argv: Sequence[str] | None = None) -> list[dict]:
-    """Parse ``argv``, print the table, write the plot; return the rows. Bad input exits 2 with one line."""
-    import sys
+@dataclass
+class ReportArguments:
+    runs: list[str] = field(
+        default_factory=list, metadata={"help": "Run folders (or their results.json).", "positional": True}
+    )
+    plot: str | None = field(default=None, metadata={"help": "Write a comparison PNG here."})
+    json: str | None = field(default=None, metadata={"help": "Write the rows as JSON here."})
 
-    parser = argparse.ArgumentParser(prog="continuousbench report", description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", help="Run folders (or their results.json).")
-    parser.add_argument("--plot", type=Path, default=None, help="Write a comparison PNG here.")
-    parser.add_argument("--json", type=Path, default=None, help="Write the rows as JSON here.")
-    args = parser.parse_args(None if argv is None else list(argv))
-    try:
-        runs = {}
-        for path in args.runs:
-            name = Path(path).name if Path(path).is_dir() else Path(path).parent.name
-            if name in runs:  # two folders with the same name in different places
-                name = str(path)
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [ReportArguments], prog="continuousbench report", description=__doc__.splitlines()[0]
+    )
+
+
+def main(args: ReportArguments) -> list[dict]:
+    """Load the runs, print the table, write the plot and JSON; return the rows."""
+    if not args.runs:
+        raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
+    runs = {}
+    for path in args.runs:
+        name = Path(path).name if Path(path).is_dir() else Path(path).parent.name
+        if name in runs:  # two folders with the same name in different places
+            name = str(path)
+        try:
             runs[name] = load_run(path)
+        except KeyError as err:
+            raise ValueError(f"{path}: results.json lacks {err}") from None
+    try:
         rows = comparison_rows(runs)
-    except (ValueError, FileNotFoundError, KeyError) as err:
-        print(
-            f"error: {err if not isinstance(err, KeyError) else f'results.json lacks {err}'}", file=sys.stderr
-        )
-        raise SystemExit(2) from None
+    except KeyError as err:
+        raise ValueError(f"a results.json lacks {err}; is it from `continuousbench evaluate`?") from None
     print_table(rows)
     if args.plot:
-        plot_comparison(rows, args.plot)
+        plot_comparison(rows, Path(args.plot))
     if args.json:
         text = json.dumps(rows, indent=2)
-        atomic_write(args.json, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+        atomic_write(Path(args.json), lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
     return rows
+
+
+def cli(argv: Sequence[str] | None = None) -> list[dict]:
+    """Parse ``argv`` and run :func:`main`; bad input exits 2 with one line."""
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)))
