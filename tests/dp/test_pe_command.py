@@ -19,18 +19,18 @@ def pe_argv(corpus, model, api, out, *extra) -> list[str]:
     ]  # fmt: skip
 
 
-def one_line_error(capsys, argv) -> str:
-    with pytest.raises(SystemExit) as info:
-        pe_command.cli(argv)
-    err = capsys.readouterr().err.strip()
-    errors = [line for line in err.splitlines() if line.startswith("error")]  # besides progress bars
-    assert info.value.code == 2 and len(errors) == 1 and "Traceback" not in err, err
+def one_line_error(invoke, argv) -> str:
+    """``continuousbench pe <argv>`` fails with exit status 2 and one error line (progress bars aside)."""
+    result = invoke(["pe", *argv])
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
     return errors[0]
 
 
-def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_word_api, tmp_path):
+def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke):
     out = tmp_path / "pe"
-    pe_command.cli(pe_argv(dp_corpus, dp_model_dir, pe_word_api, out, "--epsilon", "4"))
+    result = invoke(["pe", *pe_argv(dp_corpus, dp_model_dir, pe_word_api, out, "--epsilon", "4")])
+    assert result.exit_code == 0 and result.stdout.strip() == str(out)
     published = sorted(p.name for p in out.iterdir())
     assert published == [".continuousbench-pe.json", "README.md", "data", "pe.json"]
     assert len(load_corpus(str(out))) == 12
@@ -74,7 +74,7 @@ def test_non_private_run_says_so(dp_corpus, dp_model_dir, pe_word_api, tmp_path)
 
 
 def test_killed_job_resumes_and_refuses_a_changed_configuration(
-    dp_corpus, dp_model_dir, pe_word_api, tmp_path, capsys
+    dp_corpus, dp_model_dir, pe_word_api, tmp_path, capsys, invoke
 ):
     word_api = OFFLINE[pe_word_api.split(":")[1]]
     calls = {"n": 0, "limit": 12 + 12 * 6 + 5}  # the initial population, one iteration, then a crash
@@ -93,7 +93,7 @@ def test_killed_job_resumes_and_refuses_a_changed_configuration(
     assert "--resume" in capsys.readouterr().err
     assert not (out / "data").exists()
     assert len(list(out.glob(".pe-work/runs/final/iteration-*.parquet"))) == 2
-    err = one_line_error(capsys, [*argv, "--resume", "--iterations", "4"])
+    err = one_line_error(invoke, [*argv, "--resume", "--iterations", "4"])
     assert "changed configuration" in err and "iterations" in err
     calls["limit"] = math.inf
     pe_command.cli([*argv, "--resume"])
@@ -111,28 +111,28 @@ def test_killed_job_resumes_and_refuses_a_changed_configuration(
     ],
 )
 def test_bad_settings_fail_in_one_line(
-    dp_corpus, dp_model_dir, pe_word_api, tmp_path, capsys, extra, message
+    dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke, extra, message
 ):
-    err = one_line_error(capsys, pe_argv(dp_corpus, dp_model_dir, pe_word_api, tmp_path / "x", *extra))
+    err = one_line_error(invoke, pe_argv(dp_corpus, dp_model_dir, pe_word_api, tmp_path / "x", *extra))
     assert message in err
     assert not (tmp_path / "x").exists()
 
 
-def test_bad_data_or_api_fail_in_one_line(dp_corpus, dp_model_dir, pe_word_api, tmp_path, capsys):
+def test_bad_data_or_api_fail_in_one_line(dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke):
     from datasets import Dataset
 
     empty = tmp_path / "empty"
     (empty / "data").mkdir(parents=True)
     for split in ("train", "validation"):
         Dataset.from_dict({"text": ["  "]}).to_parquet(str(empty / f"data/{split}-00000-of-00001.parquet"))
-    err = one_line_error(capsys, pe_argv(empty, dp_model_dir, pe_word_api, tmp_path / "a"))
+    err = one_line_error(invoke, pe_argv(empty, dp_model_dir, pe_word_api, tmp_path / "a"))
     assert "every 'text' value is empty" in err
     no_validation = tmp_path / "train-only.parquet"
     Dataset.from_dict({"text": ["a b c", "d e f"]}).to_parquet(str(no_validation))
-    err = one_line_error(capsys, pe_argv(no_validation, dp_model_dir, pe_word_api, tmp_path / "b"))
+    err = one_line_error(invoke, pe_argv(no_validation, dp_model_dir, pe_word_api, tmp_path / "b"))
     assert "validation split" in err
     OFFLINE["pe-silent"] = lambda prompt, **_: ""
-    err = one_line_error(capsys, pe_argv(dp_corpus, dp_model_dir, "offline:pe-silent", tmp_path / "c"))
+    err = one_line_error(invoke, pe_argv(dp_corpus, dp_model_dir, "offline:pe-silent", tmp_path / "c"))
     assert "only empty texts" in err and "--api" in err
-    err = one_line_error(capsys, pe_argv(dp_corpus, tmp_path / "nowhere", pe_word_api, tmp_path / "d"))
+    err = one_line_error(invoke, pe_argv(dp_corpus, tmp_path / "nowhere", pe_word_api, tmp_path / "d"))
     assert "--embedding_model" in err
