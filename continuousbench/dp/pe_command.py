@@ -14,7 +14,8 @@ vote there instead, so only the final run reads private records.
 
 The output folder holds ``data/train-*.parquet`` and a dataset card (privacy statement included), which
 ``load_corpus`` and ``continuousbench evaluate --corpus`` read, and ``pe.json`` (guarantee, per-iteration
-FID and population sizes of every run). ``--resume`` continues a killed job at its next iteration.
+FID and population sizes of every run). ``--resume`` continues a killed job at its next iteration; an
+endpoint API's answers are cached in the work folder, so the killed iteration's calls are not paid twice.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class PEArguments:
     )
     threshold: float = field(default=0.0, metadata=bounds("[0, inf)", "Subtracted from noisy counts."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Longest API answer in tokens."))
+    max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint API requests at once."))
     embed_batch_size: int = field(default=32, metadata=bounds("[1, 100000]", "Embedding batch size."))
     embed_max_length: int = field(default=256, metadata=bounds("[1, 100000]", "Tokens embedded per text."))
     seed: int = field(default=0, metadata={"help": "Seed of the public choices (styles, tones, API seeds)."})
@@ -147,7 +149,7 @@ def main(args: PEArguments) -> Path:
     from continuousbench.dp.statement import evolution_statement
     from continuousbench.files import StagedOutput, write_json
     from continuousbench.harness.data import corpus_fingerprint
-    from continuousbench.llm import make_generator
+    from continuousbench.llm import GenerationError, make_generator
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("pe runs in one process; launch it with --num_processes 1 (or without torchrun)")
@@ -161,9 +163,14 @@ def main(args: PEArguments) -> Path:
     staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume)
     settings = {k: v for k, v in asdict(args).items() if k not in ("output_dir", "resume", "overwrite")}
     staged.pin_config(settings | {"private_fingerprint": corpus_fingerprint({"text": private})})
-    generator = make_generator(args.api)
-    if hasattr(generator, "check"):
-        generator.check()
+    generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache")
+    try:
+        if hasattr(generator, "check"):  # an endpoint: fail now, not after embedding the corpus
+            generator.check()
+    except GenerationError:
+        if not args.resume:  # nothing was done: leave no unfinished run behind
+            staged.discard()
+        raise
     embed = make_embedder(args.embedding_model, args.embed_batch_size, args.embed_max_length)
     voters = _cached_embeddings(staged.work / "embeddings" / "private.npy", private, embed)
     reference = _cached_embeddings(staged.work / "embeddings" / "validation.npy", validation, embed)

@@ -168,13 +168,18 @@ def _merge_shards(work: Path, processes: int) -> list[str]:
     return table.sort_by("batch").column("text").to_pylist()
 
 
-def _sample_endpoint(args: SynthesisArguments, work: Path) -> list[str]:
-    from continuousbench.llm import make_generator
+def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
+    from continuousbench.llm import GenerationError, make_generator
 
     _, tokenizer = load_generator(args.generator, with_model=False)
-    cache = Path(args.cache_dir) if args.cache_dir else work / "cache"
+    cache = Path(args.cache_dir) if args.cache_dir else staged.work / "cache"
     generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache)
-    generator.check()
+    try:
+        generator.check()
+    except GenerationError:
+        if not args.resume:  # nothing was done: leave no unfinished run behind
+            staged.discard()
+        raise
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
     return generator.generate(
         [start_prompt(tokenizer)] * args.num_samples,
@@ -228,7 +233,7 @@ def main(args: SynthesisArguments) -> Path | None:
         state.wait_for_everyone()
     if not state.is_main_process:
         return None
-    texts = _merge_shards(work, state.num_processes) if local else _sample_endpoint(args, work)
+    texts = _merge_shards(work, state.num_processes) if local else _sample_endpoint(args, staged)
     kept = [t.strip() for t in texts if t.strip()]
     dropped = len(texts) - len(kept)
     if not kept:

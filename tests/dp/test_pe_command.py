@@ -64,6 +64,21 @@ def test_sweep_picks_the_lowest_final_fid_and_accounts_private_sweeps(
         assert len(load_corpus(str(out))) == 12
 
 
+def test_api_behind_an_endpoint(dp_corpus, dp_model_dir, pe_word_api, fake_openai_server, tmp_path, invoke):
+    from continuousbench.fake_endpoint import prompt_of
+
+    word_api = OFFLINE[pe_word_api.split(":")[1]]
+    server = fake_openai_server(reply=lambda body: word_api(prompt_of(body), seed=body["seed"]))
+    argv = pe_argv(
+        dp_corpus, dp_model_dir, f"endpoint:{server.url}#rewriter", tmp_path / "pe", "--epsilon", "inf"
+    )
+    assert invoke(["pe", *argv]).exit_code == 0
+    chats = [r for r in server.requests if "messages" in r]
+    assert len(chats) == 12 + 3 * 12 * 6 and {r["temperature"] for r in chats} == {1.0}
+    assert len({r["seed"] for r in chats[:12]}) == 12  # one seed per request: repeated prompts still differ
+    assert len(set(load_corpus(str(tmp_path / "pe"))["text"])) > 1
+
+
 def test_non_private_run_says_so(dp_corpus, dp_model_dir, pe_word_api, tmp_path):
     out = tmp_path / "inf"
     pe_command.cli(pe_argv(dp_corpus, dp_model_dir, pe_word_api, out, "--epsilon", "inf"))
@@ -136,3 +151,6 @@ def test_bad_data_or_api_fail_in_one_line(dp_corpus, dp_model_dir, pe_word_api, 
     assert "only empty texts" in err and "--api" in err
     err = one_line_error(invoke, pe_argv(dp_corpus, tmp_path / "nowhere", pe_word_api, tmp_path / "d"))
     assert "--embedding_model" in err
+    dead = "completions:http://127.0.0.1:9/v1#m"
+    err = one_line_error(invoke, pe_argv(dp_corpus, dp_model_dir, dead, tmp_path / "e"))
+    assert "does not answer" in err and not (tmp_path / "e" / ".pe-work").exists()

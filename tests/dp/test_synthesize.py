@@ -102,3 +102,41 @@ def test_torchrun_two_processes_write_one_corpus_equal_to_one_process(dp_model_d
     )  # fmt: skip
     errors = [line for line in again.stderr.splitlines() if line.startswith("error:")]
     assert again.returncode != 0 and len(errors) == 1 and "--overwrite" in errors[0]
+
+
+def test_endpoint_backend_samples_through_the_server_with_its_cache(
+    no_bos_generator, fake_openai_server, tmp_path, invoke
+):
+    server = fake_openai_server(reply=lambda body: f"Geminon {body['seed']} has attack 7.", latency=0.01)
+    cache = tmp_path / "cache"
+    args = ["synthesize", "--generator", no_bos_generator, "--backend", f"completions:{server.url}#gen",
+            "--num_samples", "20", "--max_in_flight", "8", "--temperature", "0.9", "--top_p", "0.95",
+            "--seed", "5", "--cache_dir", cache]  # fmt: skip
+    first = invoke([*args, "--output_dir", tmp_path / "a"])
+    assert first.exit_code == 0, first.output
+    requests = [r for r in server.requests if "prompt" in r]
+    assert len(requests) == 20 and {r["prompt"] for r in requests} == {"<eos>"}  # no BOS: EOS starts
+    assert {r["model"] for r in requests} == {"gen"} and sorted(r["seed"] for r in requests) == list(
+        range(5, 25)
+    )
+    assert {(r["temperature"], r["top_p"], r["max_tokens"]) for r in requests} == {(0.9, 0.95, 256)}
+    texts = load_corpus(str(tmp_path / "a"))["text"]
+    assert texts == [f"Geminon {s} has attack 7." for s in range(5, 25)]  # prompt order, not arrival order
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert f"completions:{server.url}#gen" in card
+    again = invoke([*args, "--output_dir", tmp_path / "b"])
+    assert again.exit_code == 0 and len([r for r in server.requests if "prompt" in r]) == 20  # all cached
+    assert (tmp_path / "a" / PARQUET).read_bytes() == (tmp_path / "b" / PARQUET).read_bytes()
+
+
+def test_chat_endpoint_and_a_dead_endpoint(dp_model_dir, fake_openai_server, tmp_path, invoke):
+    server = fake_openai_server(reply=lambda body: "A chat answer.")
+    args = ["synthesize", "--generator", dp_model_dir, "--num_samples", "3"]
+    result = invoke([*args, "--backend", f"endpoint:{server.url}#gen", "--output_dir", tmp_path / "chat"])
+    assert result.exit_code == 0 and all(r["messages"][0]["content"] == "" for r in server.requests[1:])
+    dead = invoke(
+        [*args, "--backend", "completions:http://127.0.0.1:9/v1#gen", "--output_dir", tmp_path / "x"]
+    )
+    errors = [line for line in dead.stderr.splitlines() if line.startswith("error")]
+    assert dead.exit_code == 2 and len(errors) == 1 and "does not answer" in errors[0]
+    assert not (tmp_path / "x" / ".synthesize-work").exists()  # nothing to resume: a rerun just works
