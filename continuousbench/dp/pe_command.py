@@ -100,28 +100,16 @@ def make_parser():
 
 
 def _load(args: PEArguments):
-    from continuousbench.harness.data import corpus_fingerprint, load_corpus
+    from continuousbench.harness.data import train_and_validation
 
     source = args.corpus or args.release
     if not source:
         raise ValueError("no private records: pass --release <id or folder> or --corpus <source>")
-    private = load_corpus(source, args.text_column, split="train")["text"]
-    try:
-        validation = load_corpus(source, args.text_column, split="validation")["text"]
-    except (ValueError, KeyError) as err:
-        raise ValueError(
-            f"corpus {source} has no usable validation split ({err}); PE measures FID and picks the "
-            "temperature on it: add a validation split"
-        ) from None
-    if corpus_fingerprint({"text": validation}) == corpus_fingerprint({"text": private}):
-        # a file or a single save_to_disk dataset has no splits: load_corpus returns it for any split name
-        raise ValueError(
-            f"corpus {source} has no separate validation split (the same records came back for 'train' and "
-            "'validation'); pass a release or a folder with train and validation splits"
-        )
+    purpose = "PE measures FID and picks the temperature on it"
+    private, validation = train_and_validation(source, args.text_column, purpose=purpose)
     if len(validation) < 2:
         raise ValueError(f"corpus {source} has {len(validation)} validation record(s); FID needs at least 2")
-    return source, private, validation
+    return source, private["text"], validation["text"]
 
 
 def _cached_embeddings(path: Path, texts: list[str], embed) -> np.ndarray:
