@@ -31,6 +31,7 @@ import numpy as np
 
 from continuousbench.diagnostics.fid import frechet_distance
 from continuousbench.dp.pe_prompts import random_prompts, variation_prompts
+from continuousbench.llm import TextGenerator
 
 logger = logging.getLogger(__name__)
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -56,7 +57,7 @@ class PEApi:
     different texts and every answer is reproducible (and cacheable) from the public seed.
     """
 
-    generator: object
+    generator: TextGenerator
     prompt_set: str = "geminon"
     temperature: float = 1.0
     max_new_tokens: int = 256

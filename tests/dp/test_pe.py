@@ -123,3 +123,17 @@ def test_api_that_returns_nothing_is_one_clear_error(pe_word_api):
     api = pe.PEApi(make_generator("offline:pe-silent"))
     with pytest.raises(ValueError, match="only empty texts for 3 RANDOM_API prompts; check --api"):
         api.random(3, np.random.default_rng(0))
+
+
+def test_sentence_transformers_folders_use_their_own_pipeline(dp_model_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer, models
+
+    body = models.Transformer(str(dp_model_dir), max_seq_length=32)
+    folder = tmp_path / "st"
+    SentenceTransformer(modules=[body, models.Pooling(body.get_embedding_dimension(), "mean"),
+                                 models.Normalize()]).save(str(folder))  # fmt: skip
+    rows = pe.make_embedder(str(folder))(["Geminon 1 has attack 7.", "river stone music"])
+    assert rows.shape == (2, 64) and rows.dtype == np.float32
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)  # its Normalize module ran
+    with pytest.raises(FileNotFoundError, match="--embedding_model"):
+        pe.make_embedder(str(tmp_path / "missing"))
