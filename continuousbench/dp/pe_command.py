@@ -82,6 +82,10 @@ class PEArguments:
     resume: bool = field(default=False, metadata={"help": "Continue a killed job at its next iteration."})
     overwrite: bool = field(default=False, metadata={"help": "Replace a finished corpus in --output_dir."})
 
+    def settings(self) -> dict:
+        """What determines the corpus (published, and pinned for --resume): all but where and how to write."""
+        return {k: v for k, v in asdict(self).items() if k not in ("output_dir", "resume", "overwrite")}
+
     def __post_init__(self) -> None:
         if not self.temperatures or any(not (0 < t < math.inf) for t in self.temperatures):
             raise ValueError(f"--temperatures {self.temperatures} must be positive numbers, e.g. 0.8 1.0 1.2")
@@ -130,12 +134,9 @@ def _cached_embeddings(path: Path, texts: list[str], embed) -> np.ndarray:
 
 def main(args: PEArguments) -> Path:
     """Run the job (sweep, then the final run) in a staged folder; publish the corpus; return its folder."""
-    from continuousbench import __version__
     from continuousbench.dp.accounting import account_evolution, default_delta
-    from continuousbench.dp.corpus import corpus_card, write_corpus
     from continuousbench.dp.pe import Evolution, PEApi, make_embedder, run_seed
-    from continuousbench.dp.statement import evolution_statement
-    from continuousbench.files import StagedOutput, write_json
+    from continuousbench.files import StagedOutput
     from continuousbench.harness.data import corpus_fingerprint
     from continuousbench.llm import GenerationError, make_generator
 
@@ -149,8 +150,7 @@ def main(args: PEArguments) -> Path:
         args.epsilon, delta, iterations=args.iterations, private_runs=private_runs, dataset_size=len(private)
     )
     staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume)
-    settings = {k: v for k, v in asdict(args).items() if k not in ("output_dir", "resume", "overwrite")}
-    staged.pin_config(settings | {"private_fingerprint": corpus_fingerprint({"text": private})})
+    staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": private})})
     generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache")
     try:
         if hasattr(generator, "check"):  # an endpoint: fail now, not after embedding the corpus
@@ -182,23 +182,33 @@ def main(args: PEArguments) -> Path:
         best = args.temperatures[0]
     texts, history = evolve(len(args.temperatures), best, args.num_samples, voters, "final")
 
-    statement = evolution_statement(guarantee, temperatures=args.temperatures, sweep_voters=args.sweep_voters)
-    record = {
-        "version": __version__,
-        "private_corpus": source,
-        "validation_records": len(validation),
-        "settings": settings,
-        "guarantee": guarantee.to_dict(),
+    result = {
         "sweep": sweep_runs,
         "selected_temperature": best,
         "final": {"temperature": best, "history": history},
     }
+    _write_outputs(staged.work, args, texts, guarantee, result, source=source, validation=len(validation))
+    return staged.publish(list(PUBLISHED))
+
+
+def _write_outputs(
+    folder: Path, args: PEArguments, texts: list[str], guarantee, result: dict, *, source, validation
+):
+    """The corpus with its card (privacy statement included) and ``pe.json`` into the staged folder."""
+    from continuousbench import __version__
+    from continuousbench.dp.corpus import corpus_card, write_corpus
+    from continuousbench.dp.statement import evolution_statement
+    from continuousbench.files import write_json
+
+    settings = args.settings()
+    best, history = result["selected_temperature"], result["final"]["history"]
     description = (
         f"{len(texts)} texts made by Private Evolution from `{source}` with the API `{args.api}` at "
         f"temperature {best:g}, {args.iterations} iterations of {args.variations} rewrites per sample, "
         f"embeddings from `{args.embedding_model}`. Final FID against the validation split: "
         f"{_final_fid(history):.4g}. Per-iteration history: `pe.json`."
     )
+    statement = evolution_statement(guarantee, temperatures=args.temperatures, sweep_voters=args.sweep_voters)
     card = corpus_card(
         title="Private Evolution corpus",
         description=description,
@@ -206,9 +216,10 @@ def main(args: PEArguments) -> Path:
         statement=statement,
         private=not math.isinf(guarantee.epsilon),
     )
-    write_corpus(staged.work, texts, card)
-    write_json(staged.work / "pe.json", record)
-    return staged.publish(list(PUBLISHED))
+    write_corpus(folder, texts, card)
+    record = {"version": __version__, "private_corpus": source, "validation_records": validation}
+    record |= {"settings": settings, "guarantee": guarantee.to_dict(), **result}
+    write_json(folder / "pe.json", record)
 
 
 def _final_fid(history: list[dict]) -> float:
