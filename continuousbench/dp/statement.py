@@ -1,4 +1,5 @@
-"""The privacy statement of a generator (Ponomareva et al. 2023 checklist) and the cards that carry it.
+"""Privacy statements (Ponomareva et al. 2023 checklist) of a generator and of a Private Evolution
+corpus, and the cards that carry them.
 
 The same markdown goes into the generator's model card and into the dataset card of every synthetic
 corpus sampled from it, so a corpus never travels without the guarantee it was produced under.
