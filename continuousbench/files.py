@@ -42,6 +42,17 @@ def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
     return path
 
 
+def temp_dir(parent: Path | str, prefix: str) -> Path:
+    """A new hidden folder in ``parent`` with the usual permissions (``mkdtemp`` gives 0700).
+
+    Outputs are built in such a folder and renamed into place, so its mode becomes the output's mode:
+    a release others on the machine cannot read is no release.
+    """
+    path = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    os.chmod(path, 0o777 & ~_umask())
+    return path
+
+
 def write_text(path: Path | str, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 

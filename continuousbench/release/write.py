@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
+from continuousbench.files import atomic_write, temp_dir
 from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -28,9 +29,23 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 
+DIGEST_KEY = "manifest_sha256"
+
+
 def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """sha256 of the manifest's canonical JSON (sorted keys, no spaces), its own digest left out.
+
+    The manifest records the checksum of every other file; this one covers the manifest itself, so an
+    edit of any field (the seed, a row count, a file's checksum) is detected.
+    """
+    body = {k: v for k, v in manifest.items() if k != DIGEST_KEY}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
@@ -139,7 +154,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict) -> dict[str, Any]:
     files = [data_file(c, s) for c, splits in CONFIGS.items() for s in splits] + [CARD]
-    return {
+    manifest = {
         "id": str(rid),
         "track": rid.track,
         "size": rid.size,
@@ -151,21 +166,15 @@ def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: di
         "rows": rows,
         "files": {name: sha256_file(folder / name) for name in files},
     }
+    return {**manifest, DIGEST_KEY: manifest_digest(manifest)}
 
 
 def write_umbrella_card(root: Path) -> Path:
     """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename)."""
-    root = Path(root)
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".README.", suffix=".tmp")
-    os.close(fd)
-    try:
-        ids = list_releases(root)
-        infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
-        _write_text(Path(tmp), str(umbrella_card(ids, infos)))
-        os.replace(tmp, root / CARD)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return root / CARD
+    root = Path(root).expanduser()
+    ids = list_releases(root)
+    infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
+    return atomic_write(root / CARD, lambda tmp: _write_text(tmp, str(umbrella_card(ids, infos))))
 
 
 def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
@@ -202,7 +211,7 @@ def write_release(
     import datasets
 
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{rid}.tmp-"))
+    tmp = temp_dir(root, prefix=f".{rid}.tmp-")  # readable by others as the umask allows, like any folder
     bars_were_on = not datasets.are_progress_bars_disabled()
     datasets.disable_progress_bars()  # one bar per parquet file is noise; the builder shows its own progress
     try:
