@@ -29,7 +29,7 @@ class GeminonBuildArguments:
     oversample: float | None = field(
         default=None,
         metadata=bounds(
-            "(0, inf)", "Cap each candidate pool at this multiple of its target (default: the paper)."
+            "[1, inf)", "Cap each candidate pool at this multiple of its target (default: the paper)."
         ),
     )
     rounds: int = field(default=100, metadata=bounds("[1, inf)", "Coverage-aware sampling rounds."))
@@ -53,13 +53,16 @@ def make_parser():
 
 
 def main(args: GeminonBuildArguments) -> Path:
+    from continuousbench.files import check_writable_dir
     from continuousbench.geminon.build import build_release
+    from continuousbench.release.layout import HOME_ENV, default_root
 
+    root = Path(args.out) if args.out else default_root()
     return build_release(
         size=args.size,
         quarter=args.quarter,
         seed=args.seed,
-        root=Path(args.out).expanduser() if args.out else None,
+        root=check_writable_dir(root, "--out" if args.out else f"${HOME_ENV}"),
         overwrite=args.overwrite,
         namer=args.namer,
         realizer=args.realizer,

@@ -181,6 +181,31 @@ def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
     return FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
 
 
+def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
+    """Refuse, before any work, to write over ``target`` unless ``overwrite``, or over files of the user.
+
+    ``--overwrite`` replaces a release, i.e. the files a release has; anything else found in its folder
+    (notes, a fine-tuned model) would be lost with it, so it has to be moved away first.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not overwrite:
+        raise _exists_error(rid, target)
+    if not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
+    ours = {*(data_file(c, s) for c, splits in CONFIGS.items() for s in splits), CARD, MANIFEST}
+    foreign = sorted(
+        p.relative_to(target).as_posix()
+        for p in target.rglob("*")
+        if not p.is_dir() and p.relative_to(target).as_posix() not in ours
+    )
+    if foreign:
+        raise FileExistsError(
+            f"{target} holds files that are not part of release {rid} ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); move them away, then rerun with --overwrite"
+        )
+
+
 def write_release(
     release_id: str | ReleaseId,
     parts: dict[str, dict[str, Dataset]],
@@ -199,8 +224,7 @@ def write_release(
     rid = ReleaseId.parse(release_id)
     root = Path(root).expanduser() if root is not None else default_root()
     target = root / str(rid)
-    if target.exists() and not overwrite:
-        raise _exists_error(rid, target)
+    check_replaceable(rid, target, overwrite)
     validate_parts(parts)
     parts = align_features(parts)
     try:
