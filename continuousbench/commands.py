@@ -43,11 +43,10 @@ def _check_bounds(instance: Any) -> None:
             continue
         left, low, high, right = _INTERVAL.match(interval).groups()
         lo, hi = float(low), float(high)
-        ok = (lo < value if left == "(" else lo <= value) and (value < hi if right == ")" else value <= hi)
-        if isinstance(value, float) and math.isnan(value):
-            ok = False
-        if not ok:
-            raise ValueError(f"--{f.name} {value} is out of range: it must lie in {interval}")
+        for item in value if isinstance(value, list) else [value]:  # a list option: every item
+            ok = (lo < item if left == "(" else lo <= item) and (item < hi if right == ")" else item <= hi)
+            if not ok or (isinstance(item, float) and math.isnan(item)):
+                raise ValueError(f"--{f.name} {item} is out of range: it must lie in {interval}")
 
 
 def _expand_home(instance: Any) -> None:

@@ -239,6 +239,7 @@ CLI = [
          id="mauve-output-exists"),
     case(lambda e: mauve(e, "--batch_size", "0"), 2, "--batch_size 0 is out of range", id="mauve-batch-0"),
     case(lambda e: mauve(e, "--n_samples", "1"), 2, "--n_samples 1 is out of range", id="mauve-one-sample"),
+    case(lambda e: mauve(e, "--seeds", "0", "-1"), 2, "--seeds -1 is out of range", id="mauve-negative-seed"),
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
     case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "corpus no.parquet does not exist",
          id="mauve-missing-candidate"),
@@ -348,6 +349,9 @@ API = [
     pytest.param(lambda e: _load(e.manifest(lambda m: m.update(seed=9)), "qa_public"),
                  "release.json was edited", id="load-edited-manifest"),
     pytest.param(lambda e: _load(Path("/proc")), "no release.json", id="load-proc"),
+    pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
+                     RID, _parts(e.release()), root="/proc/self/cb", seed=0, generator={}),
+                 "root /proc/self/cb cannot be written", id="write-into-proc"),
     pytest.param(lambda e: _load(e.tamper("data/corpus/train-00000-of-00001.parquet"), "qa_public"),
                  "checksum mismatch", id="load-other-part-tampered"),
 ]  # fmt: skip

@@ -182,7 +182,7 @@ class MauveArguments:
     model: str = field(metadata={"help": "Local embedding model folder (encoder or causal LM)."})
     n_samples: int = field(default=1000, metadata=bounds("[2, inf)", "Texts sampled per side and seed."))
     seeds: list[int] = field(
-        default_factory=lambda: [0, 1, 2, 3, 4], metadata={"help": "One MAUVE run per seed."}
+        default_factory=lambda: [0, 1, 2, 3, 4], metadata=bounds("[0, inf)", "One MAUVE run per seed.")
     )
     text_column: str = field(default="text", metadata={"help": "Text column of the candidate corpus."})
     batch_size: int = field(default=32, metadata=bounds("[1, inf)", "Embedding batch size."))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 import continuousbench
+from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
 from continuousbench.geminon.realizers.base import Draft, make_realizer
@@ -29,7 +30,7 @@ from continuousbench.geminon.sampling import Selection, coverage_sample, inciden
 from continuousbench.geminon.schema import Geminon, mention, parse_mention
 from continuousbench.geminon.sizes import STYLES, SizeSpec, get_size
 from continuousbench.release.ids import ReleaseId
-from continuousbench.release.layout import default_root, release_dir
+from continuousbench.release.layout import HOME_ENV, default_root, release_dir
 from continuousbench.release.write import check_replaceable
 from continuousbench.stages import StageProgress, WorkDir
 
@@ -87,7 +88,7 @@ def build_release(
         raise ValueError(
             "oversample must be >= 1 (or None for the paper's pools); rounds, sensitive_candidates >= 1"
         )
-    root = Path(root).expanduser() if root is not None else default_root()
+    root = check_writable_dir(Path(root) if root else default_root(), "--out" if root else f"${HOME_ENV}")
     check_replaceable(rid, release_dir(rid, root), overwrite)
     settings = {
         "release": str(rid),

@@ -53,16 +53,13 @@ def make_parser():
 
 
 def main(args: GeminonBuildArguments) -> Path:
-    from continuousbench.files import check_writable_dir
     from continuousbench.geminon.build import build_release
-    from continuousbench.release.layout import HOME_ENV, default_root
 
-    root = Path(args.out) if args.out else default_root()
     return build_release(
         size=args.size,
         quarter=args.quarter,
         seed=args.seed,
-        root=check_writable_dir(root, "--out" if args.out else f"${HOME_ENV}"),
+        root=Path(args.out).expanduser() if args.out else None,
         overwrite=args.overwrite,
         namer=args.namer,
         realizer=args.realizer,

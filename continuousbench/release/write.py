@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
-from continuousbench.files import atomic_write, temp_dir
+from continuousbench.files import atomic_write, check_writable_dir, temp_dir
 from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -222,7 +222,7 @@ def write_release(
     final name until the whole release is written; an existing release is replaced only with ``overwrite``.
     """
     rid = ReleaseId.parse(release_id)
-    root = Path(root).expanduser() if root is not None else default_root()
+    root = check_writable_dir(Path(root) if root is not None else default_root(), "root")
     target = root / str(rid)
     check_replaceable(rid, target, overwrite)
     validate_parts(parts)
