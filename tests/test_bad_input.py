@@ -349,6 +349,9 @@ API = [
     pytest.param(lambda e: _load(e.manifest(lambda m: m.update(seed=9)), "qa_public"),
                  "release.json was edited", id="load-edited-manifest"),
     pytest.param(lambda e: _load(Path("/proc")), "no release.json", id="load-proc"),
+    pytest.param(lambda e: _load(after(e.file(f"home/{RID}/data/entities/train-00000-of-00001.parquet", "x"),
+                                       e.release()), "entities", verify=False),
+                 "train-00000-of-00001.parquet is not a readable parquet file", id="load-unverified-garbage"),
     pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
                      RID, _parts(e.release()), root="/proc/self/cb", seed=0, generator={}),
                  "root /proc/self/cb cannot be written", id="write-into-proc"),

@@ -154,14 +154,17 @@ def _load_split(path: Path, split: str, expected: str | None, release: str) -> D
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != digest:
             raise ValueError(f"release {release}: {path} changed while it was read; load it again")
-        parquet = pq.ParquetFile(pa.BufferReader(data))
 
         def convert(tmp: Path) -> None:
+            parquet = pq.ParquetFile(pa.BufferReader(data))
             with pa.ipc.new_stream(str(tmp), parquet.schema_arrow) as writer:
                 for batch in parquet.iter_batches():
                     writer.write_batch(batch)
 
-        atomic_write(arrow, convert)
+        try:
+            atomic_write(arrow, convert)
+        except pa.ArrowException as err:  # only reachable unverified: a verified file parsed when written
+            raise ValueError(f"{path} is not a readable parquet file ({err}); {FIX}") from None
     return Dataset.from_file(str(arrow), split=split)
 
 
