@@ -26,7 +26,10 @@ COMMANDS: Table = {
     "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
     "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
-    "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
+    "mauve": (
+        "continuousbench.diagnostics.mauve",
+        "MAUVE of a corpus against a release corpus (needs the [mauve] extra).",
+    ),
     "report": ("continuousbench.harness.report", "Tabulate and plot the results of several runs."),
     "metric": (
         {

@@ -163,6 +163,8 @@ CLI = [
     case(["mauve"], 2, "the following arguments are required: --candidate, --reference, --model",
          id="mauve-required"),
     case(["mauve", "--help"], 0, "[mauve]", id="mauve-help-names-the-extra"),
+    case(["--help"], 0, "MAUVE of a corpus against a release corpus (needs the [mauve] extra)",
+         id="help-names-the-extra"),
     case(["frobnicate"], 2, "unknown command 'frobnicate'", id="unknown-command"),
     # --- paths: files, read-only, system folders, ~ ---
     case(lambda e: ["build", "geminon", "--out", e.file("afile")], 2, "--out afile is a file, not a folder",
