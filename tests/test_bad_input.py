@@ -357,6 +357,9 @@ API = [
     pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
                      RID, _parts(e.release()), root="/proc/self/cb", seed=0, generator={}),
                  "root /proc/self/cb cannot be written", id="write-into-proc"),
+    pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
+                     RID, _parts(e.release()), root="out", seed="7", generator={}),
+                 "seed must be a non-negative integer", id="write-seed-str"),
     pytest.param(lambda e: _load(e.tamper("data/corpus/train-00000-of-00001.parquet"), "qa_public"),
                  "checksum mismatch", id="load-other-part-tampered"),
 ]  # fmt: skip
