@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
 import shutil
 import tempfile
@@ -222,8 +223,9 @@ def write_release(
     final name until the whole release is written; an existing release is replaced only with ``overwrite``.
     """
     rid = ReleaseId.parse(release_id)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer (it rebuilds the release), got {seed!r}")
+    seed = int(seed)  # numpy integers are welcome; the manifest stores a plain int
     if not isinstance(generator, Mapping):
         raise ValueError(f"generator must be a mapping of settings, got {type(generator).__name__}")
     root = check_writable_dir(Path(root) if root is not None else default_root(), "root")
