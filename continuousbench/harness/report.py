@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.files import atomic_write
+from continuousbench.files import atomic_write, check_output_files
 from continuousbench.harness.outputs import RESULTS
 
 PARTS = ("qa_public", "qa_singleton")
@@ -21,14 +21,17 @@ SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
 
 def load_run(path: str | Path) -> dict:
     """The results of one run folder (or a results.json path); FileNotFoundError names what is missing."""
-    path = Path(path)
+    path = Path(path).expanduser()
     file = path / RESULTS if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(f"{path} has no {RESULTS}: is it a finished `continuousbench evaluate` run?")
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
+        results = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+    if not isinstance(results, dict):
+        raise ValueError(f"{file} is not the results.json of a `continuousbench evaluate` run")
+    return results
 
 
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
@@ -116,6 +119,7 @@ class ReportArguments:
     )
     plot: str | None = field(default=None, metadata={"help": "Write a comparison PNG here."})
     json: str | None = field(default=None, metadata={"help": "Write the rows as JSON here."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace existing --plot / --json files."})
 
 
 def make_parser():
@@ -130,6 +134,12 @@ def main(args: ReportArguments) -> list[dict]:
     """Load the runs, print the table, write the plot and JSON; return the rows."""
     if not args.runs:
         raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
+    outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
+        {"--plot": args.plot, "--json": args.json},
+        overwrite=args.overwrite,
+        keep_out=[Path(p).expanduser() if Path(p).expanduser().is_dir() else Path(p).expanduser().parent
+                  for p in args.runs],
+    )  # fmt: skip
     runs = {}
     for path in args.runs:
         name = Path(path).name if Path(path).is_dir() else Path(path).parent.name
@@ -141,14 +151,15 @@ def main(args: ReportArguments) -> list[dict]:
             raise ValueError(f"{path}: results.json lacks {err}") from None
     try:
         rows = comparison_rows(runs)
-    except KeyError as err:
-        raise ValueError(f"a results.json lacks {err}; is it from `continuousbench evaluate`?") from None
+    except (KeyError, TypeError) as err:
+        what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
+        raise ValueError(f"a results.json {what}; is it from `continuousbench evaluate`?") from None
     print_table(rows)
-    if args.plot:
-        plot_comparison(rows, Path(args.plot))
-    if args.json:
+    if "--plot" in outputs:
+        plot_comparison(rows, outputs["--plot"])
+    if "--json" in outputs:
         text = json.dumps(rows, indent=2)
-        atomic_write(Path(args.json), lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+        atomic_write(outputs["--json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
     return rows
 
 

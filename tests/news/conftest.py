@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from newspages import event_records, special_records, write_warc
+from newspages import TINY_CLUSTERING, event_records, special_records, write_warc
 
 
 @pytest.fixture(scope="session")
@@ -43,11 +43,6 @@ def deduped(extracted, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("dedup")
     return main(DedupArguments(input=str(extracted), output=str(out)), ExecutorArguments())
-
-
-# Thresholds for the fixture's size: events of ~8 reports, and TF-IDF vectors, whose cosines between
-# reports of one event (~0.4) sit far below a sentence encoder's.
-TINY_CLUSTERING = {"encoder": "tfidf", "min_cluster_size": 3, "min_similarity": 0.2}
 
 
 @pytest.fixture(scope="session")

@@ -270,6 +270,11 @@ def page(
 </body></html>"""
 
 
+# Clustering thresholds for these fixtures: events of ~8 reports, and TF-IDF vectors, whose cosines
+# between reports of one event (~0.4) sit far below a sentence encoder's.
+TINY_CLUSTERING = {"encoder": "tfidf", "min_cluster_size": 3, "min_similarity": 0.2}
+
+
 def write_warc(path, records: list[dict], compress: bool = True) -> None:
     """Write response records (``url``, ``body`` bytes, ``content_type``, ``crawl_date``) with warcio.
 

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import TINY_CLUSTERING
+from newspages import TINY_CLUSTERING
 
 from continuousbench.news.build import NewsBuildArguments, main
 from continuousbench.news.executors import ExecutorArguments

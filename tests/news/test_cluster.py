@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pyarrow.parquet as pq
-from conftest import TINY_CLUSTERING
+from newspages import TINY_CLUSTERING
 
 from continuousbench.news.cluster import ClusterArguments, leiden, main, merge, mutual_knn, windows
 from continuousbench.news.shards import read_rows
