@@ -98,3 +98,12 @@ def test_ids_must_be_unique(pairs_input, tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli(["--input", str(extra), "--output", str(tmp_path / "out")])
     assert "ids are not unique" in capsys.readouterr().err
+
+
+def test_hashed_shingles_give_the_same_containment(pairs_input):
+    from continuousbench.news.dedup import shingle_hashes
+
+    _, texts = pairs_input
+    for a, b in (("a", "near"), ("b", "far"), ("long", "inner"), ("a", "b")):
+        exact = containment(shingles(texts[a]), shingles(texts[b]))
+        assert containment(shingle_hashes(texts[a]), shingle_hashes(texts[b])) == exact
