@@ -144,22 +144,23 @@ class FindDuplicates(PipelineStep):
         """Candidate pairs (row indices, smaller first) among the exact-deduplicated articles."""
         from datasketch import LeanMinHash, MinHashLSH, MinHashLSHEnsemble
 
-        def lean(i: int) -> LeanMinHash:
-            values = np.frombuffer(sig["minhash"][i], np.uint32)
-            return LeanMinHash(seed=MINHASH_SEED, hashvalues=values, scheme=SCHEME)
+        values = np.frombuffer(b"".join(sig["minhash"]), np.uint32).reshape(-1, NUM_PERM)
+        sig["minhash"] = None  # the array holds them now
 
-        hashes = {i: lean(i) for i in keep}
+        def lean(i: int) -> LeanMinHash:  # made when needed: an object per article would double the memory
+            return LeanMinHash(seed=MINHASH_SEED, hashvalues=values[i], scheme=SCHEME)
+
         pairs: set[tuple[int, int]] = set()
         if self.candidates == "ensemble":
             index = MinHashLSHEnsemble(threshold=self.lsh_threshold, num_perm=NUM_PERM, num_part=16)
-            index.index([(i, hashes[i], sig["shingles"][i]) for i in keep])
-            query = lambda i: index.query(hashes[i], sig["shingles"][i])  # noqa: E731
+            index.index((i, lean(i), sig["shingles"][i]) for i in keep)
+            query = lambda i: index.query(lean(i), sig["shingles"][i])  # noqa: E731
         else:
             index = MinHashLSH(threshold=self.lsh_threshold, num_perm=NUM_PERM)
             with index.insertion_session() as session:
                 for i in keep:
-                    session.insert(i, hashes[i])
-            query = lambda i: index.query(hashes[i])  # noqa: E731
+                    session.insert(i, lean(i))
+            query = lambda i: index.query(lean(i))  # noqa: E731
         for i in keep:
             pairs.update((min(i, j), max(i, j)) for j in query(i) if j != i)
         return pairs
