@@ -147,14 +147,14 @@ def test_killed_run_resumes_from_its_last_checkpoint(run_argv, tmp_path, tiny_re
     parse = run.make_parser().parse
     h, m, t = parse(argv)
     with pytest.raises(KeyboardInterrupt):
-        run.main(h, t, m, callbacks=[Crash(at=2)])
-    assert not (out / RESULTS).exists() and (out / "checkpoint-2").is_dir()
+        run.main(h, m, t, callbacks=[Crash(at=2)])
+    assert not (out / RESULTS).exists() and (out / ".evaluate-work" / "checkpoint-2").is_dir()
     h, m, t = parse(argv)
     with pytest.raises(FileExistsError, match="--resume"):
-        run.main(h, t, m)
+        run.main(h, m, t)
     start = StartStep()
     h, m, t = parse([*argv, "--resume"])
-    results = run.main(h, t, m, callbacks=[start])
+    results = run.main(h, m, t, callbacks=[start])
     assert start.step == 2
     assert [e["step"] for e in results["validation_history"]] == [1, 2, 3, 4]
     assert (out / "checkpoint-4").is_dir() and (out / RESULTS).is_file()
