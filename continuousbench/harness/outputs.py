@@ -51,6 +51,8 @@ def open_run(output_dir: str | Path, *, overwrite: bool, resume: bool, main: boo
     theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
               if p.exists() and p.name not in owned]  # fmt: skip
     if theirs:  # found now, not after hours of training when publishing would refuse them
+        if not resume:
+            staged.discard()
         raise FileExistsError(
             f"{theirs[0]} was not written by `continuousbench {COMMAND}` (or by an older version of it); "
             "move it away or choose another --output_dir"
