@@ -25,6 +25,7 @@ class Case:
     release: Path
     model: Path
     run_argv: object
+    monkeypatch: object = None
 
     @property
     def out(self) -> Path:
@@ -44,6 +45,11 @@ class Case:
 
     def model_copy(self, name: str) -> Path:
         return Path(shutil.copytree(self.model, self.tmp / name))
+
+
+def table(names: str, cases: list[tuple]):
+    """``pytest.mark.parametrize`` over rows ``(id, *values)``."""
+    return pytest.mark.parametrize(names, [c[1:] for c in cases], ids=[c[0] for c in cases])
 
 
 def corpus(name: str, data: bytes | str):
@@ -148,7 +154,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("setup", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@table("setup, expected", CASES)
 def test_bad_input_is_one_line(invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, setup, expected):
     case = Case(tmp_path, tiny_release, tiny_model_dir, run_argv)
     argv = setup(case) if callable(setup) else case.argv(*setup)
@@ -170,3 +176,57 @@ def test_judge_that_answers_nonsense_is_found_before_training(
     result = invoke(["evaluate", *run_argv(tiny_release, tiny_model_dir, out, "--judge", judge)])
     assert result.exit_code == 2 and "instead of 0 or 1" in result.stderr
     assert len([r for r in server.requests if "messages" in r]) == 1 and not (out / ".evaluate-work").exists()
+
+
+# --- an --overwrite whose new attempt fails keeps the finished run ---------------------------------------
+
+
+def interrupt_at_second_evaluation(c: Case) -> None:
+    """Ctrl-C during training: the second validation pass raises KeyboardInterrupt."""
+    from continuousbench.harness import run
+
+    real, calls = run.selection_eval, []
+
+    def selection_eval(*args, **kwargs):
+        eval_fn = real(*args, **kwargs)
+
+        def interrupted(model):
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return eval_fn(model)
+
+        return interrupted
+
+    c.monkeypatch.setattr(run, "selection_eval", selection_eval)
+
+
+OVERWRITE_FAILURES = [
+    # (id, setup -> argv of the new attempt, exit status, expected fragment on stderr)
+    ("damaged model", model_with_damaged_weights, 2, "model.safetensors is damaged"),
+    ("empty corpus", parquet_corpus({"text": []}), 2, "is empty"),
+    ("judge down", lambda c: c.argv("--judge", "endpoint:http://127.0.0.1:9/v1#j"), 2, "does not answer"),
+    ("Ctrl-C in training", lambda c: interrupt_at_second_evaluation(c) or c.argv("--steps", "3"), 130,
+     "interrupted: a previous run in --output_dir is untouched"),
+]  # fmt: skip
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in files}
+
+
+@table("setup, status, expected", OVERWRITE_FAILURES)
+def test_failed_overwrite_keeps_the_finished_run(
+    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, finished_run, monkeypatch,
+    setup, status, expected,
+):  # fmt: skip
+    case = Case(tmp_path, tiny_release, tiny_model_dir, run_argv, monkeypatch)
+    shutil.copytree(finished_run, case.out)
+    before = tree(case.out)
+    assert {"results.json", "predictions.parquet", "model/adapter_model.safetensors"} <= set(before)
+    assert any(name.startswith("checkpoint-") for name in before)
+    result = invoke(["evaluate", *setup(case), "--overwrite"])
+    assert result.exit_code == status and expected in result.stderr, result.stderr[-2000:]
+    after = {k: v for k, v in tree(case.out).items() if not k.startswith(".evaluate-work/")}
+    assert after == before
