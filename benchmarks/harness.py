@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/harness.py --quick     # ~1 minute on one core
     .venv/bin/python benchmarks/harness.py             # larger samples
     .venv/bin/python benchmarks/harness.py --stop-ids  # only the newline stop ids on a 262k vocabulary
+    .venv/bin/python benchmarks/harness.py --long-document 8   # peak memory, one 8 MB line, cut or not
 
 Builds a tiny release and a 1M-parameter Llama in a temporary folder, times ``continued_pretraining``
 on the release corpus (128-token blocks, 8 per step), teaches the model the answer format (untimed:
@@ -17,6 +18,9 @@ a Gemma-3-sized vocabulary (262,144 entries, built offline from a seeded vocabul
 byte-fallback decoder): the old per-call scan (one ``decode`` per id on every generation call), the
 cached scan (one batched decode per tokenizer, then a lookup) and ``transformers``' own
 ``StopStringCriteria`` set-up, which ``generate(stop_strings=...)`` runs on every call.
+
+``--long-document MB`` trains one step on a corpus holding one single-line document of MB megabytes,
+in a fresh process each (peak RSS), with the harness's cut (``--max_document_blocks`` 64) and without.
 """
 
 from __future__ import annotations
@@ -109,6 +113,46 @@ def stop_ids_figures() -> dict:
     }
 
 
+LONG_DOCUMENT_STEP = """
+import random, resource, sys
+from datasets import Dataset
+from continuousbench.harness.config import EvaluatorConfig
+from continuousbench.harness.data import CHARS_PER_TOKEN, cap_documents
+from continuousbench.harness.modeling import load_model_and_tokenizer
+from continuousbench.harness.train import continued_pretraining
+from continuousbench.tinymodel import save_tiny_model
+megabytes, blocks, folder = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = random.Random(0)
+words = [rng.choice("abcdefghij") * rng.randint(1, 8) for _ in range(4000)]
+line = " ".join(rng.choice(words) for _ in range(int(megabytes * 1e6 / 5.5)))
+docs = Dataset.from_dict({"text": [line] + words[:200]})
+docs, cut = cap_documents(docs, blocks * 64 * CHARS_PER_TOKEN)
+model, tok = load_model_and_tokenizer(str(save_tiny_model(folder, words, vocab_size=512)), tuning="full")
+args = EvaluatorConfig(output_dir=folder + "/run", max_steps=1, per_device_train_batch_size=8,
+    samples_per_step=8, max_length=64, eval_strategy="no", save_strategy="no",
+    load_best_model_at_end=False, disable_tqdm=True)
+continued_pretraining(model, tok, docs, args)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, cut["documents_cut"])
+"""
+
+
+def long_document_figures(megabytes: float) -> dict:
+    """Peak RSS (GiB) of one training step on a corpus with one ``megabytes``-long line, cut or not."""
+    import subprocess
+    import sys
+
+    figures = {}
+    for name, blocks in (("not cut", 10**9), ("cut at 64 blocks", 64)):
+        with tempfile.TemporaryDirectory() as folder:
+            done = subprocess.run(
+                [sys.executable, "-c", LONG_DOCUMENT_STEP, str(megabytes), str(blocks), folder],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+        peak, _ = done.stdout.split()[-2:]
+        figures[f"peak RSS, {megabytes:g} MB line {name} (GiB)"] = float(peak)
+    return figures
+
+
 def print_table(title: str, figures: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -117,7 +161,7 @@ def print_table(title: str, figures: dict) -> None:
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key, value in figures.items():
-        text = f"{value:,.6f}" if isinstance(value, float) and value < 1 else f"{value:,.1f}"
+        text = f"{value:.3g}" if isinstance(value, float) and value < 1 else f"{value:,.1f}"
         table.add_row(key, text if isinstance(value, float) else str(value))
     Console().print(table)
 
@@ -197,8 +241,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="Small samples (about a minute).")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1).")
     parser.add_argument("--stop-ids", action="store_true", help="Only the 262k-vocabulary stop-id timings.")
+    parser.add_argument("--long-document", type=float, metavar="MB", help="Only the long-document memory.")
     cli_args = parser.parse_args()
     if cli_args.stop_ids:
         print_table("Stopping at a newline, 262k vocabulary (best of 3)", stop_ids_figures())
+    elif cli_args.long_document:
+        print_table("One training step, one long line", long_document_figures(cli_args.long_document))
     else:
         main(cli_args.quick, cli_args.threads)
