@@ -36,7 +36,9 @@ def generate_answers(
     batch_size: int = 32,
     max_new_tokens: int = 256,
 ) -> list[str]:
-    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding."""
+    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding.
+
+    Under several processes, every process must call this (each answers its share)."""
     prompts = [qa_prompt(q, track) for q in questions]
     order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
 

@@ -74,6 +74,7 @@ CHANGES = [
     ("validation sample", "--qa_eval_limit", "3", "qa_eval_limit: 4 -> 3"),
     ("another corpus", "--corpus", lambda tmp: str(tmp / "other.parquet"), "corpus:"),
     ("another model folder", "--model", lambda tmp: str(tmp / "model-copy"), "model:"),
+    ("another release folder", "--release", lambda tmp: str(tmp / "release-copy"), "release:"),
 ]
 
 
@@ -81,11 +82,13 @@ CHANGES = [
     ("option", "value", "expected"), [c[1:] for c in CHANGES], ids=[c[0] for c in CHANGES]
 )
 def test_resume_refuses_a_changed_run(
-    invoke, killed_run, tmp_path, tiny_model_dir, corpus_file, option, value, expected
+    invoke, killed_run, tmp_path, tiny_release, tiny_model_dir, corpus_file, option, value, expected
 ):
     out, argv = killed_run
-    shutil.copy(corpus_file, tmp_path / "other.parquet")  # same texts, another file: still another corpus
+    # Same bytes in another place are still another input: the run records what it read, and where.
+    shutil.copy(corpus_file, tmp_path / "other.parquet")
     shutil.copytree(tiny_model_dir, tmp_path / "model-copy")
+    shutil.copytree(tiny_release, tmp_path / "release-copy")
     value = value(tmp_path) if callable(value) else value
     args = with_option(moved(argv, out, tmp_path / "run"), option, value)
     result = invoke(["evaluate", *args, "--resume"])
