@@ -26,6 +26,10 @@ class Case:
     model: Path
     run_argv: object
     monkeypatch: object = None
+    interrupt_training: object = None
+
+    def interrupt(self, evaluation: int) -> None:
+        self.interrupt_training(evaluation, self.monkeypatch)
 
     @property
     def out(self) -> Path:
@@ -181,32 +185,12 @@ def test_judge_that_answers_nonsense_is_found_before_training(
 # --- an --overwrite whose new attempt fails keeps the finished run ---------------------------------------
 
 
-def interrupt_at_second_evaluation(c: Case) -> None:
-    """Ctrl-C during training: the second validation pass raises KeyboardInterrupt."""
-    from continuousbench.harness import run
-
-    real, calls = run.selection_eval, []
-
-    def selection_eval(*args, **kwargs):
-        eval_fn = real(*args, **kwargs)
-
-        def interrupted(model):
-            calls.append(1)
-            if len(calls) == 2:
-                raise KeyboardInterrupt
-            return eval_fn(model)
-
-        return interrupted
-
-    c.monkeypatch.setattr(run, "selection_eval", selection_eval)
-
-
 OVERWRITE_FAILURES = [
     # (id, setup -> argv of the new attempt, exit status, expected fragment on stderr)
     ("damaged model", model_with_damaged_weights, 2, "model.safetensors is damaged"),
     ("empty corpus", parquet_corpus({"text": []}), 2, "is empty"),
     ("judge down", lambda c: c.argv("--judge", "endpoint:http://127.0.0.1:9/v1#j"), 2, "does not answer"),
-    ("Ctrl-C in training", lambda c: interrupt_at_second_evaluation(c) or c.argv("--steps", "3"), 130,
+    ("Ctrl-C in training", lambda c: c.interrupt(2) or c.argv("--steps", "3"), 130,
      "interrupted: a previous run in --output_dir is untouched"),
 ]  # fmt: skip
 
@@ -218,10 +202,10 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 @table("setup, status, expected", OVERWRITE_FAILURES)
 def test_failed_overwrite_keeps_the_finished_run(
-    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, finished_run, monkeypatch,
+    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, finished_run, monkeypatch, interrupt_training,
     setup, status, expected,
 ):  # fmt: skip
-    case = Case(tmp_path, tiny_release, tiny_model_dir, run_argv, monkeypatch)
+    case = Case(tmp_path, tiny_release, tiny_model_dir, run_argv, monkeypatch, interrupt_training)
     shutil.copytree(finished_run, case.out)
     before = tree(case.out)
     assert {"results.json", "predictions.parquet", "model/adapter_model.safetensors"} <= set(before)

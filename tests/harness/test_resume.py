@@ -12,24 +12,6 @@ from datasets import load_dataset
 from continuousbench.harness import run
 
 
-def interrupt_at(evaluation: int, monkeypatch) -> None:
-    """Ctrl-C during training: validation pass number ``evaluation`` raises KeyboardInterrupt."""
-    real, calls = run.selection_eval, []
-
-    def selection_eval(*args, **kwargs):
-        eval_fn = real(*args, **kwargs)
-
-        def interrupted(model):
-            calls.append(1)
-            if len(calls) == evaluation:
-                raise KeyboardInterrupt
-            return eval_fn(model)
-
-        return interrupted
-
-    monkeypatch.setattr(run, "selection_eval", selection_eval)
-
-
 @pytest.fixture(scope="module")
 def corpus_file(tmp_path_factory, tiny_release):
     """The tiny release's corpus as a parquet file (so that a test can change it in place)."""
@@ -39,12 +21,12 @@ def corpus_file(tmp_path_factory, tiny_release):
 
 
 @pytest.fixture(scope="module")
-def killed_run(tmp_path_factory, run_argv, tiny_release, tiny_model_dir, corpus_file):
+def killed_run(tmp_path_factory, run_argv, tiny_release, tiny_model_dir, corpus_file, interrupt_training):
     """(folder, argv) of a 3-step run stopped by Ctrl-C at its second evaluation (checkpoint-1 kept)."""
     out = tmp_path_factory.mktemp("killed") / "run"
     argv = run_argv(tiny_release, tiny_model_dir, out, "--corpus", str(corpus_file), steps=3)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        interrupt_at(2, monkeypatch)
+        interrupt_training(2, monkeypatch)
         with pytest.raises(SystemExit) as stopped:
             run.cli(argv)
     assert stopped.value.code == 130
@@ -97,7 +79,9 @@ def test_resume_refuses_a_changed_run(
     assert (tmp_path / "run" / ".evaluate-work" / "checkpoint-1").is_dir()  # the refused run is kept
 
 
-def test_resume_refuses_a_corpus_changed_in_place(invoke, run_argv, tmp_path, tiny_release, tiny_model_dir):
+def test_resume_refuses_a_corpus_changed_in_place(
+    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, interrupt_training
+):
     from datasets import Dataset
 
     corpus = tmp_path / "corpus.parquet"
@@ -105,7 +89,7 @@ def test_resume_refuses_a_corpus_changed_in_place(invoke, run_argv, tmp_path, ti
     Dataset.from_dict({"text": texts}).to_parquet(str(corpus))
     argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "run", "--corpus", str(corpus), steps=3)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        interrupt_at(2, monkeypatch)
+        interrupt_training(2, monkeypatch)
         assert invoke(["evaluate", *argv]).exit_code == 130
     Dataset.from_dict({"text": texts[::-1]}).to_parquet(str(corpus))  # regenerated at the same path
     result = invoke(["evaluate", *argv, "--resume"])
@@ -114,13 +98,13 @@ def test_resume_refuses_a_corpus_changed_in_place(invoke, run_argv, tmp_path, ti
 
 @pytest.mark.slow
 def test_ctrl_c_says_what_is_kept_and_the_printed_command_resumes_to_the_same_bytes(
-    invoke, killed_run, tmp_path, caplog
+    invoke, killed_run, tmp_path, caplog, interrupt_training
 ):
     out, argv = killed_run
     args = moved(argv, out, tmp_path / "run")
     with pytest.MonkeyPatch.context() as monkeypatch:  # a fresh Ctrl-C, to read what it prints
         shutil.rmtree(tmp_path / "run")
-        interrupt_at(2, monkeypatch)
+        interrupt_training(2, monkeypatch)
         stopped = invoke(["evaluate", *args])
     assert stopped.exit_code == 130
     hint = stopped.stderr.strip().splitlines()[-1]  # the last line: no progress bar redrawn after it
@@ -140,11 +124,12 @@ def test_ctrl_c_says_what_is_kept_and_the_printed_command_resumes_to_the_same_by
     assert json.loads((tmp_path / "run" / "results.json").read_text())["validation_history"][-1]["step"] == 3
 
 
-def test_resume_with_output_only_changes_and_no_checkpoint_yet(invoke, run_argv, tmp_path, tiny_release,
-                                                               tiny_model_dir, caplog):  # fmt: skip
+def test_resume_with_output_only_changes_and_no_checkpoint_yet(
+    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, caplog, interrupt_training
+):
     argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "run", steps=1)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        interrupt_at(1, monkeypatch)  # before the first checkpoint
+        interrupt_training(1, monkeypatch)  # before the first checkpoint
         assert invoke(["evaluate", *argv]).exit_code == 130
     assert "no checkpoint yet" in caplog.text
     result = invoke(["evaluate", *with_option(argv, "--qa_test_limit", "3"), "--resume"])
