@@ -153,6 +153,12 @@ def long_document_figures(megabytes: float) -> dict:
     return figures
 
 
+def _cell(value) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    return f"{value:.3g}" if value < 1 else f"{value:,.1f}"
+
+
 def print_table(title: str, figures: dict) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -161,8 +167,7 @@ def print_table(title: str, figures: dict) -> None:
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key, value in figures.items():
-        text = f"{value:.3g}" if isinstance(value, float) and value < 1 else f"{value:,.1f}"
-        table.add_row(key, text if isinstance(value, float) else str(value))
+        table.add_row(key, _cell(value))
     Console().print(table)
 
 
