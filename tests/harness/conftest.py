@@ -38,7 +38,34 @@ def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
     return out
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_argv():
     """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
     return tiny_run_argv
+
+
+def _interrupt_training(evaluation: int, monkeypatch) -> None:
+    """Ctrl-C during training: validation pass number ``evaluation`` of the next run raises
+    KeyboardInterrupt (the checkpoints of the passes before it are saved)."""
+    from continuousbench.harness import run
+
+    real, calls = run.selection_eval, []
+
+    def selection_eval(*args, **kwargs):
+        eval_fn = real(*args, **kwargs)
+
+        def interrupted(model):
+            calls.append(1)
+            if len(calls) == evaluation:
+                raise KeyboardInterrupt
+            return eval_fn(model)
+
+        return interrupted
+
+    monkeypatch.setattr(run, "selection_eval", selection_eval)
+
+
+@pytest.fixture(scope="session")
+def interrupt_training():
+    """:func:`_interrupt_training` ``(evaluation, monkeypatch)``."""
+    return _interrupt_training
