@@ -212,9 +212,10 @@ def _selection_stage(
     drafts += [(pools[s].draft(int(r), index), "public") for s in STYLES for r in selection.indices[s]]
     rows = _selection_rows(drafts)
     work.write_table("selection.parquet", rows)
-    work.write_json(
-        "selection.json", _selection_report(plans, pools, selection, sensitive_stats, oversample, rounds)
-    )
+    report = _selection_report(plans, pools, selection, sensitive_stats, oversample, rounds)
+    if getattr(realizer, "stats", None):  # what an LLM realizer dropped while parsing, and why
+        report["realizer_stats"] = dict(sorted(realizer.stats.items()))
+    work.write_json("selection.json", report)
     return rows
 
 
