@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 import continuousbench
-from continuousbench.geminon.sizes import STYLES, SizeSpec
+from continuousbench.geminon.realizers.base import STYLES
+from continuousbench.geminon.sizes import SizeSpec
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ def make_pretraining_world(
     and coverage-aware sampling, ``spec.mix`` documents) and its questions (all entities)."""
     from continuousbench.geminon import corpus as C
     from continuousbench.geminon import qa as Q
-    from continuousbench.geminon.realizers.base import make_realizer
+    from continuousbench.geminon.realizers import make_realizer
     from continuousbench.geminon.sampling import coverage_sample, incidence_matrix
     from continuousbench.geminon.world import build_world
 

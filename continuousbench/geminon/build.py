@@ -23,10 +23,11 @@ import numpy as np
 import continuousbench
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
-from continuousbench.geminon.realizers.base import Draft, make_realizer
+from continuousbench.geminon.realizers import Draft, make_realizer
+from continuousbench.geminon.realizers.base import STYLES
 from continuousbench.geminon.sampling import Selection, coverage_sample, incidence_matrix
 from continuousbench.geminon.schema import Geminon, mention, parse_mention
-from continuousbench.geminon.sizes import STYLES, SizeSpec, get_size
+from continuousbench.geminon.sizes import SizeSpec, get_size
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import default_root, release_dir
 from continuousbench.stages import StageProgress, WorkDir

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.harness.qa_eval import evaluate_qa, selection_eval, subsample
+from continuousbench.release.layout import QA_PARTS
 
 logger = logging.getLogger(__name__)
 
 DATACLASSES = (HarnessArguments, ModelArguments, EvaluatorConfig)
-PARTS = ("qa_public", "qa_singleton")
 TRAINING_KEYS = (
     "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
     "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -119,7 +119,7 @@ def main(
     folder, manifest, manifest_sha = _release(h.release)
     track = h.track or manifest["track"]
     qa_val = subsample(_load_qa(folder, "qa_public", "validation"), h.qa_eval_limit, t.seed)
-    qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in PARTS}
+    qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in QA_PARTS}
     corpus_source = h.corpus or str(folder)
     corpus = load_corpus(corpus_source, h.text_column, h.corpus_split)
     fingerprint, n_documents = corpus_fingerprint(corpus), len(corpus)  # the candidate alone, before replay
@@ -214,7 +214,7 @@ def cli(argv: Sequence[str] | None = None) -> dict:
         harness_args, model_args, training_args = parser.parse(argv)
         results = main(harness_args, training_args, model_args, recipe=parser.config_path)
         if results:
-            test = {p: results["metrics"][p]["metrics"] for p in PARTS}
+            test = {p: results["metrics"][p]["metrics"] for p in QA_PARTS}
             print(json.dumps({"output_dir": training_args.output_dir, "test": test}, indent=1))
         return results
 

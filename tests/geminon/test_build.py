@@ -179,7 +179,7 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
 def test_small_selection_gives_public_support_in_the_hundreds(tmp_path):
     """World, candidates and selection of a `small` build (no render): public support >= 100 everywhere."""
     from continuousbench.geminon import qa as Q
-    from continuousbench.geminon.realizers.base import make_realizer
+    from continuousbench.geminon.realizers import make_realizer
     from continuousbench.geminon.world import build_world
 
     spec = get_size("small")
