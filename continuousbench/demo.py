@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from continuousbench.commands import bounds
+from continuousbench.files import read_json, write_json
 
 RECIPES = Path(__file__).resolve().parent.parent / "recipes" / "configs"
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
@@ -83,7 +84,7 @@ class Stages:
 
         self.console = Console()
         self.file = out / "timings.json"
-        self.timings: dict[str, float] = json.loads(self.file.read_text()) if self.file.exists() else {}
+        self.timings: dict[str, float] = read_json(self.file) if self.file.exists() else {}
 
     def run(self, name: str, done: Callable[[], bool], work: Callable[[], object]) -> None:
         if done():
@@ -93,14 +94,8 @@ class Stages:
         start = time.perf_counter()
         work()
         self.timings[name] = round(time.perf_counter() - start, 1)
-        _write_json(self.file, self.timings)
+        write_json(self.file, self.timings)
         self.console.print(f"[green]- {name}: {self.timings[name]:.0f} s")
-
-
-def _write_json(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
-    tmp.replace(path)
 
 
 def _quiet() -> None:
@@ -195,7 +190,7 @@ def _mauve(out: Path, release: Path, base: Path, corpora: dict[str, Path], s: Se
     for name, path in corpora.items():
         if name != "real":
             scores[name] = mauve_score(load_corpus(str(path))["text"], reference, **common)
-    _write_json(out, scores)
+    write_json(out, scores)
 
 
 def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
@@ -209,7 +204,7 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
         corpus = RUNS[row["run"]]
         row["mauve"] = mauve[corpus]["mean"] if corpus in mauve else None
     plot_comparison(rows, out / "results.png")
-    _write_json(out / "results.json", rows)
+    write_json(out / "results.json", rows)
     table = Table(
         title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus"
     )
@@ -239,9 +234,9 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     out.mkdir(parents=True, exist_ok=True)
     settings_file = out / "settings.json"
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists
-    if settings_file.exists() and json.loads(settings_file.read_text()) != wanted:
+    if settings_file.exists() and read_json(settings_file) != wanted:
         raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
-    _write_json(settings_file, wanted)
+    write_json(settings_file, wanted)
     torch.set_num_threads(threads)
     _quiet()
     stages = Stages(out)
@@ -283,7 +278,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
             evaluate(name)
     mauve_file = out / "mauve.json"
     stages.run("mauve", mauve_file.exists, lambda: _mauve(mauve_file, release, base, corpora, s, seed))
-    rows = _table(out, runs, json.loads(mauve_file.read_text()))
+    rows = _table(out, runs, read_json(mauve_file))
     total = sum(stages.timings.values())
     stages.console.print(
         f"stage times (s): {json.dumps(stages.timings)}; total {total:.0f} s ({total / 60:.1f} min)"

@@ -19,9 +19,7 @@ world split into sub-word pieces alike.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import shutil
 import time
@@ -33,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import continuousbench
+from continuousbench.files import atomic_write, replace_dir, write_json
 from continuousbench.geminon.realizers.base import STYLES
 from continuousbench.geminon.sizes import SizeSpec
 
@@ -117,12 +116,8 @@ def save_texts(path: str | Path, texts: Sequence[str]) -> Path:
     """``texts`` as a one-column (``text``) parquet file, written atomically; a corpus the harness loads."""
     from datasets import Dataset
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    Dataset.from_dict({"text": list(texts)}).to_parquet(str(tmp))
-    os.replace(tmp, path)
-    return path
+    data = Dataset.from_dict({"text": list(texts)})
+    return atomic_write(path, lambda tmp: data.to_parquet(str(tmp)))
 
 
 def release_names(release: str | Path) -> list[str]:
@@ -267,11 +262,8 @@ def pretrain_base_model(
         "held_out_qa": held_out_qa,
         **(extra_info or {}),
     }
-    (tmp / INFO_FILE).write_text(json.dumps(info, indent=1, sort_keys=True))
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    return out
+    write_json(tmp / INFO_FILE, info)
+    return replace_dir(tmp, out)
 
 
 def _qa_accuracy(model, tokenizer, rows: Sequence[dict]) -> dict[str, float]:

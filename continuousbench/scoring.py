@@ -139,11 +139,8 @@ def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
 def _validate(
     predictions, references, questions, support_counts, matchers, judge, thresholds, buckets
 ) -> None:
-    def fail(message: str) -> None:
-        raise ValueError(message)
-
     if isinstance(predictions, str) or not all(isinstance(p, str) for p in predictions):
-        fail("predictions must be a sequence of strings (decode model outputs to text first)")
+        raise ValueError("predictions must be a sequence of strings (decode model outputs to text first)")
     n = len(predictions)
     for name, seq in (
         ("references", references),
@@ -151,29 +148,31 @@ def _validate(
         ("support_counts", support_counts),
     ):
         if seq is not None and len(seq) != n:
-            fail(f"{name} has {len(seq)} items but predictions has {n}: pass one per prediction")
+            raise ValueError(f"{name} has {len(seq)} items but predictions has {n}: pass one per prediction")
     for i, refs in enumerate(references):
         refs = _as_list(refs)
         if not refs or not all(isinstance(r, str) for r in refs):
-            fail(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
+            raise ValueError(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
         if not all(normalize(r) for r in refs):
-            fail(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
+            raise ValueError(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
     unknown = [m for m in matchers if m not in MATCHERS]
     if isinstance(matchers, str) or not matchers or unknown or len(set(matchers)) != len(matchers):
-        fail(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
+        raise ValueError(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
     if "llm_match" in matchers and (judge is None or questions is None):
-        fail("llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise")
+        raise ValueError(
+            "llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise"
+        )
     if support_counts is not None and not all(
         isinstance(c, numbers.Integral) and c >= 0 for c in support_counts
     ):
-        fail("support_counts must be non-negative integers")
+        raise ValueError("support_counts must be non-negative integers")
     if not all(isinstance(t, numbers.Integral) and t >= 0 for t in thresholds):
-        fail(f"thresholds must be non-negative integers, got {thresholds!r}")
+        raise ValueError(f"thresholds must be non-negative integers, got {thresholds!r}")
     if buckets is not None:
         if support_counts is None:
-            fail("buckets need support_counts")
+            raise ValueError("buckets need support_counts")
         if not buckets or list(buckets) != sorted(set(buckets)) or buckets[0] < 0:
-            fail(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
+            raise ValueError(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
 
 
 def score(

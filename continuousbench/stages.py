@@ -6,13 +6,13 @@ is complete and a rerun skips that stage (datatrove-style pipelines keep the sam
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from continuousbench import files
 
 
 class WorkDir:
@@ -27,7 +27,7 @@ class WorkDir:
             else []
         )
         if settings_file.exists() and finished:
-            found = json.loads(settings_file.read_text())
+            found = files.read_json(settings_file)
             if found != settings:
                 raise ValueError(
                     f"work folder {path} holds a build with other settings ({found}); "
@@ -39,26 +39,17 @@ class WorkDir:
     def file(self, name: str) -> Path:
         return self.path / name
 
-    def _atomic(self, name: str) -> Path:
-        target = self.file(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target.with_name(f".{target.name}.tmp")
-
     def write_json(self, name: str, data: Any) -> None:
-        tmp = self._atomic(name)
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, self.file(name))
+        files.write_json(self.file(name), data)
 
     def read_json(self, name: str) -> Any:
-        return json.loads(self.file(name).read_text())
+        return files.read_json(self.file(name))
 
     def write_table(self, name: str, columns: dict[str, list]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        tmp = self._atomic(name)
-        pq.write_table(pa.table(columns), tmp)
-        os.replace(tmp, self.file(name))
+        files.atomic_write(self.file(name), lambda tmp: pq.write_table(pa.table(columns), tmp))
 
     def read_table(self, name: str) -> dict[str, list]:
         import pyarrow.parquet as pq

@@ -13,9 +13,6 @@ without replacement and seeds MAUVE's own clustering; we report mean and (popula
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -206,6 +203,7 @@ def make_parser():
 
 def main(args: MauveArguments) -> dict:
     from continuousbench import __version__
+    from continuousbench.files import write_json
     from continuousbench.harness.data import load_corpus
 
     if args.output and Path(args.output).exists() and not args.overwrite:
@@ -219,11 +217,7 @@ def main(args: MauveArguments) -> dict:
     if args.with_reference:
         results["reference_disjoint"] = reference_mauve(reference, **common)
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=out.parent, delete=False, suffix=".tmp") as tmp:
-            json.dump(results, tmp, indent=1)
-        os.replace(tmp.name, out)
+        write_json(args.output, results)
     return results
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.files import atomic_write
+from continuousbench.files import atomic_write, read_json
 from continuousbench.harness.outputs import RESULTS
 from continuousbench.release.layout import QA_PARTS
 from continuousbench.scoring import MATCHERS
@@ -25,10 +25,7 @@ def load_run(path: str | Path) -> dict:
     file = path / RESULTS if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(f"{path} has no {RESULTS}: is it a finished `continuousbench evaluate` run?")
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+    return read_json(file)
 
 
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
