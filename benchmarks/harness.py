@@ -48,7 +48,7 @@ def main(quick: bool, threads: int) -> dict:
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.geminon.build import build_release
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.harness.config import EvaluatorConfig
     from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.prompts import qa_prompt
@@ -59,7 +59,7 @@ def main(quick: bool, threads: int) -> dict:
     torch.set_num_threads(threads)
     steps, batched_n, naive_n = (20, 64, 4) if quick else (100, 234, 16)
     tmp = Path(tempfile.mkdtemp(prefix="cb-bench-"))
-    release = build_release(size="tiny", quarter="2026q1", seed=0, root=tmp, progress=False)
+    release = build_release(GeminonBuildArguments(size="tiny", out=str(tmp)), progress=False)
     corpus = load_dataset(str(release), "corpus", split="train")
     val = load_dataset(str(release), "qa_public", split="validation")
     test = load_dataset(str(release), "qa_public", split="test")

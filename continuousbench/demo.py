@@ -224,7 +224,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     """Run (or resume) every stage under ``out``; return the table rows (also in ``out/results.json``)."""
     import torch
 
-    from continuousbench.geminon.build import build_release, release_id
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release, release_id
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
@@ -245,7 +245,9 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     replay = world_dir / "replay.parquet" if s.replay else None
     stages.run(
         "build release", (release / "release.json").exists,
-        lambda: build_release(size="tiny", quarter=QUARTER, seed=seed, root=root, progress=False),
+        lambda: build_release(
+            GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root)), progress=False
+        ),
     )  # fmt: skip
     stages.run(
         "pretrain base model", (base / "pretraining.json").exists,

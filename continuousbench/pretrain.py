@@ -32,7 +32,6 @@ import numpy as np
 
 import continuousbench
 from continuousbench.files import atomic_write, replace_dir, write_json
-from continuousbench.geminon.realizers.base import STYLES
 from continuousbench.geminon.sizes import SizeSpec
 
 logger = logging.getLogger(__name__)
@@ -137,10 +136,9 @@ def make_pretraining_world(
 ) -> PretrainingWorld:
     """A world disjoint from a release (``forbidden_names``), its corpus (the release builder's realizer
     and coverage-aware sampling, ``spec.mix`` documents) and its questions (all entities)."""
-    from continuousbench.geminon import corpus as C
     from continuousbench.geminon import qa as Q
     from continuousbench.geminon.realizers import make_realizer
-    from continuousbench.geminon.sampling import coverage_sample, incidence_matrix
+    from continuousbench.geminon.selection import select_public
     from continuousbench.geminon.world import build_world
 
     world = build_world(spec, seed, forbidden_names=forbidden_names)
@@ -148,19 +146,11 @@ def make_pretraining_world(
     if clash:  # build_world guarantees this; checked because disjointness is the point of this world
         raise RuntimeError(f"pretraining world reuses release names {sorted(clash)}")
     text_maker = make_realizer(realizer)
-    by_idx = {g.idx: g for g in world}
-    index = C.PairIndex(world)
     rng = np.random.default_rng([seed, 1])
-    pools, targets = {}, {}
-    for style in STYLES:
-        units = C.public_units(world, style)
-        plan = C.plan_pool(style, len(units), spec.mix.get(style, 0), oversample=2.0)
-        pools[style] = C.draft_pool(text_maker, style, units, plan.per_unit, by_idx, index, rng)
-        targets[style] = plan.target
-    incidence = {s: incidence_matrix(p.indptr, p.pairs, index.n_pairs) for s, p in pools.items()}
-    selection = coverage_sample(incidence, targets, rng, rounds=rounds)
-    drafts = [pools[s].draft(int(r), index) for s in STYLES for r in selection.indices[s]]
-    documents = [t for t in text_maker.render(drafts, by_idx) if t and t.strip()]
+    drafts = select_public(
+        world, spec.mix, text_maker, draft_rng=rng, sample_rng=rng, oversample=2.0, rounds=rounds
+    ).drafts
+    documents = [t for t in text_maker.render(drafts, {g.idx: g for g in world}) if t and t.strip()]
     mentions = [[f"{i}:{f}" for i, f in d.mentions] for d in drafts]
     questions = Q.question_rows(Q.mention_matrix(mentions, world), world, "public")
     return PretrainingWorld(world=world, documents=documents, questions=questions, seed=seed)

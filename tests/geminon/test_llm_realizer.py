@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -219,13 +220,14 @@ def scripted_articles(prompt: str, **sampling) -> str:
 def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
     from datasets import load_dataset
 
-    from continuousbench.geminon.build import build_release
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.geminon.realizers.grounding import check_grounding
 
     OFFLINE["scripted"] = scripted_articles
-    path = build_release(
-        root=tmp_path, realizer="offline:scripted", oversample=2.0, sensitive_candidates=10, progress=False
+    args = GeminonBuildArguments(
+        out=str(tmp_path), realizer="offline:scripted", oversample=2.0, sensitive_candidates=10
     )
+    path = build_release(args, progress=False)
     manifest = json.loads((path / "release.json").read_text())
     report = manifest["generator"]
     assert report["realizer"] == "offline:scripted" and report["audited"]
@@ -248,8 +250,5 @@ def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
     counts = report["documents"]
     assert set(counts) == {"wiki", "journal", "evolution", "comparison", "sensitive"}
     assert sum(counts.values()) == len(docs) > 1000
-    again = build_release(
-        root=tmp_path / "again", realizer="offline:scripted", oversample=2.0, sensitive_candidates=10,
-        progress=False,
-    )  # fmt: skip
+    again = build_release(replace(args, out=str(tmp_path / "again")), progress=False)
     assert (again / "release.json").read_bytes() == (path / "release.json").read_bytes()
