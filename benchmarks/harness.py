@@ -48,13 +48,13 @@ def main(quick: bool, threads: int) -> dict:
     from rich.console import Console
     from rich.table import Table
 
+    from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.harness.config import EvaluatorConfig
     from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.prompts import qa_prompt
     from continuousbench.harness.qa_eval import generate_answers
     from continuousbench.harness.train import continued_pretraining
-    from continuousbench.tinymodel import save_tiny_model
 
     torch.set_num_threads(threads)
     steps, batched_n, naive_n = (20, 64, 4) if quick else (100, 234, 16)

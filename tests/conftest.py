@@ -30,7 +30,7 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
     """A 1M-parameter Llama with a tokenizer trained on the tiny release's corpus."""
     from datasets import load_dataset
 
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
     return save_tiny_model(

@@ -2,7 +2,7 @@
 
 1. build the ``tiny`` Geminon release;
 2. make a base model: a tiny Llama pretrained on a separate, disjoint Geminon world
-   (:mod:`continuousbench.pretrain`), so it knows the QA format but none of the release's facts;
+   (:mod:`continuousbench.demo.pretrain`), so it knows the QA format but none of the release's facts;
 3. evaluate it with no training, and after continued pretraining on the real corpus;
 4. train three generators on the real corpus (non-private, DP at epsilon 100 and 10), sample a
    synthetic corpus from each, and evaluate the base model trained on each synthetic corpus;
@@ -11,7 +11,7 @@
 
 Every stage is a public command or function of the library (``build_release``, ``pretrain_base_model``,
 ``harness.run.cli``, ``dp.train.cli``, ``dp.synthesize.cli``, ``diagnostics.mauve``, ``harness.report``);
-the demo only chooses their arguments. The evaluator recipe ``recipes/configs/geminon-tiny-demo.yaml``
+the demo only chooses their arguments. The evaluator recipe ``configs/geminon-tiny-demo.yaml``
 is the same for every candidate corpus. A finished stage (its output folder complete) is skipped on a
 rerun, so an interrupted demo resumes where it stopped.
 
@@ -25,12 +25,13 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 
 from continuousbench.commands import bounds
 from continuousbench.files import read_json, write_json
 
-RECIPES = Path(__file__).resolve().parent.parent / "recipes" / "configs"
+RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
 GENERATOR_RECIPE = RECIPES / "geminon-tiny-demo-generator.yaml"
 QUARTER = "2026q1"
@@ -114,7 +115,7 @@ def _quiet() -> None:
 def _base_model(out: Path, world_dir: Path, release: Path, s: Settings, seed: int) -> None:
     import numpy as np
 
-    from continuousbench import pretrain as P
+    from continuousbench.demo import pretrain as P
     from continuousbench.geminon.sizes import SizeSpec
 
     scale = s.pretrain_docs / sum(P.PRETRAIN_SPEC.mix.values())

@@ -190,9 +190,9 @@ def pretrain_base_model(
     ``tokenizer_texts`` when given (e.g. :meth:`PretrainingWorld.without_names`), else on ``texts``."""
     from datasets import Dataset
 
+    from continuousbench.demo.tinymodel import make_tiny_model, train_tokenizer
     from continuousbench.harness.config import EvaluatorConfig
     from continuousbench.harness.train import continued_pretraining
-    from continuousbench.tinymodel import make_tiny_model, train_tokenizer
 
     out = Path(out_dir)
     if out.exists() and not overwrite:
