@@ -175,18 +175,18 @@ def main(quick: bool, threads: int) -> dict:
     import torch
     from datasets import Dataset, load_dataset
 
-    from continuousbench.geminon.build import build_release
+    from continuousbench.demo.tinymodel import save_tiny_model
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.harness.config import EvaluatorConfig
     from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.prompts import qa_prompt
     from continuousbench.harness.qa_eval import generate_answers
     from continuousbench.harness.train import continued_pretraining
-    from continuousbench.tinymodel import save_tiny_model
 
     torch.set_num_threads(threads)
     steps, batched_n, naive_n = (20, 64, 4) if quick else (100, 234, 16)
     tmp = Path(tempfile.mkdtemp(prefix="cb-bench-"))
-    release = build_release(size="tiny", quarter="2026q1", seed=0, root=tmp, progress=False)
+    release = build_release(GeminonBuildArguments(size="tiny", out=str(tmp)), progress=False)
     corpus = load_dataset(str(release), "corpus", split="train")
     val = load_dataset(str(release), "qa_public", split="validation")
     test = load_dataset(str(release), "qa_public", split="test")

@@ -39,7 +39,7 @@ COMMANDS: Table = {
         },
         "The `evaluate` metric continuousbench/qa_match.",
     ),
-    "demo": ("continuousbench.demo", "The whole study in miniature, on CPU, offline."),
+    "demo": ("continuousbench.demo.demo", "The whole study in miniature, on CPU, offline."),
 }
 
 

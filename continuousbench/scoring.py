@@ -26,12 +26,20 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # the judge pulls in nothing heavy, but scoring must not need it
-    from continuousbench.judge import Judge
+
+class Matcher(Protocol):
+    """What ``llm_match`` needs (:class:`continuousbench.judge.Judge` is one); scoring knows no judge."""
+
+    def match(
+        self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
+    ) -> list[bool | None]: ...
+
 
 MATCHERS = ("exact_match", "contains", "llm_match")
+DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
+THRESHOLDS = (0, 200, 400, 600, 800)  # support-count strata of the paper
 
 _PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -198,9 +206,9 @@ def score(
     *,
     questions: Sequence[str] | None = None,
     support_counts: Sequence[int] | None = None,
-    matchers: Sequence[str] = ("exact_match", "contains"),
-    judge: Judge | None = None,
-    thresholds: Sequence[int] = (0, 200, 400, 600, 800),
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
+    judge: Matcher | None = None,
+    thresholds: Sequence[int] = THRESHOLDS,
     buckets: Sequence[int] | None = None,
 ) -> dict:
     """Score predictions against references (answer + aliases), overall and by support count.

@@ -19,10 +19,10 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory):
     """A `tiny` Geminon release built once for the session; returns its folder."""
-    from continuousbench.geminon.build import build_release
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
     root = tmp_path_factory.mktemp("cb-home")
-    return build_release(size="tiny", quarter="2026q1", seed=0, root=root)
+    return build_release(GeminonBuildArguments(size="tiny", quarter="2026q1", seed=0, out=str(root)))
 
 
 @pytest.fixture(scope="session")
@@ -30,7 +30,7 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
     """A 1M-parameter Llama with a tokenizer trained on the tiny release's corpus."""
     from datasets import load_dataset
 
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
     return save_tiny_model(

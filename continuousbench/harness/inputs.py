@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
+from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
 
 logger = logging.getLogger(__name__)
 
-PARTS = ("qa_public", "qa_singleton")
 # The canned pair a judge must get right before the run starts (an obvious match).
 CANNED = {"question": "What colour is a clear daytime sky?", "reference": "blue", "response": "Blue"}
 

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from continuousbench.harness.prompts import qa_prompt
 from continuousbench.harness.ranks import across_processes
 from continuousbench.llm import generate_batched
-from continuousbench.scoring import score
+from continuousbench.scoring import DEFAULT_MATCHERS, score
 
-MATCHERS: tuple[str, ...] = ("exact_match", "contains")
 # Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
 # thousands (the paper's thresholds 200/400/600/800 are edges too).
 SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
@@ -63,7 +62,7 @@ def evaluate_qa(
     track: str = "geminon",
     batch_size: int = 32,
     max_new_tokens: int = 256,
-    matchers: Sequence[str] = MATCHERS,
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
     judge=None,
     buckets: Sequence[int] | None = SUPPORT_BUCKETS,
 ) -> tuple[dict, list[str]]:
@@ -83,7 +82,7 @@ def score_answers(
     qa,
     predictions: Sequence[str],
     *,
-    matchers: Sequence[str] = MATCHERS,
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
     judge=None,
     buckets: Sequence[int] | None = SUPPORT_BUCKETS,
 ) -> dict:

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.files import atomic_write, check_output_files
+from continuousbench.files import atomic_write, check_output_files, read_json
 from continuousbench.harness.outputs import RESULTS
+from continuousbench.release.layout import QA_PARTS
+from continuousbench.scoring import MATCHERS
 
-PARTS = ("qa_public", "qa_singleton")
-MATCHERS = ("exact_match", "contains", "llm_match")
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
 
 
@@ -25,10 +25,7 @@ def load_run(path: str | Path) -> dict:
     file = path / RESULTS if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(f"{path} has no {RESULTS}: is it a finished `continuousbench evaluate` run?")
-    try:
-        results = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+    results = read_json(file)
     if not isinstance(results, dict):
         raise ValueError(f"{file} is not the results.json of a `continuousbench evaluate` run")
     return results
@@ -46,7 +43,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "steps": r["steps"],
             "corpus": r["corpus"]["fingerprint"][:8],
         }
-        for part in PARTS:
+        for part in QA_PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
             for m in MATCHERS:
                 if m in metrics:
@@ -67,7 +64,7 @@ def print_table(rows: list[dict], console=None) -> None:
     table = Table(title=f"ContinuousBench test accuracy (%) on {releases}")
     for col in ("run", "model", "tuning", "steps", "corpus"):
         table.add_column(col)
-    metric_cols = [c for c in (f"{p}/{m}" for p in PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    metric_cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
     for col in metric_cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right")
@@ -93,7 +90,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
     x = np.arange(len(rows))
     width = 0.8 / max(len(cols), 1)
     fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(rows) + 2), 4), dpi=100)

@@ -26,7 +26,7 @@ TRACKS = {
     "news": "Track II, news: facts from events after the base models' training cut-off.",
 }
 
-PARTS = {
+ROW_MEANING = {  # what one row of each config is
     "corpus": "a training document, with the entities and (entity, feature) facts it states",
     "qa_public": "a short-answer question on a public entity, with the number of documents supporting it",
     "qa_singleton": "the same, on a sensitive entity: supported by a single document",
@@ -108,7 +108,7 @@ def release_card(
         dataset_info=_infos({c: c for c in CONFIGS}, infos),
     )
     table = "\n".join(
-        f"| `{c}` | {', '.join(f'{s}: {rows[c][s]:,}' for s in CONFIGS[c])} | {PARTS[c]} | "
+        f"| `{c}` | {', '.join(f'{s}: {rows[c][s]:,}' for s in CONFIGS[c])} | {ROW_MEANING[c]} | "
         f"{', '.join(f'`{col}`' for col in columns[c])} |"
         for c in CONFIGS
     )

@@ -10,7 +10,7 @@ def tiny_gemma_dir(tmp_path_factory, tiny_release):
     """A tiny Gemma 3 text model with a tokenizer trained on the tiny release's corpus."""
     from datasets import load_dataset
 
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
     out = tmp_path_factory.mktemp("tiny-gemma3")
