@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the judge pulls in nothing heavy, but scoring must not need
 
 MATCHERS = ("exact_match", "contains", "llm_match")
 THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
-INTERVAL = {"method": "wilson", "confidence": 0.95}  # how every `ci95` of a score is computed
+INTERVAL = {"interval": "wilson", "confidence": 0.95}  # how every `ci95` of a score is computed
 
 _PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")

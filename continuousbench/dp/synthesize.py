@@ -63,6 +63,13 @@ def load_generator(folder: str):
     return model, tokenizer
 
 
+def _sampling(args: SynthesisArguments) -> dict:
+    return {
+        k: getattr(args, k)
+        for k in ("num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
+    }
+
+
 def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
     gen = Path(args.generator)
     statement = "No privacy statement was found in the generator folder."
@@ -72,10 +79,7 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
         start = text.find("## Privacy statement")
         statement = text[start:] if start >= 0 else statement
     privacy = json.loads((gen / "privacy.json").read_text()) if (gen / "privacy.json").is_file() else {}
-    sampling = {
-        k: getattr(args, k)
-        for k in ("num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
-    }
+    sampling = _sampling(args)
     return (
         "---\nconfigs:\n- config_name: default\n  data_files:\n"
         "  - split: train\n    path: data/train-*.parquet\n"
@@ -89,6 +93,15 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
         "Everything here is post-processing of the generator, so the generator's guarantee applies to this "
         f"corpus as a whole.\n\n{statement.replace('## Privacy statement', '### Privacy statement', 1)}"
     )
+
+
+def _guarantee(generator: Path) -> dict | None:
+    """The generator's privacy guarantee without its training losses (computed on private records)."""
+    file = generator / "privacy.json"
+    if not file.is_file():
+        return None
+    stated = json.loads(file.read_text())
+    return {k: v for k, v in stated.items() if k not in ("history", "validation_loss", "truncated_batches")}
 
 
 def main(args: SynthesisArguments) -> Path:
@@ -126,7 +139,13 @@ def main(args: SynthesisArguments) -> Path:
     (tmp / "data").mkdir(parents=True)
     Dataset.from_dict({"text": kept}).to_parquet(str(tmp / PARQUET))
     (tmp / "README.md").write_text(_card(args, len(kept), dropped))
-    (tmp / "synthesis.json").write_text(json.dumps({"kept": len(kept), "dropped_empty": dropped}, indent=2))
+    sampling = _sampling(args)
+    (tmp / "synthesis.json").write_text(
+        json.dumps({"kept": len(kept), "dropped_empty": dropped, "sampling": sampling}, indent=2)
+    )
+    guarantee = _guarantee(Path(args.generator))
+    if guarantee is not None:  # the harness records it with every result on this corpus
+        (tmp / "privacy.json").write_text(json.dumps(guarantee, indent=2))
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)

@@ -11,23 +11,12 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from continuousbench.harness.outputs import RESULTS, atomic_write
+from continuousbench.harness.outputs import atomic_write
+from continuousbench.harness.results import load as load_run
 
 PARTS = ("qa_public", "qa_singleton")
 MATCHERS = ("exact_match", "contains", "llm_match")
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
-
-
-def load_run(path: str | Path) -> dict:
-    """The results of one run folder (or a results.json path); FileNotFoundError names what is missing."""
-    path = Path(path)
-    file = path / RESULTS if path.is_dir() else path
-    if not file.is_file():
-        raise FileNotFoundError(f"{path} has no {RESULTS}: is it a finished `continuousbench evaluate` run?")
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
 
 
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:

@@ -84,12 +84,6 @@ def _validation_history(log_history: Sequence[dict]) -> list[dict]:
     ]
 
 
-def _recipe(path: str | None) -> dict | None:
-    if path is None:
-        return None
-    return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
-
-
 def main(
     harness_args: HarnessArguments,
     training_args: EvaluatorConfig,
@@ -104,6 +98,7 @@ def main(
 
     import continuousbench
     from continuousbench.harness import outputs
+    from continuousbench.harness import results as results_record
     from continuousbench.harness.card import model_card, push_run
     from continuousbench.harness.data import corpus_fingerprint, load_corpus, mix_replay
     from continuousbench.harness.modeling import load_model_and_tokenizer
@@ -178,7 +173,6 @@ def main(
         "model_args": dict(vars(m)),
         "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume")},
         "training_args": {k: getattr(t, k) for k in TRAINING_KEYS} | {"world_size": t.world_size},
-        "recipe": _recipe(recipe),
         "corpus": {"source": corpus_source, "documents": n_documents, "fingerprint": fingerprint,
                    "replay": replay},
         "steps": t.max_steps,
@@ -191,6 +185,7 @@ def main(
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
+    results = results_record.complete(results, manifest=manifest, model=model, recipe_file=recipe)
 
     outputs.write_predictions(out / outputs.PREDICTIONS, outputs.predictions_table(rows, matchers))
     outputs.plot_accuracy_by_support(
