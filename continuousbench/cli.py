@@ -113,6 +113,12 @@ def report(ctx: typer.Context) -> None:
 
 
 @app.command(**FORWARD)
+def compare(ctx: typer.Context) -> None:
+    """Paired comparison of two runs: difference, bootstrap interval, McNemar p."""
+    _forward("continuousbench.harness.compare", ctx)
+
+
+@app.command(**FORWARD)
 def demo(ctx: typer.Context) -> None:
     """The whole study in miniature, on CPU, offline."""
     _forward("continuousbench.demo", ctx)

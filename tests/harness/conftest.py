@@ -42,3 +42,23 @@ def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
 def run_argv():
     """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
     return tiny_run_argv
+
+
+@pytest.fixture(scope="session")
+def seed_twin(tmp_path_factory, tiny_release, tiny_model_dir, finished_run):
+    """``finished_run`` again with seed 1: two runs that differ only by seed."""
+    from continuousbench.harness.run import cli
+
+    out = tmp_path_factory.mktemp("runs-seed1") / "llama-lora"
+    cli(tiny_run_argv(tiny_release, tiny_model_dir, out, "--seed", "1"))
+    return out
+
+
+@pytest.fixture(scope="session")
+def baseline_run(tmp_path_factory, tiny_release, tiny_model_dir):
+    """The base model scored without training (steps 0) on the same questions as ``finished_run``."""
+    from continuousbench.harness.run import cli
+
+    out = tmp_path_factory.mktemp("runs-base") / "no-training"
+    cli(tiny_run_argv(tiny_release, tiny_model_dir, out, steps=0))
+    return out
