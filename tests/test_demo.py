@@ -26,7 +26,8 @@ def test_quick_demo_end_to_end(tmp_path, capsys):
     mauve = json.loads((out / "mauve.json").read_text())
     assert set(mauve) == {"real", *demo.GENERATORS} and all(0 <= m["mean"] <= 1 for m in mauve.values())
     printed = capsys.readouterr().out
-    assert "train-on-real" in printed and "MAUVE" in printed
+    assert "train-on-real" in printed and "MAUVE" in printed and "Wilson 95% interval" in printed
+    assert "syn (A) vs dp-syn-eps10 (B): exact_match" in printed and "McNemar" in printed  # paired difference
 
     # Figures: the quick base model has seen 40 steps, so only the shape of the results is checked here;
     # docs/demo.md reports the full demo's figures.

@@ -51,7 +51,7 @@ def test_report_table_and_plot(finished_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "llama-lora" in result.output and "public EM" in result.output
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    row = json.loads(rows_json.read_text())[0]
+    row = json.loads(rows_json.read_text())["runs"][0]
     metrics = json.loads((finished_run / "results.json").read_text())["metrics"]
     assert row["qa_public/contains"] == metrics["qa_public"]["metrics"]["contains"]["accuracy"]
     missing = runner.invoke(app, ["report", str(tmp_path)])
