@@ -119,6 +119,18 @@ def compare(ctx: typer.Context) -> None:
 
 
 @app.command(**FORWARD)
+def submit(ctx: typer.Context) -> None:
+    """Add a run's validated results record to a results dataset (folder or Hub repo)."""
+    _forward("continuousbench.harness.submit", ctx)
+
+
+@app.command(**FORWARD)
+def publish(ctx: typer.Context) -> None:
+    """Publish to the Hub: `publish release <id> --repo <org/name>` (a tagged revision)."""
+    _forward("continuousbench.publish", ctx)
+
+
+@app.command(**FORWARD)
 def demo(ctx: typer.Context) -> None:
     """The whole study in miniature, on CPU, offline."""
     _forward("continuousbench.demo", ctx)
