@@ -24,21 +24,17 @@ class Series:
     high: list[float]
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width: float, height: float):
+    """A matplotlib Figure outside pyplot: no display needed, nothing kept in a global registry."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")  # no display on servers; must precede pyplot
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=(width, height), dpi=100)
+    return fig, fig.add_subplot()
 
 
 def _save(fig, path: Path) -> Path:
-    plt = _pyplot()
     # No "Software" metadata, so that the same numbers give the same bytes.
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
-    plt.close(fig)
-    return path
+    return atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
 
 
 def bucket_series(label: str, buckets: Sequence[dict], matcher: str) -> Series | None:
@@ -54,10 +50,9 @@ def bucket_series(label: str, buckets: Sequence[dict], matcher: str) -> Series |
     return Series(label, x, y, low, high)
 
 
-def accuracy_by_support(path: Path, series: Sequence[Series], title: str, *, caption: str) -> Path:
+def support_figure(series: Sequence[Series], title: str, *, caption: str):
     """Accuracy per support-count bucket (x: mean support, symlog), one line with error bars per series."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=100)
+    fig, ax = _figure(6.5, 4.2)
     for s in series:
         below = [max(0.0, y - lo) for y, lo in zip(s.y, s.low, strict=True)]
         above = [max(0.0, hi - y) for y, hi in zip(s.y, s.high, strict=True)]
@@ -72,7 +67,12 @@ def accuracy_by_support(path: Path, series: Sequence[Series], title: str, *, cap
         ax.legend(fontsize=7)
     fig.text(0.01, 0.01, caption, fontsize=6.5, color="0.35")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return _save(fig, path)
+    return fig
+
+
+def accuracy_by_support(path: Path, series: Sequence[Series], title: str, *, caption: str) -> Path:
+    """:func:`support_figure`, saved as PNG."""
+    return _save(support_figure(series, title, caption=caption), path)
 
 
 Bar = tuple[float, float, float] | None  # (accuracy, low, high) or nothing to draw
@@ -82,10 +82,9 @@ def grouped_bars(path: Path, names: Sequence[str], bars: dict[str, list[Bar]], *
     """One group per run, one bar per ``bars`` key; each value (accuracy, low, high) or None."""
     import numpy as np
 
-    plt = _pyplot()
     x = np.arange(len(names))
     width = 0.8 / max(len(bars), 1)
-    fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(names) + 2), 4.2), dpi=100)
+    fig, ax = _figure(max(5, 1.5 * len(names) + 2), 4.2)
     for i, (label, values) in enumerate(bars.items()):
         y = [100 * v[0] if v else 0.0 for v in values]
         below = [100 * (v[0] - v[1]) if v else 0.0 for v in values]
