@@ -69,3 +69,11 @@ def test_accelerate_launch_end_to_end(run_argv, tmp_path, tiny_release, tiny_mod
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["steps"] == 1 and (out / "model" / "adapter_model.safetensors").is_file()
+
+
+@pytest.mark.parametrize(
+    "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
+)
+def test_new_commands_are_registered(argv):
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0 and "usage: continuousbench" in result.output
