@@ -1,167 +1,82 @@
-"""The ``continuousbench`` command.
+"""The ``continuousbench`` program: a table of commands, each the ``cli`` of one module.
 
-Training and evaluation subcommands forward their arguments untouched to the same dataclass parser
-and ``main`` as the recipe scripts, so ``continuousbench evaluate ...`` and
-``accelerate launch recipes/evaluate.py ...`` cannot drift apart.
+Every command module parses its own arguments with :class:`continuousbench.commands.CommandParser`
+and runs through :func:`continuousbench.commands.run`, so ``continuousbench evaluate ...`` and
+``accelerate launch recipes/evaluate.py ...`` are the same parser and the same ``main``. A value that
+is itself a table is a command group (``continuousbench build geminon``). Nothing is imported until a
+command is chosen, so ``continuousbench --help`` is instant.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from pathlib import Path
-from typing import Annotated
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
-import typer
+# name -> ("module" or "module:function", help) or (a nested table, help)
+Table = Mapping[str, tuple[Union[str, "Table"], str]]
 
-app = typer.Typer(
-    help="ContinuousBench: DP synthetic text, measured by the knowledge it carries.", no_args_is_help=True
-)
-metric_app = typer.Typer(help="The `evaluate` metric continuousbench/qa_match.", no_args_is_help=True)
-app.add_typer(metric_app, name="metric")
-
-FORWARD = {
-    "context_settings": {"allow_extra_args": True, "ignore_unknown_options": True},
-    "add_help_option": False,
+COMMANDS: Table = {
+    "build": (
+        {"geminon": ("continuousbench.geminon.command", "Build a Geminon release (track I).")},
+        "Build a release (world or news, corpus, QA, support counts) as a dataset folder.",
+    ),
+    "verify": ("continuousbench.release.commands:verify_cli", "Check a release against its checksums."),
+    "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
+    "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
+    "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
+    "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
+    "report": ("continuousbench.harness.report", "Runs side by side: intervals, mean ± sd over seeds."),
+    "compare": ("continuousbench.harness.compare", "Paired difference of two runs, McNemar p."),
+    "submit": ("continuousbench.harness.submit", "Add a run's results record to a results dataset."),
+    "publish": (
+        {"release": ("continuousbench.release.publish", "Upload a release as a tagged Hub revision.")},
+        "Publish to the Hugging Face Hub.",
+    ),
+    "metric": (
+        {
+            "install": ("continuousbench.metric:install_cli", "Install the metric for offline use."),
+            "push": ("continuousbench.metric:push_cli", "Publish the metric module to a Space."),
+        },
+        "The `evaluate` metric continuousbench/qa_match.",
+    ),
+    "demo": ("continuousbench.demo", "The whole study in miniature, on CPU, offline."),
 }
 
 
-def _forward(module: str, ctx: typer.Context) -> None:
-    """Hand the raw arguments to ``<module>.cli`` (the recipe's parser and main)."""
-    importlib.import_module(module).cli(list(ctx.args))
+def dispatch(table: Table, argv: Sequence[str] | None, prog: str) -> Any:
+    """Run ``<prog> <command> ...`` from ``table``; help, version and unknown names in one place."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        width = max(map(len, table))
+        lines = [f"usage: {prog} <command> [options]   ({prog} <command> --help for its options)", ""]
+        lines += [f"  {name:<{width}}  {help}" for name, (_, help) in table.items()]
+        print("\n".join(lines))
+        if not args:
+            raise SystemExit(2)
+        return None
+    if args[0] == "--version":
+        from continuousbench import __version__
+
+        print(f"continuousbench {__version__}")
+        return None
+    name, rest = args[0], args[1:]
+    if name not in table:
+        choices = ", ".join(table)
+        print(f"error: unknown command {name!r} for {prog}; choose one of {choices}", file=sys.stderr)
+        raise SystemExit(2)
+    target, _ = table[name]
+    if not isinstance(target, str):
+        return dispatch(target, rest, f"{prog} {name}")
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function or "cli")(rest)
 
 
-def fail(message: str) -> None:
-    """One clear line on stderr, exit status 2."""
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    raise typer.Exit(2)
-
-
-@app.command()
-def build(
-    track: Annotated[str, typer.Argument(help="Track to build: geminon.")],
-    size: Annotated[str, typer.Option(help="tiny, small or medium.")] = "tiny",
-    quarter: Annotated[str, typer.Option(help="Release quarter, e.g. 2026q1.")] = "2026q1",
-    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Root folder (default $CONTINUOUSBENCH_HOME).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing release.")] = False,
-    namer: Annotated[str, typer.Option(help="offline, or a text-generation spec for names.")] = "offline",
-    realizer: Annotated[
-        str, typer.Option(help="template, or a text-generation spec for prose.")
-    ] = "template",
-) -> None:
-    """Build a release (world, corpus, QA, support counts) as a Hugging Face dataset folder."""
-    if track != "geminon":
-        fail(f"unknown track {track!r}: only 'geminon' can be built in this version")
-    from continuousbench.geminon.build import build_release
-
-    try:
-        path = build_release(
-            size=size,
-            quarter=quarter,
-            seed=seed,
-            root=out,
-            overwrite=overwrite,
-            namer=namer,
-            realizer=realizer,
-        )
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        fail(str(err))
-    typer.echo(str(path))
-
-
-@app.command()
-def verify(release: Annotated[str, typer.Argument(help="Release id or folder.")]) -> None:
-    """Check every data file of a release against its manifest checksums."""
-    from continuousbench.release.load import verify_release
-
-    try:
-        manifest = verify_release(release)
-    except (ValueError, FileNotFoundError) as err:
-        fail(str(err))
-    typer.echo(f"{manifest['id']}: {len(manifest['files'])} files verified")
-
-
-@app.command("train-generator", **FORWARD)
-def train_generator(ctx: typer.Context) -> None:
-    """Train a (DP) generator: same parser as `accelerate launch recipes/train_generator.py`."""
-    _forward("continuousbench.dp.train", ctx)
-
-
-@app.command(**FORWARD)
-def synthesize(ctx: typer.Context) -> None:
-    """Sample a synthetic corpus: same parser as `accelerate launch recipes/synthesize.py`."""
-    _forward("continuousbench.dp.synthesize", ctx)
-
-
-@app.command(**FORWARD)
-def evaluate(ctx: typer.Context) -> None:
-    """Continue pretraining on a corpus and score QA: same parser as `recipes/evaluate.py`."""
-    _forward("continuousbench.harness.run", ctx)
-
-
-@app.command(**FORWARD)
-def mauve(ctx: typer.Context) -> None:
-    """MAUVE between a candidate corpus and the release corpus (needs the [mauve] extra)."""
-    _forward("continuousbench.diagnostics.mauve", ctx)
-
-
-@app.command(**FORWARD)
-def report(ctx: typer.Context) -> None:
-    """Tabulate and plot results.json files of several runs."""
-    _forward("continuousbench.harness.report", ctx)
-
-
-@app.command(**FORWARD)
-def compare(ctx: typer.Context) -> None:
-    """Paired comparison of two runs: difference, bootstrap interval, McNemar p."""
-    _forward("continuousbench.harness.compare", ctx)
-
-
-@app.command(**FORWARD)
-def submit(ctx: typer.Context) -> None:
-    """Add a run's validated results record to a results dataset (folder or Hub repo)."""
-    _forward("continuousbench.harness.submit", ctx)
-
-
-@app.command(**FORWARD)
-def publish(ctx: typer.Context) -> None:
-    """Publish to the Hub: `publish release <id> --repo <org/name>` (a tagged revision)."""
-    _forward("continuousbench.publish", ctx)
-
-
-@app.command(**FORWARD)
-def demo(ctx: typer.Context) -> None:
-    """The whole study in miniature, on CPU, offline."""
-    _forward("continuousbench.demo", ctx)
-
-
-@metric_app.command("install")
-def metric_install(
-    cache_dir: Annotated[
-        Path | None, typer.Option(help="evaluate's module cache (default: its own).")
-    ] = None,
-) -> None:
-    """Place the metric where `evaluate.load("continuousbench/qa_match")` resolves it offline."""
-    from continuousbench.metric import install_metric
-
-    typer.echo(str(install_metric(cache_dir)))
-
-
-@metric_app.command("push")
-def metric_push(
-    repo_id: Annotated[str, typer.Option(help="Space id, e.g. my-org/qa_match.")],
-    private: Annotated[bool, typer.Option(help="Create the Space private.")] = False,
-) -> None:
-    """Publish the metric module to a Hugging Face Space."""
-    from continuousbench.metric import push_metric
-
-    typer.echo(push_metric(repo_id, private=private))
-
-
-def main() -> None:  # pragma: no cover - console entry for `python -m continuousbench.cli`
-    app(prog_name="continuousbench")
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point (``[project.scripts]``)."""
+    dispatch(COMMANDS, argv, "continuousbench")
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -1,43 +1,270 @@
-"""The one error path of a command (a stand-in with the foundation's signature until it lands on main).
+"""The one parser family and the one error path of every ``continuousbench`` command.
 
-``run(work)`` calls ``work()``; a known error (bad input, a missing or existing file) becomes one line
-``error: ...`` on stderr and exit status 2, never a traceback. ``report(result)`` prints the result.
+A command is a module with ``make_parser()`` (a :class:`CommandParser` over dataclasses), ``main(...)``
+and ``cli(argv=None)``; ``cli`` is ``run(lambda: main(*make_parser().parse(argv)), report=...)``. The
+``continuousbench`` program and the ``recipes/*.py`` scripts call the same ``cli``, so the two cannot
+drift. Bad input becomes ``error: <what is wrong>; <how to fix it>`` on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import logging
+import math
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+from trl import TrlParser
 
 T = TypeVar("T")
-KNOWN = (ValueError, FileNotFoundError, FileExistsError)
+
+OUR_METADATA = {"bounds", "positional"}
+_INTERVAL = re.compile(r"^\s*([\[(])\s*([^,]+?)\s*,\s*([^\])]+?)\s*([\])])\s*$")
+
+
+def bounds(interval: str, help: str = "", **metadata: Any) -> dict[str, Any]:
+    """Field metadata for a numeric option with a valid range, e.g. ``bounds("(0, 1)", "Delta.")``.
+
+    The range is checked where the option is parsed, and shown in ``--help``.
+    """
+    return {"help": f"{help} Range {interval}.".strip(), "bounds": interval, **metadata}
+
+
+def _check_bounds(instance: Any) -> None:
+    for f in dataclasses.fields(instance):
+        interval = f.metadata.get("bounds")
+        value = getattr(instance, f.name)
+        if interval is None or value is None:
+            continue
+        left, low, high, right = _INTERVAL.match(interval).groups()
+        lo, hi = float(low), float(high)
+        ok = (lo < value if left == "(" else lo <= value) and (value < hi if right == ")" else value <= hi)
+        if isinstance(value, float) and math.isnan(value):
+            ok = False
+        if not ok:
+            raise ValueError(f"--{f.name} {value} is out of range: it must lie in {interval}")
+
+
+class CommandParser(TrlParser):
+    """``trl.TrlParser`` (defaults < ``--config`` YAML < command line) that is strict about the YAML.
+
+    Beyond TrlParser: ``--config=path`` works, the YAML must be a mapping of known keys whose values have
+    the option's type (``max_steps: ten`` is an error, not a string), numeric ranges declared with
+    :func:`bounds` are checked, and ``config_path`` tells which recipe was used.
+    """
+
+    def __init__(self, dataclass_types, **kwargs: Any):
+        super().__init__(dataclass_types, **kwargs)
+        self.config_path: str | None = None
+
+    @staticmethod
+    def _parse_dataclass_field(parser, field: dataclasses.Field) -> None:
+        """Our metadata keys (``bounds``, ``positional``) are read by us, not handed to argparse."""
+        if OUR_METADATA & set(field.metadata):
+            field = copy.copy(field)
+            field.metadata = {k: v for k, v in field.metadata.items() if k not in OUR_METADATA}
+        TrlParser._parse_dataclass_field(parser, field)
+
+    def _actions_by_dest(self) -> dict[str, Any]:
+        return {a.dest: a for a in self._actions if a.dest != "help"}
+
+    def _typed_config(self, path: str) -> dict[str, Any]:
+        import yaml
+
+        try:
+            text = Path(path).expanduser().read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"--config {path} does not exist; pass the path of a recipe YAML"
+            ) from None
+        except (IsADirectoryError, UnicodeDecodeError) as err:
+            raise ValueError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise ValueError(f"--config {path} is not valid YAML{where}; fix the file") from None
+        if config is None:
+            config = {}
+        if not isinstance(config, dict):
+            raise ValueError(
+                f"--config {path} must hold a mapping of option: value, not {type(config).__name__}"
+            )
+        actions = self._actions_by_dest()
+        unknown = [k for k in config if k not in actions and k != "env"]
+        if unknown:
+            raise ValueError(
+                f"--config {path} has unknown key(s) {', '.join(map(str, unknown))}; "
+                f"see `--help` for the options this command takes"
+            )
+        typed = {}
+        for key, value in config.items():
+            if key == "env":
+                typed[key] = value
+                continue
+            typed[key] = self._coerce(actions[key], key, value, path)
+        return typed
+
+    @staticmethod
+    def _coerce(action, key: str, value: Any, path: str) -> Any:
+        """Value of a YAML key converted by the option's own type, or one line naming the key."""
+        if value is None:
+            return None
+        convert = action.type or (lambda v: v)
+        try:
+            if action.nargs in ("+", "*"):
+                if not isinstance(value, list):
+                    raise TypeError("a list")
+                out = [convert(v) if isinstance(v, str) else v for v in value]
+            elif isinstance(value, (dict, list)) and action.type is not None:
+                raise TypeError("a single value")
+            elif isinstance(value, bool) and action.type in (int, float):
+                raise TypeError("a number")
+            elif action.type is float and isinstance(value, int):
+                out = float(value)
+            elif action.type is not None and not isinstance(value, (dict, list)):
+                out = convert(str(value) if not isinstance(value, str) else value)
+            else:
+                out = value
+        except (TypeError, ValueError) as err:
+            expected = str(err) if isinstance(err, TypeError) else getattr(convert, "__name__", "its type")
+            raise ValueError(
+                f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
+            ) from None
+        if action.choices is not None and out not in action.choices:
+            raise ValueError(
+                f"--config {path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}"
+            )
+        return out
+
+    def _positional(self, args: list[str]) -> list[str]:
+        """Leading bare words go to the one field marked ``positional`` (``report RUN_A RUN_B``)."""
+        fields = [
+            f for dc in self.dataclass_types for f in dataclasses.fields(dc) if f.metadata.get("positional")
+        ]
+        if not fields:
+            return args
+        n = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
+        return ([f"--{fields[0].name}", *args[:n]] if n else []) + args[n:]
+
+    def parse(self, argv: Sequence[str] | None = None) -> tuple:
+        """Parse ``argv`` (default ``sys.argv[1:]``) into the dataclasses, YAML first."""
+        args: list[str] = []
+        for arg in sys.argv[1:] if argv is None else argv:
+            args.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
+        self.config_path = None
+        args = self._positional(args)
+        if "--config" in args:
+            i = args.index("--config")
+            if i + 1 >= len(args):
+                raise ValueError("--config needs a path: --config <recipe.yaml>")
+            self.config_path = args[i + 1]
+            config = self._typed_config(self.config_path)
+            for key, value in config.pop("env", {}).items():
+                import os
+
+                os.environ[str(key)] = str(value)
+            self.set_defaults_with_config(**config)
+            del args[i : i + 2]
+        try:
+            groups = self.parse_args_into_dataclasses(args=args)
+        except ValueError as err:
+            message = str(err)
+            if "not used by the HfArgumentParser" in message:
+                unused = message.split(":", 1)[1].strip()
+                raise ValueError(f"unknown argument(s) {unused}; see `--help`") from None
+            raise
+        for group in groups:
+            _check_bounds(group)
+        return groups
+
+
+# --- the one error path -------------------------------------------------------------------------------
+
+# Exceptions from libraries whose own message is not enough, by class name (no heavy imports here).
+_HINTS = {
+    "OfflineModeIsEnabled": "the Hugging Face Hub cannot be reached while HF_HUB_OFFLINE=1; pass a local "
+    "folder instead of a Hub id, or unset HF_HUB_OFFLINE",
+    "RepositoryNotFoundError": "no such repository on the Hub (or no access); check the id and $HF_TOKEN",
+    "LocalEntryNotFoundError": "not in the local cache and the Hub is unreachable; pass a local folder",
+    "HFValidationError": "not a valid local folder or Hub id; check the path",
+    "SafetensorError": "a .safetensors file is damaged; re-save or re-download the model",
+    "HeaderTooLarge": "a .safetensors file is damaged; re-save or re-download the model",
+    "DatasetNotFoundError": "dataset not found (the Hub is unreachable offline); pass a local folder or file",
+    "DataFilesNotFoundError": "no data files found; check the folder or file pattern",
+    "EmptyDatasetError": "the dataset has no data files; check the folder",
+    "YAMLError": "not valid YAML; fix the file",
+    "JSONDecodeError": "not valid JSON; fix or restore the file",
+}
+
+
+def _flatten(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def one_line(err: BaseException) -> str | None:
+    """The message shown for ``err``, or None when it is a bug (then the traceback is the right output)."""
+    names = [cls.__name__ for cls in type(err).__mro__]
+    for name in names:
+        if name in _HINTS:
+            detail = _flatten(str(err)).split(". ")[0][:200]
+            return f"{_HINTS[name]} ({detail})" if detail else _HINTS[name]
+    if isinstance(err, UnicodeDecodeError):
+        return f"a file is not UTF-8 text (byte {err.start}: {err.reason}); convert it to UTF-8"
+    if isinstance(err, PermissionError):
+        return (
+            f"{err.filename or 'a path'} cannot be accessed (permission denied); choose a path you can write"
+        )
+    if isinstance(err, IsADirectoryError):
+        return f"{err.filename} is a folder where a file was expected; pass a file path"
+    if isinstance(err, NotADirectoryError):
+        return f"{err.filename} is a file where a folder was expected; pass a folder path"
+    if isinstance(err, FileNotFoundError) and err.filename and err.strerror:
+        return f"{err.filename} does not exist; check the path"
+    if isinstance(err, OSError) and type(err) is OSError and err.args:  # transformers' "can't load" errors
+        return _flatten(str(err))
+    if isinstance(err, ImportError):  # a missing optional extra is the environment's fault, not a bug
+        hint = "" if "pip install" in str(err) else "; install the missing package (README: extras)"
+        return _flatten(str(err)) + hint
+    if isinstance(err, (ValueError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:
+        return _flatten(str(err))  # our own errors: already "what is wrong; how to fix it"
+    return None
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """Progress of long jobs on stderr (``continuousbench.*`` loggers), once per process."""
+    log = logging.getLogger("continuousbench")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+        log.addHandler(handler)
+        log.setLevel(level)
 
 
 def run(
-    work: Callable[[], T], *, report: Callable[[T], object] | None = None, resume_hint: str | None = None
+    work: Callable[[], T],
+    *,
+    report: Callable[[T], None] | None = None,
+    resume_hint: str | None = "finished work is kept; rerun the same command with --resume to continue",
 ) -> T:
+    """Run a command's work with the one error path; ``report`` prints its result on success."""
+    configure_logging()
     try:
         result = work()
-    except KNOWN as err:
-        print(f"error: {err}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"interrupted: {resume_hint or 'nothing was written'}", file=sys.stderr)
+        raise SystemExit(130) from None
+    except Exception as err:  # noqa: BLE001 - known errors become one line, bugs keep their traceback
+        line = one_line(err)
+        if line is None:
+            raise
+        print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
     if report is not None:
         report(result)
     return result
-
-
-def dispatch(commands: dict[str, str], argv: Sequence[str] | None, *, prog: str):
-    """Run ``commands[argv[0]]``'s ``cli(argv[1:])`` (a command group such as ``publish``)."""
-    import importlib
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(f"usage: {prog} {{{','.join(commands)}}} ...")
-        raise SystemExit(0 if argv else 2)
-    if argv[0] not in commands:
-        print(
-            f"error: unknown command {prog} {argv[0]!r}; use one of: {', '.join(commands)}", file=sys.stderr
-        )
-        raise SystemExit(2)
-    return importlib.import_module(commands[argv[0]]).cli(argv[1:])

@@ -20,14 +20,14 @@ rerun, so an interrupted demo resumes where it stopped.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+from continuousbench.commands import bounds
 
 RECIPES = Path(__file__).resolve().parent.parent / "recipes" / "configs"
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
@@ -231,7 +231,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     import torch
 
     from continuousbench.geminon.build import build_release, release_id
-    from continuousbench.harness.compare import main as compare
+    from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
@@ -286,7 +286,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     mauve_file = out / "mauve.json"
     stages.run("mauve", mauve_file.exists, lambda: _mauve(mauve_file, release, base, corpora, s, seed))
     rows = _table(out, runs, json.loads(mauve_file.read_text()))
-    compare(runs["syn"], runs["dp-syn-eps10"])  # the paper's claim "Syn beats DP-Syn", paired per question
+    print_comparison(compare_runs(runs["syn"], runs["dp-syn-eps10"]))  # "Syn beats DP-Syn", paired
     total = sum(stages.timings.values())
     stages.console.print(
         f"stage times (s): {json.dumps(stages.timings)}; total {total:.0f} s ({total / 60:.1f} min)"
@@ -295,21 +295,34 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     return rows
 
 
-def cli(argv: Sequence[str] | None = None) -> list[dict]:
-    """Parse ``argv`` and run the demo; bad input exits 2 with one line."""
-    parser = argparse.ArgumentParser(prog="continuousbench demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("demo-output"), help="Folder for every output.")
-    parser.add_argument("--quick", action="store_true", help="A few-minute version (the CI test).")
-    parser.add_argument("--overwrite", action="store_true", help="Start over, removing --out first.")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the release and of every training run.")
-    parser.add_argument(
-        "--threads", type=int, default=2, help="torch CPU threads (2 on the reference machine)."
+@dataclass
+class DemoArguments:
+    out: str = field(default="demo-output", metadata={"help": "Folder for every output."})
+    quick: bool = field(default=False, metadata={"help": "A few-minute version (the CI test)."})
+    overwrite: bool = field(default=False, metadata={"help": "Start over, removing --out first."})
+    seed: int = field(default=0, metadata=bounds("[0, 1e9]", "Seed of the release and every training run."))
+    threads: int = field(
+        default=2, metadata=bounds("[1, 1024]", "torch CPU threads (2 on the reference machine).")
     )
-    args = parser.parse_args(None if argv is None else list(argv))
-    try:
-        return run_demo(
-            args.out, quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads
-        )
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser([DemoArguments], prog="continuousbench demo", description=__doc__.splitlines()[0])
+
+
+def main(args: DemoArguments) -> list[dict]:
+    return run_demo(
+        Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads
+    )
+
+
+def cli(argv: Sequence[str] | None = None) -> list[dict]:
+    """Parse ``argv`` and run the demo; bad input exits 2 with one line; a rerun resumes."""
+    from continuousbench.commands import run
+
+    return run(
+        lambda: main(*make_parser().parse(argv)),
+        resume_hint="finished stages are kept; rerun the same command to resume",
+    )

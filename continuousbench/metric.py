@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -79,3 +81,42 @@ def push_metric(repo_id: str, private: bool = False, token: str | None = None) -
         commit_message="Upload the ContinuousBench qa_match metric",
     )
     return str(url)
+
+
+@dataclass
+class InstallArguments:
+    cache_dir: str | None = field(
+        default=None, metadata={"help": "evaluate's module cache (default: its own)."}
+    )
+
+
+@dataclass
+class PushArguments:
+    repo_id: str = field(default="", metadata={"help": "Space id, e.g. my-org/qa_match."})
+    private: bool = field(default=False, metadata={"help": "Create the Space private."})
+
+
+def install_cli(argv: Sequence[str] | None = None) -> Path:
+    """``continuousbench metric install``: place the metric where ``evaluate.load`` finds it offline."""
+    from continuousbench.commands import CommandParser, run
+
+    parser = CommandParser([InstallArguments], prog="continuousbench metric install")
+
+    def work() -> Path:
+        (args,) = parser.parse(argv)
+        return install_metric(Path(args.cache_dir).expanduser() if args.cache_dir else None)
+
+    return run(work, report=print, resume_hint=None)
+
+
+def push_cli(argv: Sequence[str] | None = None) -> str:
+    """``continuousbench metric push --repo_id org/name``: publish the module to a Gradio Space."""
+    from continuousbench.commands import CommandParser, run
+
+    parser = CommandParser([PushArguments], prog="continuousbench metric push")
+
+    def work() -> str:
+        (args,) = parser.parse(argv)
+        return push_metric(args.repo_id, private=args.private)
+
+    return run(work, report=print, resume_hint=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -82,3 +83,43 @@ def baseline_run(tmp_path_factory, tiny_release, tiny_model_dir):
     out = tmp_path_factory.mktemp("runs-base") / "no-training"
     cli(tiny_run_argv(tiny_release, tiny_model_dir, out, steps=0))
     return out
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def invoke(capsys):
+    """Run ``continuousbench <argv>`` in-process; returns exit code and captured stdout/stderr."""
+    from continuousbench.cli import main
+
+    def _invoke(argv) -> CliResult:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in argv])
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return _invoke
+
+
+@pytest.fixture
+def fake_openai_server():
+    """Factory of local OpenAI-compatible servers on 127.0.0.1 (stopped after the test)."""
+    from contextlib import ExitStack
+
+    from continuousbench.fake_endpoint import FakeOpenAIServer
+
+    with ExitStack() as stack:
+        yield lambda **kwargs: stack.enter_context(FakeOpenAIServer(**kwargs))

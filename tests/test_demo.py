@@ -55,12 +55,12 @@ def test_demo_recipes_parse_with_the_real_parsers():
     from continuousbench.dp.train import make_parser as generator_parser
     from continuousbench.harness.run import make_parser as evaluator_parser
 
-    harness, model, t = evaluator_parser().parse_args_and_config(
+    harness, model, t = evaluator_parser().parse(
         ["--config", str(demo.EVALUATOR_RECIPE), "--output_dir", "/tmp/cb-unused"]
     )
     assert model.tuning == "full" and t.max_length == 256 and 0 < harness.replay_fraction < 1
     assert harness.replay_corpus is None  # the demo passes its own pretraining world's QA documents
-    args, model, config = generator_parser().parse_args_and_config(
+    args, model, config = generator_parser().parse(
         ["--config", str(demo.GENERATOR_RECIPE), "--output_dir", "/tmp/cb-unused", "--epsilon", "10"]
     )
     assert model.tuning == "lora" and config.private and config.sampling == "poisson"

@@ -146,11 +146,9 @@ def test_push_creates_a_gradio_space_and_uploads_the_module(monkeypatch):
         push_metric("qa_match")
 
 
-def test_cli_metric_install(tmp_path):
-    from typer.testing import CliRunner
-
-    from continuousbench.cli import app
-
-    result = CliRunner().invoke(app, ["metric", "install", "--cache-dir", str(tmp_path)])
+def test_cli_metric_install(invoke, tmp_path):
+    
+    
+    result = invoke(["metric", "install", "--cache-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert Path(result.output.strip()).is_file()

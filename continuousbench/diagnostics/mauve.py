@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -196,9 +195,13 @@ class MauveArguments:
 
 
 def make_parser():
-    from trl import TrlParser
+    from continuousbench.commands import CommandParser
 
-    return TrlParser([MauveArguments], prog="continuousbench mauve")
+    return CommandParser(
+        [MauveArguments],
+        prog="continuousbench mauve",
+        description="MAUVE between a candidate corpus and a reference corpus (needs the [mauve] extra).",
+    )
 
 
 def main(args: MauveArguments) -> dict:
@@ -242,17 +245,7 @@ def _print_table(results: dict) -> None:
 
 
 def cli(argv: list[str] | None = None) -> dict:
-    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print a table; bad input exits 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        (args,) = make_parser().parse_args_and_config(argv)
-        results = main(args)
-    except (ValueError, FileExistsError, FileNotFoundError, ImportError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    _print_table(results)
-    return results
+    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print a table."""
+    from continuousbench.commands import run
 
-
-if __name__ == "__main__":
-    cli()
+    return run(lambda: main(*make_parser().parse(argv)), report=_print_table)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,14 +35,14 @@ class SynthesisArguments:
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing output folder."})
 
 
-def make_parser(subparsers=None):
-    from trl import TrlParser
+def make_parser():
+    from continuousbench.commands import CommandParser
 
-    if subparsers is not None:
-        return subparsers.add_parser(
-            "synthesize", help="Sample a synthetic corpus.", dataclass_types=(SynthesisArguments,)
-        )
-    return TrlParser((SynthesisArguments,))
+    return CommandParser(
+        (SynthesisArguments,),
+        prog="continuousbench synthesize",
+        description="Sample a synthetic corpus from a generator folder.",
+    )
 
 
 def load_generator(folder: str):
@@ -152,12 +151,7 @@ def main(args: SynthesisArguments) -> Path:
     return out
 
 
-def cli(argv: list[str] | None = None) -> None:
-    parser = make_parser()
-    try:
-        (args,) = parser.parse_args_and_config(args=argv)
-        path = main(args)
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(path)
+def cli(argv: list[str] | None = None) -> Path:
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=print)

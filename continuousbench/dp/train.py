@@ -17,7 +17,6 @@ import logging
 import math
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,15 +82,14 @@ class GeneratorConfig(EvaluatorConfig):
         return self.epsilon is not None and not math.isinf(self.epsilon)
 
 
-def make_parser(subparsers=None):
-    from trl import TrlParser
+def make_parser():
+    from continuousbench.commands import CommandParser
 
-    groups = (GeneratorArguments, ModelArguments, GeneratorConfig)
-    if subparsers is not None:
-        return subparsers.add_parser(
-            "train-generator", help="Train a (DP) generator.", dataclass_types=groups
-        )
-    return TrlParser(groups)
+    return CommandParser(
+        (GeneratorArguments, ModelArguments, GeneratorConfig),
+        prog="continuousbench train-generator",
+        description="Train a generator on a corpus: non-private (TRL) or DP-SGD (Opacus, PLD accounting).",
+    )
 
 
 def _load_data(args: GeneratorArguments):
@@ -225,13 +223,8 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     return out
 
 
-def cli(argv: list[str] | None = None) -> None:
-    """Parse ``argv`` (default: sys.argv) with :func:`make_parser` and run :func:`main`."""
-    parser = make_parser()
-    try:
-        groups = parser.parse_args_and_config(args=argv)
-        path = main(*groups)
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(path)
+def cli(argv: list[str] | None = None) -> Path:
+    """Parse ``argv`` (default: sys.argv) with :func:`make_parser`, run :func:`main`, print the folder."""
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=print)

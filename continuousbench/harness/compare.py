@@ -12,12 +12,12 @@ variance that comparing two separate intervals would count twice.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import run
+from continuousbench.commands import bounds
 from continuousbench.harness.outputs import PREDICTIONS
 from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
 from continuousbench.harness.results import load as load_record
@@ -27,15 +27,28 @@ from continuousbench.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENC
 KEY = ["part", "split", "id"]
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="continuousbench compare", description=__doc__.splitlines()[0])
-    parser.add_argument("run_a", help="Run folder A (results.json and predictions.parquet).")
-    parser.add_argument("run_b", help="Run folder B, on the same release and split.")
-    parser.add_argument("--matcher", default="exact_match", choices=MATCHERS, help="Default: exact_match.")
-    parser.add_argument("--resamples", type=int, default=BOOTSTRAP_RESAMPLES, help="Bootstrap resamples.")
-    parser.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help="Bootstrap seed.")
-    parser.add_argument("--json", action="store_true", help="Print the comparison as JSON.")
-    return parser
+@dataclass
+class CompareArguments:
+    runs: list[str] = field(
+        default_factory=list, metadata={"help": "RUN_A RUN_B: two run folders on the same release and split.",
+                                        "positional": True}
+    )  # fmt: skip
+    matcher: str = field(
+        default="exact_match", metadata={"help": "Matcher compared.", "choices": list(MATCHERS)}
+    )
+    resamples: int = field(
+        default=BOOTSTRAP_RESAMPLES, metadata=bounds("[1, 10000000]", "Bootstrap resamples.")
+    )
+    seed: int = field(default=BOOTSTRAP_SEED, metadata={"help": "Bootstrap seed."})
+    json: bool = field(default=False, metadata={"help": "Print the comparison as JSON instead of a table."})
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [CompareArguments], prog="continuousbench compare", description=__doc__.splitlines()[0]
+    )
 
 
 def _predictions(path: Path):
@@ -88,8 +101,6 @@ def compare_runs(
             f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
             f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
         )
-    if resamples < 1:
-        raise ValueError(f"--resamples must be positive, got {resamples}")
     pa, pb = _predictions(a_dir), _predictions(b_dir)
     for path, table in ((a_dir, pa), (b_dir, pb)):
         if matcher not in table.columns:
@@ -154,13 +165,14 @@ def print_comparison(result: dict, console=None) -> None:
     (console or Console(width=140)).print(table)
 
 
-def main(
-    run_a: str, run_b: str, *, matcher: str = "exact_match", resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED, as_json: bool = False,
-) -> dict:  # fmt: skip
-    """Compare and print (a table, or JSON with ``as_json``); return the comparison."""
-    result = compare_runs(run_a, run_b, matcher=matcher, resamples=resamples, seed=seed)
-    if as_json:
+def main(args: CompareArguments) -> dict:
+    """Compare and print (a table, or JSON with ``--json``); return the comparison."""
+    if len(args.runs) != 2:
+        raise ValueError(
+            f"compare takes two run folders, got {len(args.runs)}: continuousbench compare RUN_A RUN_B"
+        )
+    result = compare_runs(*args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed)
+    if args.json:
         print(json.dumps(result, indent=1))
     else:
         print_comparison(result)
@@ -168,10 +180,6 @@ def main(
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
-    args = make_parser().parse_args(None if argv is None else list(argv))
-    return run(
-        lambda: main(
-            args.run_a, args.run_b, matcher=args.matcher, resamples=args.resamples, seed=args.seed,
-            as_json=args.json,
-        )
-    )  # fmt: skip
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)))

@@ -10,53 +10,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
+
+from continuousbench.files import atomic_write
 
 RESULTS = "results.json"
 PREDICTIONS = "predictions.parquet"
 PLOT = "accuracy_by_support.png"
 MODEL_DIR = "model"
 OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
-
-
-def write_json(path: Path, data: dict) -> Path:
-    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
-def replace_dir(src: Path, dst: Path) -> Path:
-    """Move a finished folder into place, replacing an older one."""
-    if dst.exists():
-        shutil.rmtree(dst)
-    os.replace(src, dst)
-    return dst
 
 
 def check_run_dir(output_dir: Path, *, overwrite: bool, resume: bool) -> None:

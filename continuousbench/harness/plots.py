@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from continuousbench.harness.outputs import atomic_write
+from continuousbench.files import atomic_write
 
 
 @dataclass

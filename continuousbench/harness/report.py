@@ -12,14 +12,13 @@ into a run folder, and an existing file is replaced only with ``--overwrite``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import run
-from continuousbench.harness.outputs import atomic_write
+from continuousbench.files import atomic_write
 from continuousbench.harness.results import load as load_run
 from continuousbench.harness.results import recipe_hash
 from continuousbench.stats import mean_sd
@@ -214,26 +213,38 @@ def _check_outputs(outputs: list[Path], run_dirs: list[Path], overwrite: bool) -
             raise FileExistsError(f"{path} exists; pass --overwrite to replace it")
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="continuousbench report", description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", help="Run folders (or their results.json).")
-    parser.add_argument("--plot", type=Path, default=None, help="Write grouped bars (PNG) here.")
-    parser.add_argument("--support_plot", "--support-plot", type=Path, default=None,
-                        help="Write accuracy by support count with error bars (PNG) here.")  # fmt: skip
-    parser.add_argument("--matcher", default="exact_match", choices=MATCHERS, help="For --support_plot.")
-    parser.add_argument("--json", type=Path, default=None, help="Write runs and seed groups as JSON here.")
-    parser.add_argument("--overwrite", action="store_true", help="Replace existing output files.")
-    return parser
+@dataclass
+class ReportArguments:
+    runs: list[str] = field(
+        default_factory=list, metadata={"help": "Run folders (or their results.json).", "positional": True}
+    )
+    plot: str | None = field(default=None, metadata={"help": "Write grouped bars (PNG) here."})
+    support_plot: str | None = field(
+        default=None, metadata={"help": "Write accuracy by support count with error bars (PNG) here."}
+    )
+    matcher: str = field(
+        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(MATCHERS)}
+    )
+    json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
-def main(
-    runs: Sequence[str | Path], *, plot: Path | None = None, support_plot: Path | None = None,
-    matcher: str = "exact_match", json_path: Path | None = None, overwrite: bool = False,
-) -> dict:  # fmt: skip
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [ReportArguments], prog="continuousbench report", description=__doc__.splitlines()[0]
+    )
+
+
+def main(args: ReportArguments) -> dict:
     """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
-    paths = [Path(p) for p in runs]
+    if not args.runs:
+        raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
+    paths = [Path(p) for p in args.runs]
     run_dirs = [p if p.is_dir() else p.parent for p in paths]
-    _check_outputs([p for p in (plot, support_plot, json_path) if p is not None], run_dirs, overwrite)
+    outputs = {name: Path(v) for name in ("plot", "support_plot", "json") if (v := getattr(args, name))}
+    _check_outputs(list(outputs.values()), run_dirs, args.overwrite)
     records: dict[str, dict] = {}
     for path, folder in zip(paths, run_dirs, strict=True):
         name = folder.name if folder.name not in records else str(path)  # same name in two places
@@ -241,25 +252,21 @@ def main(
     try:
         rows, groups = comparison_rows(records), seed_groups(records)
     except KeyError as err:
-        raise ValueError(f"a results.json lacks {err}: is it from `continuousbench evaluate`?") from None
+        raise ValueError(f"a results.json lacks {err}; is it from `continuousbench evaluate`?") from None
     print_table(rows, groups)
-    if plot:
-        plot_comparison(rows, plot)
-    if support_plot:
-        plot_support(groups, records, support_plot, matcher)
+    if "plot" in outputs:
+        plot_comparison(rows, outputs["plot"])
+    if "support_plot" in outputs:
+        plot_support(groups, records, outputs["support_plot"], args.matcher)
     result = {"runs": rows, "seed_groups": groups}
-    if json_path:
+    if "json" in outputs:
         text = json.dumps(result, indent=2)
-        atomic_write(json_path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+        atomic_write(outputs["json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
     return result
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
     """Parse ``argv`` and run :func:`main`; bad input exits 2 with one line."""
-    a = make_parser().parse_args(None if argv is None else list(argv))
-    return run(
-        lambda: main(
-            a.runs, plot=a.plot, support_plot=a.support_plot, matcher=a.matcher, json_path=a.json,
-            overwrite=a.overwrite,
-        )
-    )  # fmt: skip
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)))

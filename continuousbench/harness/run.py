@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,15 +32,11 @@ TRAINING_KEYS = (
 )  # fmt: skip
 
 
-def make_parser(subparsers=None):
-    """``trl.TrlParser`` over (HarnessArguments, ModelArguments, EvaluatorConfig); reads ``--config`` YAML."""
-    from trl import TrlParser
+def make_parser():
+    """The evaluator's three argument groups; ``--config`` reads a recipe YAML."""
+    from continuousbench.commands import CommandParser
 
-    if subparsers is not None:
-        return subparsers.add_parser(
-            "evaluate", help="Train the evaluator and score QA", dataclass_types=DATACLASSES
-        )
-    return TrlParser(
+    return CommandParser(
         DATACLASSES,
         prog="continuousbench evaluate",
         description="Continue pretraining a base model on a candidate corpus, then score a release's QA.",
@@ -97,6 +92,7 @@ def main(
     from transformers import set_seed
 
     import continuousbench
+    from continuousbench.files import replace_dir, write_json
     from continuousbench.harness import outputs
     from continuousbench.harness import results as results_record
     from continuousbench.harness.card import model_card, push_run
@@ -195,30 +191,26 @@ def main(
         staging = out / f".{outputs.MODEL_DIR}.tmp"
         trainer.save_model(str(staging))
         model_card(results, t.hub_model_id or out.name).save(staging / "README.md")
-        outputs.replace_dir(staging, out / outputs.MODEL_DIR)
+        replace_dir(staging, out / outputs.MODEL_DIR)
         if push:
             results["hub_commit"] = push_run(out / outputs.MODEL_DIR, t.hub_model_id, token=t.hub_token)
     elif push:
         logger.warning("--steps 0 trains nothing: there is no model to push")
-    outputs.write_json(out / outputs.RESULTS, results)
+    write_json(out / outputs.RESULTS, results)
     return results
 
 
-def _config_path(argv: Sequence[str]) -> str | None:
-    argv = list(argv)
-    return argv[argv.index("--config") + 1] if "--config" in argv[:-1] else None
+def cli(argv: Sequence[str] | None = None) -> dict:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print the test scores."""
+    from continuousbench.commands import run
 
+    def work() -> dict:
+        parser = make_parser()
+        harness_args, model_args, training_args = parser.parse(argv)
+        results = main(harness_args, training_args, model_args, recipe=parser.config_path)
+        if results:
+            test = {p: results["metrics"][p]["metrics"] for p in PARTS}
+            print(json.dumps({"output_dir": training_args.output_dir, "test": test}, indent=1))
+        return results
 
-def cli(argv: list[str] | None = None) -> dict:
-    """Parse ``argv`` (default ``sys.argv[1:]``) and run :func:`main`; bad input exits 2 with one line."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        harness_args, model_args, training_args = make_parser().parse_args_and_config(argv)
-        results = main(harness_args, training_args, model_args, recipe=_config_path(argv))
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    if results:
-        summary = {p: results["metrics"][p]["metrics"] for p in PARTS}
-        print(json.dumps({"output_dir": training_args.output_dir, "test": summary}, indent=1))
-    return results
+    return run(work)

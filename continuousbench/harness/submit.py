@@ -17,17 +17,16 @@ commit (or a pull request with ``--pr``), with the token from ``HF_TOKEN`` or ``
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import re
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.commands import run
 from continuousbench.harness import results
 from continuousbench.harness.outputs import PREDICTIONS
 
@@ -140,26 +139,44 @@ def is_hub_target(to: str) -> bool:
     return bool(_HUB_REPO.match(to)) and not Path(to).expanduser().exists() and not to.startswith((".", "~"))
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="continuousbench submit", description=__doc__.splitlines()[0])
-    parser.add_argument("run", help="A finished run folder (results.json, predictions.parquet).")
-    parser.add_argument("--to", required=True, help="A local results folder, or a Hub dataset repo org/name.")
-    parser.add_argument("--name", default=None, help="Name of the submission (default: the run folder's).")
-    parser.add_argument("--pr", action="store_true", help="Hub: open a pull request instead of committing.")
-    return parser
+@dataclass
+class SubmitArguments:
+    run: str | None = field(
+        default=None, metadata={"help": "A finished run folder (results.json, predictions.parquet).",
+                                "positional": True}
+    )  # fmt: skip
+    to: str | None = field(
+        default=None, metadata={"help": "A local results folder, or a Hub dataset repo org/name."}
+    )
+    name: str | None = field(
+        default=None, metadata={"help": "Name of the submission (default: the run folder's)."}
+    )
+    pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
 
 
-def main(run_dir: str, to: str, *, name: str | None = None, pr: bool = False) -> dict:
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [SubmitArguments], prog="continuousbench submit", description=__doc__.splitlines()[0]
+    )
+
+
+def main(args: SubmitArguments) -> dict:
     """Submit; return ``{"path", "added"}`` (``added`` False when the same record was already there)."""
-    record = build_submission(run_dir)
-    relative = submission_path(record, name or Path(run_dir).resolve().name)
+    if args.run is None or args.to is None:
+        raise ValueError("continuousbench submit RUN --to <results folder | org/name>: give both")
+    record = build_submission(args.run)
+    relative = submission_path(record, args.name or Path(args.run).resolve().name)
     data = _dump(record)
-    if is_hub_target(to):
-        where, added = _to_hub(data, _HUB_REPO.match(to).group(1), relative, pr)
+    if is_hub_target(args.to):
+        where, added = _to_hub(data, _HUB_REPO.match(args.to).group(1), relative, args.pr)
     else:
-        folder = Path(to).expanduser()
+        folder = Path(args.to).expanduser()
         if folder.exists() and not folder.is_dir():
-            raise ValueError(f"--to {to} is a file: pass a results folder or a Hub dataset repo org/name")
+            raise ValueError(
+                f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name"
+            )
         where, added = _to_folder(data, folder, relative)
     return {"path": where, "added": added}
 
@@ -169,5 +186,6 @@ def _report(result: dict) -> None:
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
-    a = make_parser().parse_args(None if argv is None else list(argv))
-    return run(lambda: main(a.run, a.to, name=a.name, pr=a.pr), report=_report)
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=_report)

@@ -11,22 +11,29 @@ Prints the line users type to load it.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
-
-from continuousbench.commands import run
+from dataclasses import dataclass, field
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="continuousbench publish release", description=__doc__.splitlines()[0]
+@dataclass
+class PublishArguments:
+    release: str | None = field(
+        default=None, metadata={"help": "Release id (under $CONTINUOUSBENCH_HOME) or release folder.",
+                                "positional": True}
+    )  # fmt: skip
+    repo: str | None = field(
+        default=None, metadata={"help": "Hub dataset repo, org/name (created if missing)."}
     )
-    parser.add_argument("release", help="Release id (under $CONTINUOUSBENCH_HOME) or release folder.")
-    parser.add_argument("--repo", required=True, help="Hub dataset repo, org/name (created if missing).")
-    parser.add_argument("--private", action="store_true", help="Create the repo private.")
-    return parser
+    private: bool = field(default=False, metadata={"help": "Create the repo private."})
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [PublishArguments], prog="continuousbench publish release", description=__doc__.splitlines()[0]
+    )
 
 
 def load_line(repo_id: str, release_id: str, part: str = "qa_public") -> str:
@@ -38,14 +45,17 @@ def load_line(repo_id: str, release_id: str, part: str = "qa_public") -> str:
     return f'load_dataset("{repo_id}", "{config}", revision="{release_id}")'
 
 
-def main(release: str | Path, repo: str, *, private: bool = False) -> dict:
+def main(args: PublishArguments) -> dict:
     """Push and return ``{"url", "release", "load"}``."""
+    release, repo = args.release, args.repo
+    if release is None or repo is None:
+        raise ValueError("continuousbench publish release <id or folder> --repo <org/name>: give both")
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
     from continuousbench.release.push import hub_failure, push_release
 
     try:
-        url = push_release(release, repo, private=private)  # verifies every checksum first
+        url = push_release(release, repo, private=args.private)  # verifies every checksum first
     except (FileNotFoundError, FileExistsError):
         raise
     except OSError as err:
@@ -62,5 +72,6 @@ def _report(result: dict) -> None:
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
-    a = make_parser().parse_args(None if argv is None else list(argv))
-    return run(lambda: main(a.release, a.repo, private=a.private), report=_report)
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=_report)

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from datasets import load_dataset
-from typer.testing import CliRunner
 
 from continuousbench.geminon import build as B
 from continuousbench.geminon.realizers.grounding import check_grounding
@@ -129,23 +128,9 @@ def test_bad_quarter_is_one_clear_error(quarter, tmp_path):
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
-def test_cli_build_is_byte_identical_refuses_and_overwrites(tiny_release, tmp_path):
-    from continuousbench.cli import app
-
-    runner = CliRunner()
-    args = [
-        "build",
-        "geminon",
-        "--size",
-        "tiny",
-        "--quarter",
-        "2026q1",
-        "--seed",
-        "0",
-        "--out",
-        str(tmp_path),
-    ]
-    first = runner.invoke(app, args)
+def test_cli_build_is_byte_identical_refuses_and_overwrites(invoke, tiny_release, tmp_path):
+    args = ["build", "geminon", "--size", "tiny", "--quarter", "2026q1", "--seed", "0", "--out", tmp_path]
+    first = invoke(args)
     assert first.exit_code == 0, first.output
     built = tmp_path / "geminon-tiny-2026q1"
     assert _files(built) == _files(tiny_release)  # same seed, other root: the same bytes
@@ -153,10 +138,10 @@ def test_cli_build_is_byte_identical_refuses_and_overwrites(tiny_release, tmp_pa
 
     marker = built / "data" / "corpus" / "train-00000-of-00001.parquet"
     marker.write_bytes(b"stale")
-    refused = runner.invoke(app, args)
+    refused = invoke(args)
     assert refused.exit_code == 2 and "already exists" in refused.output and "--overwrite" in refused.output
     assert marker.read_bytes() == b"stale" and not (tmp_path / ".work").exists()  # refused before any work
-    replaced = runner.invoke(app, [*args, "--overwrite"])
+    replaced = invoke([*args, "--overwrite"])
     assert replaced.exit_code == 0, replaced.output
     assert _files(built) == _files(tiny_release)
 
@@ -226,7 +211,7 @@ def test_builder_configs_parse_with_the_real_parser(monkeypatch):
     configs = sorted((repo / "builders" / "configs").glob("geminon-*.yaml"))
     assert [c.stem for c in configs] == ["geminon-medium", "geminon-small", "geminon-tiny"]
     for config in configs:
-        (args,) = builder.make_parser().parse_args_and_config(["--config", str(config), "--seed", "5"])
+        (args,) = builder.make_parser().parse(["--config", str(config), "--seed", "5"])
         assert f"geminon-{args.size}" == config.stem and args.seed == 5 and args.realizer == "template"
-    with pytest.raises(ValueError, match="not used"):
-        builder.make_parser().parse_args_and_config(["--config", str(configs[0]), "--colour", "red"])
+    with pytest.raises(ValueError, match="unknown argument"):
+        builder.make_parser().parse(["--config", str(configs[0]), "--colour", "red"])

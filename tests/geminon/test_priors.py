@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,12 @@ def test_no_prose_shipped():
 
 
 @pytest.mark.skipif(not CSV_DIR.is_dir(), reason="PokeAPI reference CSVs not available")
-def test_builder_reproduces_committed_file(tmp_path):
+def test_builder_reproduces_committed_file(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("derive_priors", BUILDER)
     builder = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, builder)  # dataclasses resolve annotations through it
     spec.loader.exec_module(builder)
-    out = builder.main(str(CSV_DIR), str(tmp_path / "priors.json"))
+    out = builder.cli(["--csv_dir", str(CSV_DIR), "--out", str(tmp_path / "priors.json")])
     assert out.read_bytes() == PRIORS_PATH.read_bytes()
     assert derive_priors(CSV_DIR) == load_priors()
 

@@ -1,4 +1,4 @@
-"""The `continuousbench evaluate` / `report` commands through typer's CliRunner, and `accelerate launch`."""
+"""The `continuousbench evaluate` / `report` commands through the real dispatcher, and `accelerate launch`."""
 
 import json
 import os
@@ -7,16 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from continuousbench.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 
 
-def test_evaluate_help_shows_the_recipe_arguments():
-    result = runner.invoke(app, ["evaluate", "--help"])
+def test_evaluate_help_shows_the_recipe_arguments(invoke):
+    result = invoke(["evaluate", "--help"])
     assert result.exit_code == 0
     flags = "--release --corpus --text_column --model --tuning --steps --resume --judge --qa_eval_limit"
     for flag in (
@@ -30,31 +26,31 @@ def test_evaluate_help_shows_the_recipe_arguments():
         assert flag in result.output, flag
 
 
-def test_evaluate_through_the_cli(run_argv, tmp_path, tiny_release, tiny_model_dir):
+def test_evaluate_through_the_cli(invoke, run_argv, tmp_path, tiny_release, tiny_model_dir):
     out = tmp_path / "cli"
-    result = runner.invoke(app, ["evaluate", *run_argv(tiny_release, tiny_model_dir, out, steps=0)])
+    result = invoke(["evaluate", *run_argv(tiny_release, tiny_model_dir, out, steps=0)])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "results.json").read_text())["steps"] == 0
 
 
-def test_evaluate_errors_are_one_line(run_argv, tmp_path, tiny_model_dir):
-    result = runner.invoke(app, ["evaluate", *run_argv(tmp_path / "nowhere", tiny_model_dir, tmp_path / "x")])
+def test_evaluate_errors_are_one_line(invoke, run_argv, tmp_path, tiny_model_dir):
+    result = invoke(["evaluate", *run_argv(tmp_path / "nowhere", tiny_model_dir, tmp_path / "x")])
     assert result.exit_code == 2
     assert result.output.strip().startswith("error:") and len(result.output.strip().splitlines()) == 1
-    result = runner.invoke(app, ["evaluate", "--release", "geminon-tiny-2026q1", "--lerning_rate", "1"])
+    result = invoke(["evaluate", "--release", "geminon-tiny-2026q1", "--lerning_rate", "1"])
     assert result.exit_code == 2 and "lerning_rate" in result.output
 
 
-def test_report_table_and_plot(finished_run, tmp_path):
+def test_report_table_and_plot(invoke, finished_run, tmp_path):
     plot, rows_json = tmp_path / "cmp.png", tmp_path / "rows.json"
-    result = runner.invoke(app, ["report", str(finished_run), "--plot", str(plot), "--json", str(rows_json)])
+    result = invoke(["report", str(finished_run), "--plot", str(plot), "--json", str(rows_json)])
     assert result.exit_code == 0, result.output
     assert "llama-lora" in result.output and "public EM" in result.output
     assert plot.read_bytes()[:4] == b"\x89PNG"
     row = json.loads(rows_json.read_text())["runs"][0]
     metrics = json.loads((finished_run / "results.json").read_text())["metrics"]
     assert row["qa_public/contains"] == metrics["qa_public"]["metrics"]["contains"]["accuracy"]
-    missing = runner.invoke(app, ["report", str(tmp_path)])
+    missing = invoke(["report", str(tmp_path)])
     assert missing.exit_code == 2 and "has no results.json" in missing.output
 
 
@@ -74,6 +70,6 @@ def test_accelerate_launch_end_to_end(run_argv, tmp_path, tiny_release, tiny_mod
 @pytest.mark.parametrize(
     "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
 )
-def test_new_commands_are_registered(argv):
-    result = runner.invoke(app, argv)
+def test_new_commands_are_registered(invoke, argv):
+    result = invoke(argv)
     assert result.exit_code == 0 and "usage: continuousbench" in result.output

@@ -112,3 +112,17 @@ def test_unlike_runs_are_refused_in_one_line(edited_pair, capsys, edit, message)
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
     assert message in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["only-one"], "compare takes two run folders, got 1"),
+        (["a", "b", "--resamples", "0"], "out of range"),
+    ],
+)
+def test_bad_arguments_are_one_line(capsys, argv, message):
+    with pytest.raises(SystemExit) as info:
+        compare.cli(argv)
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and message in err

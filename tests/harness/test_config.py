@@ -22,7 +22,7 @@ TABLE_30 = {
 
 
 def parse(*argv: str):
-    harness, model, training = make_parser().parse_args_and_config(["--output_dir", "/tmp/cb-unused", *argv])
+    harness, model, training = make_parser().parse(["--output_dir", "/tmp/cb-unused", *argv])
     return harness, model, training
 
 

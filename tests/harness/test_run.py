@@ -164,7 +164,7 @@ class StartStep(TrainerCallback):
 def test_killed_run_resumes_from_its_last_checkpoint(run_argv, tmp_path, tiny_release, tiny_model_dir):
     out = tmp_path / "resume"
     argv = run_argv(tiny_release, tiny_model_dir, out, steps=4)
-    parse = run.make_parser().parse_args_and_config
+    parse = run.make_parser().parse
     h, m, t = parse(argv)
     with pytest.raises(KeyboardInterrupt):
         run.main(h, t, m, callbacks=[Crash(at=2)])

@@ -1,30 +1,27 @@
-from typer.testing import CliRunner
-
-from continuousbench.cli import app
+"""`continuousbench verify` through the real dispatcher."""
 
 RELEASE_ID = "geminon-tiny-2026q1"
 
 
-def test_verify_command(written, monkeypatch):
+def test_verify_command(invoke, written, monkeypatch):
     root, folder = written
-    runner = CliRunner()
-    result = runner.invoke(app, ["verify", str(folder)])
+    result = invoke(["verify", str(folder)])
     assert result.exit_code == 0, result.output
     assert f"{RELEASE_ID}: 9 files verified" in result.output
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(root))
-    assert runner.invoke(app, ["verify", RELEASE_ID]).exit_code == 0
+    assert invoke(["verify", RELEASE_ID]).exit_code == 0
 
     data = bytearray((folder / "data/qa_singleton/test-00000-of-00001.parquet").read_bytes())
     data[40] ^= 0xFF
     (folder / "data/qa_singleton/test-00000-of-00001.parquet").write_bytes(bytes(data))
-    result = runner.invoke(app, ["verify", RELEASE_ID])
+    result = invoke(["verify", RELEASE_ID])
     assert result.exit_code == 2
     assert "checksum mismatch" in result.stderr and "qa_singleton/test" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_verify_unknown_release(tmp_path):
-    result = CliRunner().invoke(app, ["verify", "geminon-medium-2026q2"])
+def test_verify_unknown_release(invoke, tmp_path):
+    result = invoke(["verify", "geminon-medium-2026q2"])
     assert result.exit_code == 2
     assert "continuousbench build geminon --size medium --quarter 2026q2" in result.stderr

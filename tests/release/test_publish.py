@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import pytest
 from huggingface_hub import HfApi
 
-from continuousbench import publish
+from continuousbench.cli import main as continuousbench
+from continuousbench.release import publish
 
 RELEASE_ID = "geminon-tiny-2026q1"
 SECRET = "hf_publishTOKENnever0shown1234"
@@ -40,7 +41,7 @@ def test_publish_tags_the_release_and_prints_a_load_line_that_loads(written, hub
     from datasets import load_dataset
 
     _, folder = written
-    result = publish.cli(["release", str(folder), "--repo", "org/continuousbench"])
+    result = publish.cli([str(folder), "--repo", "org/continuousbench"])
     line = f'load_dataset("org/continuousbench", "{RELEASE_ID}-qa_public", revision="{RELEASE_ID}")'
     assert result["load"] == line and result["url"].endswith(
         f"/datasets/org/continuousbench/tree/{RELEASE_ID}"
@@ -78,7 +79,7 @@ def test_publish_failures_are_one_line(written, hub, capsys, problem, message):
     else:
         target = str(folder.parent / "nowhere")
     with pytest.raises(SystemExit) as info:
-        publish.cli(["release", target, "--repo", "org/cb"])
+        continuousbench(["publish", "release", target, "--repo", "org/cb"])
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
     assert message in err and "upload_folder" not in hub.calls
@@ -86,7 +87,6 @@ def test_publish_failures_are_one_line(written, hub, capsys, problem, message):
 
 def test_unknown_publish_target(capsys):
     with pytest.raises(SystemExit) as info:
-        publish.cli(["model", "x"])
-    assert (
-        info.value.code == 2 and "unknown command continuousbench publish 'model'" in capsys.readouterr().err
-    )
+        continuousbench(["publish", "model", "x"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "unknown command 'model' for continuousbench publish" in err

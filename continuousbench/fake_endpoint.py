@@ -1,0 +1,117 @@
+"""A local OpenAI-compatible HTTP server for tests and benchmarks (no model: a Python function answers).
+
+    with FakeOpenAIServer(reply=lambda body: "42", latency=0.05) as server:
+        make_generator(f"endpoint:{server.url}#fake").generate(["What is six times seven?"])
+
+It speaks just enough of the API (``GET /models``, ``POST /chat/completions``, ``POST /completions``)
+for :class:`continuousbench.llm.EndpointGenerator`, answers each request on its own thread (so
+latency overlaps as on a real server), and can fail on purpose: the first ``fail_first`` requests
+get ``fail_status``, and ``garbage=True`` returns bodies that are not the API's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The prompt text of a chat or completions request body."""
+    if "messages" in body:
+        return "\n".join(m.get("content", "") for m in body["messages"])
+    return body.get("prompt", "")
+
+
+def echo(body: dict[str, Any]) -> str:
+    return f"echo: {prompt_of(body)[-60:]}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default 5 drops bursts of connections (the client retries after 1 s)
+
+
+class FakeOpenAIServer:
+    """Context manager running the server on 127.0.0.1 (a free port); ``url`` ends in ``/v1``."""
+
+    def __init__(
+        self,
+        reply: Callable[[dict[str, Any]], str] = echo,
+        *,
+        latency: float = 0.0,
+        fail_first: int = 0,
+        fail_status: int = 503,
+        garbage: bool = False,
+        api_key: str | None = None,
+    ):
+        self.reply, self.latency, self.garbage = reply, latency, garbage
+        self.fail_first, self.fail_status, self.api_key = fail_first, fail_status, api_key
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            failing = len(self.requests) <= self.fail_first
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            return 401, {"error": {"message": "invalid API key"}}
+        if path.endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+        time.sleep(self.latency)
+        if failing:
+            return self.fail_status, {"error": {"message": "try again"}}
+        if self.garbage:
+            return 200, "<html>not the API</html>"
+        text = self.reply(body)
+        if path.endswith("/chat/completions"):
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        elif path.endswith("/completions"):
+            choice = {"index": 0, "text": text, "finish_reason": "stop"}
+        else:
+            return 404, {"error": {"message": f"no route {path}"}}
+        return 200, {"object": "chat.completion", "model": body.get("model"), "choices": [choice]}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _send(self, status: int, payload: Any) -> None:
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _headers(self) -> dict[str, str]:
+                return {k.lower(): v for k, v in self.headers.items()}
+
+            def do_GET(self) -> None:  # noqa: N802 - the http.server API
+                self._send(*server._answer(self.path, {}, self._headers()))
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                self._send(*server._answer(self.path, body, self._headers()))
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+        return Handler

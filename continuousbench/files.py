@@ -1,0 +1,216 @@
+"""Files and folders that never hold half-written data: atomic writes, and staged command outputs.
+
+Every command that writes into a user-chosen folder goes through :class:`StagedOutput`, so the rule is
+the same everywhere: the new output is built in a hidden work folder inside the output folder, and
+only once it is complete does it replace what *this command* wrote there before. Files the user put
+in the folder are never touched, and an interrupted or failed run leaves the previous output intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+OWNED_FILE = ".continuousbench-{command}.json"  # what a command published last time (names only)
+CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a resume must match
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def write_text(path: Path | str, text: str) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def dumps(data: Any) -> str:
+    """The one JSON layout of every file we write: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
+
+def write_json(path: Path | str, data: Any) -> Path:
+    return write_text(path, dumps(data))
+
+
+def read_json(path: Path | str) -> Any:
+    """Parse a JSON file we wrote; a damaged one is reported by name, not as a decoder traceback."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); restore it or remove the folder") from None
+
+
+def replace_dir(src: Path, dst: Path) -> Path:
+    """Move a finished folder into place, replacing an older one (moved aside first, then removed)."""
+    old = dst.with_name(f".{dst.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if dst.exists():
+        os.replace(dst, old)
+    os.replace(src, dst)
+    if old.exists():
+        shutil.rmtree(old)
+    return dst
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
+    """``path`` can become (or is) a folder we may write into; else one line naming ``option``."""
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path} is a file, not a folder; pass a folder path")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"{option} {path} cannot be written ({probe} is not writable); choose another folder"
+        )
+    if str(path.resolve()).startswith(("/proc/", "/sys/", "/dev/")):
+        raise ValueError(f"{option} {path} is a system folder; choose a folder of your own")
+    return path
+
+
+class StagedOutput:
+    """A command's output folder, written in a hidden work folder and published when complete.
+
+    ``out/.<command>-work/`` holds the run in progress (checkpoints, partial results and the pinned
+    configuration, so ``--resume`` continues it). :meth:`publish` moves the finished artefacts into
+    ``out``; what this command published before (recorded in ``out/.continuousbench-<command>.json``) is
+    moved aside first and removed only after every new artefact is in place. Anything else in ``out``
+    belongs to the user and is left alone.
+    """
+
+    def __init__(
+        self,
+        out: Path | str,
+        command: str,
+        *,
+        overwrite: bool = False,
+        resume: bool = False,
+        option: str = "--output_dir",
+    ):
+        self.out = check_writable_dir(Path(out), option)
+        self.command = command
+        self.work = self.out / f".{command}-work"
+        self.owned_file = self.out / OWNED_FILE.format(command=command)
+        self.resume = resume
+        if resume:
+            if not self.work.is_dir():
+                raise FileNotFoundError(
+                    f"nothing to resume in {self.out}: no unfinished {command} run is there; "
+                    "drop --resume to start a new run"
+                )
+        else:
+            if self.finished and not overwrite:
+                raise FileExistsError(
+                    f"{self.out} already holds a finished {command} run; pass --overwrite to replace it "
+                    "(the old output is kept until the new one is complete), or choose another folder"
+                )
+            if self.work.is_dir() and any(self.work.iterdir()) and not overwrite:
+                raise FileExistsError(
+                    f"{self.out} holds an unfinished {command} run; pass --resume to continue it, "
+                    "or --overwrite to start again"
+                )
+            if self.work.exists():
+                shutil.rmtree(self.work)
+        self.work.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def finished(self) -> bool:
+        """Whether ``out`` holds a published run of this command."""
+        return self.owned_file.is_file()
+
+    def owned(self) -> list[str]:
+        """Names this command published in ``out`` last time."""
+        return list(read_json(self.owned_file)["names"]) if self.finished else []
+
+    def pin_config(self, config: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> None:
+        """Record the run's configuration; on resume, refuse any change to it (``ignore``: output-only keys).
+
+        Values are compared after a JSON round trip, so a tuple and a list, or a path given as str and as
+        Path, are the same setting.
+        """
+        ignored = set(ignore)
+        current = json.loads(dumps({k: v for k, v in config.items() if k not in ignored}))
+        path = self.work / CONFIG_FILE
+        if self.resume and path.is_file():
+            pinned = {k: v for k, v in read_json(path).items() if k not in ignored}
+            changed = sorted(k for k in set(pinned) | set(current) if pinned.get(k) != current.get(k))
+            if changed:
+                details = ", ".join(f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}" for k in changed[:4])
+                more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+                raise ValueError(
+                    f"--resume with a changed configuration ({details}{more}); resume with the original "
+                    "settings, or start a new run with --overwrite"
+                )
+            return
+        write_json(path, current)
+
+    def publish(self, names: Iterable[str] | None = None) -> Path:
+        """Move ``names`` (default: everything in the work folder but its bookkeeping) into ``out``.
+
+        The previous artefacts of this command are moved into a trash folder first and deleted only
+        once every new one is in place, so a failure part-way leaves either the old or the new output.
+        """
+        names = sorted(
+            p.name for p in self.work.iterdir() if p.name != CONFIG_FILE
+        ) if names is None else list(names)  # fmt: skip
+        missing = [n for n in names if not (self.work / n).exists()]
+        if missing:
+            raise FileNotFoundError(f"cannot publish {', '.join(missing)}: not in {self.work}")
+        owned = set(self.owned())
+        foreign = [n for n in names if n not in owned and (self.out / n).exists()]
+        if foreign:
+            raise FileExistsError(
+                f"{self.out / foreign[0]} was not written by {self.command}; move it away, then rerun with "
+                "--resume (the finished work is kept in the work folder)"
+            )
+        trash = self.out / f".{self.command}-trash"
+        if trash.exists():
+            shutil.rmtree(trash)
+        trash.mkdir()
+        for name in owned | set(names):
+            if (self.out / name).exists() or (self.out / name).is_symlink():
+                os.replace(self.out / name, trash / name)
+        for name in names:
+            os.replace(self.work / name, self.out / name)
+        write_json(self.owned_file, {"command": self.command, "names": names})
+        shutil.rmtree(trash)
+        shutil.rmtree(self.work)
+        return self.out
+
+    def discard(self) -> None:
+        """Remove the work folder (e.g. after a failed first run that cannot be resumed)."""
+        if self.work.exists():
+            _remove(self.work)

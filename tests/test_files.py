@@ -1,0 +1,103 @@
+"""Staged outputs: the old output survives until the new one is complete; user files are never touched."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from continuousbench.files import StagedOutput, atomic_write, check_writable_dir, read_json, write_json
+
+
+def finish(out, command="cmd", names=("results.json", "model"), **kwargs):
+    staged = StagedOutput(out, command, **kwargs)
+    write_json(staged.work / "results.json", {"run": kwargs})
+    (staged.work / "model").mkdir()
+    (staged.work / "model" / "weights.bin").write_bytes(b"w")
+    staged.publish(names)
+    return staged
+
+
+def test_publish_moves_artefacts_and_leaves_user_files(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    finish(out)
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "model",
+        "notes.txt",
+        "results.json",
+    ]
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".continuousbench-cmd.json"]
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_finished_output_needs_overwrite_and_survives_a_failed_attempt(tmp_path):
+    out = tmp_path / "run"
+    finish(out)
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        StagedOutput(out, "cmd")
+    staged = StagedOutput(out, "cmd", overwrite=True)
+    write_json(staged.work / "results.json", {"partial": True})  # the attempt dies before publish
+    assert read_json(out / "results.json") == {"run": {}}
+    assert (out / "model" / "weights.bin").read_bytes() == b"w"
+    finish(out, names=("results.json",), overwrite=True)  # a later attempt publishes less
+    assert read_json(out / "results.json") == {"run": {"overwrite": True}}
+    assert not (out / "model").exists()  # the command's own old artefact is gone, nothing else
+
+
+def test_unfinished_run_needs_resume_or_overwrite(tmp_path):
+    out = tmp_path / "run"
+    staged = StagedOutput(out, "cmd")
+    staged.pin_config({"lr": 1e-3, "corpus": "a", "output_dir": "x"})
+    (staged.work / "checkpoint-2").mkdir()
+    with pytest.raises(FileExistsError, match="--resume"):
+        StagedOutput(out, "cmd")
+    resumed = StagedOutput(out, "cmd", resume=True)
+    assert (resumed.work / "checkpoint-2").is_dir()
+    resumed.pin_config({"lr": 1e-3, "corpus": "a", "output_dir": "y"}, ignore=["output_dir"])
+    with pytest.raises(ValueError, match=r"changed configuration \(lr: 0.001 -> 0.01\)"):
+        StagedOutput(out, "cmd", resume=True).pin_config({"lr": 1e-2, "corpus": "a"}, ignore=["output_dir"])
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        StagedOutput(tmp_path / "other", "cmd", resume=True)
+
+
+def test_two_commands_share_a_folder_without_touching_each_other(tmp_path):
+    out = tmp_path / "shared"
+    finish(out, "a", names=("results.json",))
+    with pytest.raises(FileExistsError, match="was not written by b"):
+        finish(out, "b", names=("results.json",))
+    assert read_json(out / "results.json") == {"run": {}}
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    target = tmp_path / "f.json"
+    write_json(target, {"v": 1})
+
+    def broken(tmp):
+        tmp.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, broken)
+    assert read_json(target) == {"v": 1} and [p.name for p in tmp_path.iterdir()] == ["f.json"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_unwritable_and_system_paths_are_refused(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(ValueError, match="--output_dir .* is a file"):
+        check_writable_dir(a_file)
+    with pytest.raises(ValueError, match="system folder|cannot be written"):
+        check_writable_dir(Path("/proc/cb"))
+    with pytest.raises(ValueError, match="not valid JSON"):
+        a_file.write_text("{broken")
+        read_json(a_file)
