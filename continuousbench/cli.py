@@ -25,8 +25,12 @@ COMMANDS: Table = {
     "verify": ("continuousbench.release.commands:verify_cli", "Check a release against its checksums."),
     "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
     "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
+    "pe": ("continuousbench.dp.pe_command", "Private Evolution: a DP corpus from API calls and noisy votes."),
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
-    "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
+    "mauve": (
+        "continuousbench.diagnostics.mauve",
+        "MAUVE of a corpus against a release corpus (needs the [mauve] extra).",
+    ),
     "report": ("continuousbench.harness.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.harness.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.harness.submit", "Add a run's results record to a results dataset."),

@@ -235,11 +235,18 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
-    out = Path(out)
+    from continuousbench.files import check_writable_dir
+
+    out = check_writable_dir(Path(out), "--out")
+    settings_file = out / "settings.json"
     if overwrite and out.exists():
+        if any(out.iterdir()) and not settings_file.is_file():  # `--out . --overwrite` must not wipe a folder
+            raise ValueError(
+                f"--out {out} is not a demo folder (it has files but no settings.json); --overwrite removes "
+                "the whole folder, so pass a demo's folder or a new one"
+            )
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    settings_file = out / "settings.json"
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists
     if settings_file.exists() and json.loads(settings_file.read_text()) != wanted:
         raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")

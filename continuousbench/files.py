@@ -42,6 +42,17 @@ def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
     return path
 
 
+def temp_dir(parent: Path | str, prefix: str) -> Path:
+    """A new hidden folder in ``parent`` with the usual permissions (``mkdtemp`` gives 0700).
+
+    Outputs are built in such a folder and renamed into place, so its mode becomes the output's mode:
+    a release others on the machine cannot read is no release.
+    """
+    path = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    os.chmod(path, 0o777 & ~_umask())
+    return path
+
+
 def write_text(path: Path | str, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
@@ -99,6 +110,46 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     if str(path.resolve()).startswith(("/proc/", "/sys/", "/dev/")):
         raise ValueError(f"{option} {path} is a system folder; choose a folder of your own")
     return path
+
+
+def check_output_files(
+    files: Mapping[str, Path | str | None], *, overwrite: bool = False, keep_out: Iterable[Path | str] = ()
+) -> dict[str, Path]:
+    """Check a command's output files (option -> path, None = not asked for) before any work is done.
+
+    Each must be a writable file path, distinct from the others, outside every folder of ``keep_out``
+    (the command's inputs, e.g. the run folders a report reads), and new unless ``overwrite``; else one
+    line naming the option. Returns option -> expanded path for the files asked for.
+    """
+    checked: dict[str, Path] = {}
+    inputs = [Path(p).expanduser().resolve() for p in keep_out]
+    for option, given in files.items():
+        if given is None or str(given) == "":
+            continue
+        path = Path(given).expanduser()
+        if path.is_dir():
+            raise ValueError(f"{option} {path} is a folder; pass the path of a file to write")
+        same = [o for o, p in checked.items() if p.resolve() == path.resolve()]
+        if same:
+            raise ValueError(f"{option} and {same[0]} are the same file {path}; give each its own path")
+        inside = next((p for p in inputs if path.resolve().is_relative_to(p)), None)
+        if inside is not None:
+            raise ValueError(
+                f"{option} {path} is inside {inside}, an input of this command; write it elsewhere"
+            )
+        if (path.exists() or path.is_symlink()) and not overwrite:
+            raise FileExistsError(
+                f"{option} {path} already exists; pass --overwrite to replace it, or choose another path"
+            )
+        try:
+            check_writable_dir(path.parent, option)
+        except ValueError:
+            raise ValueError(
+                f"{option} {path} cannot be written ({path.parent} is not a folder we can write into); "
+                "choose another path"
+            ) from None
+        checked[option] = path
+    return checked
 
 
 class StagedOutput:

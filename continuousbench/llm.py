@@ -43,7 +43,10 @@ class OfflineGenerator:
     name: str = "offline"
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        return [self.fn(p, **sampling) for p in prompts]
+        seed = sampling.pop("seed", None)  # prompt i gets seed + i, as in the other backends
+        if seed is None:
+            return [self.fn(p, **sampling) for p in prompts]
+        return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
 
 
 class ResponseCache:

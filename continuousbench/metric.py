@@ -42,7 +42,7 @@ def install_metric(cache_dir: Path | None = None) -> Path:
     from evaluate.loading import files_to_hash
 
     source = metric_source()
-    modules = Path(cache_dir) if cache_dir is not None else Path(config.HF_MODULES_CACHE)
+    modules = Path(cache_dir).expanduser() if cache_dir is not None else Path(config.HF_MODULES_CACHE)
     package = modules / config.MODULE_NAME_FOR_DYNAMIC_MODULES / "metrics" / METRIC_NAME.replace("/", "--")
     digest = files_to_hash([str(source / "qa_match.py")])  # the same hash evaluate gives a local load
     target = package / digest
@@ -103,8 +103,11 @@ def install_cli(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser([InstallArguments], prog="continuousbench metric install")
 
     def work() -> Path:
+        from continuousbench.files import check_writable_dir
+
         (args,) = parser.parse(argv)
-        return install_metric(Path(args.cache_dir).expanduser() if args.cache_dir else None)
+        cache_dir = check_writable_dir(Path(args.cache_dir), "--cache_dir") if args.cache_dir else None
+        return install_metric(cache_dir)
 
     return run(work, report=print, resume_hint=None)
 

@@ -150,44 +150,68 @@ def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
     return out
 
 
-def _validate(
-    predictions, references, questions, support_counts, matchers, judge, thresholds, buckets
-) -> None:
-    def fail(message: str) -> None:
-        raise ValueError(message)
+def _is_count(value) -> bool:
+    """A non-negative whole number; ``True`` and ``1.0`` are not counts (they would be scored as 1)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
-    if isinstance(predictions, str) or not all(isinstance(p, str) for p in predictions):
-        fail("predictions must be a sequence of strings (decode model outputs to text first)")
+
+def _listlike(value) -> bool:
+    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and hasattr(value, "__iter__")
+
+
+def _sequence(name: str, value, n: int | None = None) -> None:
+    if not _listlike(value):
+        raise ValueError(f"{name} must be a list with one item per prediction, got {type(value).__name__}")
+    if n is not None and len(value) != n:
+        raise ValueError(f"{name} has {len(value)} items but predictions has {n}: pass one per prediction")
+
+
+def check_inputs(predictions, references, *, questions=None, support_counts=None) -> None:
+    """The per-question inputs of :func:`score` (and of the ``qa_match`` metric), else one-line ValueError."""
+    if not _listlike(predictions) or not all(isinstance(p, str) for p in predictions):
+        raise ValueError("predictions must be a sequence of strings (decode model outputs to text first)")
     n = len(predictions)
-    for name, seq in (
-        ("references", references),
-        ("questions", questions),
-        ("support_counts", support_counts),
-    ):
-        if seq is not None and len(seq) != n:
-            fail(f"{name} has {len(seq)} items but predictions has {n}: pass one per prediction")
+    if n == 0:
+        raise ValueError("predictions is empty: pass one answer per question (at least one)")
+    _sequence("references", references, n)
     for i, refs in enumerate(references):
-        refs = _as_list(refs)
+        refs = _as_list(refs) if isinstance(refs, str) or hasattr(refs, "__iter__") else [refs]
         if not refs or not all(isinstance(r, str) for r in refs):
-            fail(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
+            raise ValueError(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
         if not all(normalize(r) for r in refs):
-            fail(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
-    unknown = [m for m in matchers if m not in MATCHERS]
-    if isinstance(matchers, str) or not matchers or unknown or len(set(matchers)) != len(matchers):
-        fail(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
-    if "llm_match" in matchers and (judge is None or questions is None):
-        fail("llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise")
-    if support_counts is not None and not all(
-        isinstance(c, numbers.Integral) and c >= 0 for c in support_counts
+            raise ValueError(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
+    if questions is not None:
+        _sequence("questions", questions, n)
+        if not all(isinstance(q, str) for q in questions):
+            raise ValueError("questions must be strings, one per prediction")
+    if support_counts is not None:
+        _sequence("support_counts", support_counts, n)
+        bad = next((i for i, c in enumerate(support_counts) if not _is_count(c)), None)
+        if bad is not None:
+            raise ValueError(
+                f"support_counts[{bad}] = {support_counts[bad]!r}: support_counts must be non-negative "
+                "integers (documents supporting each question)"
+            )
+
+
+def check_options(matchers, thresholds, buckets=None, *, with_support: bool = True) -> None:
+    """The options of :func:`score` (and of the metric, also at ``evaluate.load``); else one-line error."""
+    if (
+        not _listlike(matchers)
+        or not matchers
+        or any(m not in MATCHERS for m in matchers)
+        or len(set(matchers)) != len(matchers)
     ):
-        fail("support_counts must be non-negative integers")
-    if not all(isinstance(t, numbers.Integral) and t >= 0 for t in thresholds):
-        fail(f"thresholds must be non-negative integers, got {thresholds!r}")
+        raise ValueError(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
+    if not _listlike(thresholds) or not all(_is_count(t) for t in thresholds):
+        raise ValueError(f"thresholds must be non-negative integers, got {thresholds!r}")
     if buckets is not None:
-        if support_counts is None:
-            fail("buckets need support_counts")
-        if not buckets or list(buckets) != sorted(set(buckets)) or buckets[0] < 0:
-            fail(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
+        if not with_support:
+            raise ValueError("buckets need support_counts")
+        if not _listlike(buckets) or not all(_is_count(b) for b in buckets):
+            raise ValueError(f"buckets must be non-negative integers, got {buckets!r}")
+        if not len(buckets) or list(buckets) != sorted(set(buckets)):
+            raise ValueError(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
 
 
 def score(
@@ -211,7 +235,12 @@ def score(
     ``llm_match`` an unparseable verdict is None in ``per_example``, counted in ``unparseable`` and
     scored as incorrect, so every matcher shares one denominator.
     """
-    _validate(predictions, references, questions, support_counts, matchers, judge, thresholds, buckets)
+    check_inputs(predictions, references, questions=questions, support_counts=support_counts)
+    check_options(matchers, thresholds, buckets, with_support=support_counts is not None)
+    if "llm_match" in matchers and (judge is None or questions is None):
+        raise ValueError(
+            "llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise"
+        )
     per_example: dict[str, list] = {}
     for name in matchers:
         match name:

@@ -123,3 +123,32 @@ def fake_openai_server():
 
     with ExitStack() as stack:
         yield lambda **kwargs: stack.enter_context(FakeOpenAIServer(**kwargs))
+
+
+PE_WORDS = "Geminon has attack and lives in zone river stone music cloud purple the of 0 1 2 3 4 5 6 7 8 9"
+
+
+def _pe_word_api(prompt: str, seed: int = 0, **_) -> str:
+    """Deterministic PE API: RANDOM_API gives nine random words, VARIATION_API replaces one word."""
+    import zlib
+
+    import numpy as np
+
+    from continuousbench.dp.pe_prompts import parse_variation_prompt
+
+    rng = np.random.default_rng([seed, zlib.crc32(prompt.encode())])
+    words, text = PE_WORDS.split(), parse_variation_prompt(prompt)
+    if text is None:
+        return " ".join(rng.choice(words, 9))
+    edited = text.split()
+    edited[rng.integers(len(edited))] = str(rng.choice(words))
+    return " ".join(edited)
+
+
+@pytest.fixture(scope="session")
+def pe_word_api() -> str:
+    """The spec of a deterministic offline API for Private Evolution (registered in ``llm.OFFLINE``)."""
+    from continuousbench.llm import OFFLINE
+
+    OFFLINE["pe-words"] = _pe_word_api
+    return "offline:pe-words"

@@ -77,7 +77,7 @@ def test_support_counts_configuration_streams_through_add_batch():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"predictions": ["a", "b"], "references": [["a"]]}, "Mismatch in the number of predictions"),
+        ({"predictions": ["a", "b"], "references": [["a"]]}, "references has 1 items but predictions has 2"),
         ({"predictions": ["a"], "references": [["a"]], "matchers": ["bleu"]}, "matchers must be"),
         ({"predictions": ["a"], "references": [["a"]], "matchers": ["llm_match"]}, "llm_match needs a judge"),
         ({"predictions": ["a"], "references": [["..."]]}, "normalises to an empty answer"),

@@ -1,4 +1,4 @@
-"""Privacy accounting for DP-SGD with Poisson or truncated-Poisson batches, by PLD (``dp_accounting``).
+"""Privacy accounting by PLD (``dp_accounting``): DP-SGD with (truncated) Poisson batches, and PE.
 
 One training run is ``steps`` applications of a subsampled Gaussian mechanism (noise multiplier
 ``sigma``, i.e. noise std ``sigma * C`` on a sum of per-example gradients clipped to ``C``):
@@ -18,6 +18,9 @@ One training run is ``steps`` applications of a subsampled Gaussian mechanism (n
     neighbours has one more record. (Adding ``eta`` alone, without ``e^eps``, is not a valid bound: the
     coupling argument pays ``eta`` on both datasets, one of them inside ``e^eps * P[...]``.)
 
+Private Evolution (:func:`account_evolution`) is simpler: a composition of Gaussian mechanisms of
+sensitivity 1 on vote histograms, no subsampling.
+
 Delta defaults to ``1 / n**1.1`` (paper §3). Events serialise to JSON through dp_accounting's
 ``to_named_tuple`` so that a model card carries exactly what was accounted.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,16 +110,10 @@ def calibrate_noise(
 ) -> float:
     """Smallest noise multiplier whose run meets ``(target_epsilon, delta)``; ``tol`` is in sigma units.
 
-    Uses ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants. With
-    the union-bound truncation analysis, ``delta`` is the TOTAL delta: the Poisson part gets
-    ``delta - e^eps * eta``, which must stay positive. The search uses a PLD grid of 1e-3 (5x faster
-    than the default 1e-4 and pessimistic, so the default-grid epsilon reported afterwards is never higher).
+    See :func:`calibrate`. With the union-bound truncation analysis, ``delta`` is the TOTAL delta: the
+    Poisson part gets ``delta - e^eps * eta``, which must stay positive.
     """
-    import dp_accounting as dpa
-    from dp_accounting.pld import PLDAccountant
-
-    if not target_epsilon > 0 or math.isinf(target_epsilon):
-        raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
+    check_target_epsilon(target_epsilon)
     poisson_delta = delta
     if sampling == "truncated_poisson" and truncation_analysis == "union_bound":
         eta = truncation_probability(dataset_size + 1, sampling_probability, physical_batch, steps)
@@ -126,24 +124,59 @@ def calibrate_noise(
                 "lower the "
                 "expected batch size (or use --expected-batch-size auto, or truncation analysis 'pld')"
             )
+    return calibrate(
+        lambda s: dp_event(
+            s,
+            sampling_probability,
+            steps,
+            dataset_size=dataset_size,
+            physical_batch=physical_batch,
+            sampling=sampling,
+            truncation_analysis=truncation_analysis,
+        ),
+        target_epsilon,
+        poisson_delta,
+        tol=tol,
+    )
+
+
+def check_target_epsilon(target_epsilon: float) -> None:
+    if not target_epsilon > 0 or math.isinf(target_epsilon):
+        raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
+
+
+def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
+    """Smallest noise multiplier ``s`` with ``make_event(s)`` at most ``(target_epsilon, delta)``-DP.
+
+    ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants on a grid of
+    1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon reported
+    afterwards is never higher).
+    """
+    import dp_accounting as dpa
+    from dp_accounting.pld import PLDAccountant
+
+    check_target_epsilon(target_epsilon)
     return float(
         dpa.calibrate_dp_mechanism(
             lambda: PLDAccountant(value_discretization_interval=1e-3),
-            lambda s: dp_event(
-                s,
-                sampling_probability,
-                steps,
-                dataset_size=dataset_size,
-                physical_batch=physical_batch,
-                sampling=sampling,
-                truncation_analysis=truncation_analysis,
-            ),
+            make_event,
             target_epsilon,
-            poisson_delta,
+            delta,
             bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
             tol=tol,
         )
     )
+
+
+def gaussian_composition_event(noise_multiplier: float, count: int):
+    """``count`` adaptively composed Gaussian mechanisms of sensitivity 1 and noise std ``noise_multiplier``.
+
+    Private Evolution's vote histograms: one record casts one vote, so adding or removing it moves one
+    bin by 1 (L2 sensitivity 1) in each of the ``count`` histograms.
+    """
+    import dp_accounting as dpa
+
+    return dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(float(noise_multiplier)), int(count))
 
 
 def _expected_effective_batch(n: int, q: float, physical_batch: int | None) -> float:
@@ -298,6 +331,46 @@ def account(
         truncation_probability=eta,
         clip_norm=clip_norm,
         event_json=dp_event_to_json(event),
+    )
+
+
+@dataclass(frozen=True)
+class EvolutionGuarantee:
+    """What a Private Evolution job was accounted as: ``private_runs`` runs of ``iterations`` histograms."""
+
+    epsilon: float  # inf: no noise, not private
+    delta: float
+    noise_multiplier: float
+    iterations: int
+    private_runs: int
+    dataset_size: int
+    event_json: str | None
+
+    @property
+    def mechanisms(self) -> int:
+        return self.iterations * self.private_runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, mechanisms=self.mechanisms)
+
+
+def account_evolution(
+    target_epsilon: float, delta: float, *, iterations: int, private_runs: int, dataset_size: int
+) -> EvolutionGuarantee:
+    """Calibrate the histogram noise of a PE job to ``(target_epsilon, delta)`` and account it (PLD).
+
+    Every histogram any run computes on the private records is one Gaussian mechanism of sensitivity 1;
+    the job composes ``iterations * private_runs`` of them (adaptively: each run's candidates depend on
+    the previous noisy selections, which PLD composition covers). ``target_epsilon = inf``: sigma 0.
+    """
+    if math.isinf(target_epsilon):
+        return EvolutionGuarantee(math.inf, delta, 0.0, iterations, private_runs, dataset_size, None)
+    count = iterations * private_runs
+    sigma = calibrate(lambda s: gaussian_composition_event(s, count), target_epsilon, delta)
+    event = gaussian_composition_event(sigma, count)
+    eps = event_epsilon(event, delta)
+    return EvolutionGuarantee(
+        eps, delta, sigma, iterations, private_runs, dataset_size, dp_event_to_json(event)
     )
 
 

@@ -1,4 +1,5 @@
-"""The privacy statement of a generator (Ponomareva et al. 2023 checklist) and the cards that carry it.
+"""Privacy statements (Ponomareva et al. 2023 checklist) of a generator and of a Private Evolution
+corpus, and the cards that carry them.
 
 The same markdown goes into the generator's model card and into the dataset card of every synthetic
 corpus sampled from it, so a corpus never travels without the guarantee it was produced under.
@@ -7,9 +8,10 @@ corpus sampled from it, so a corpus never travels without the guarantee it was p
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-from continuousbench.dp.accounting import PrivacyGuarantee
+from continuousbench.dp.accounting import EvolutionGuarantee, PrivacyGuarantee
 
 NON_PRIVATE = (
     "## Privacy statement\n\n"
@@ -116,3 +118,77 @@ def generator_card(
         f"{statement}"
     )
     return ModelCard(body)
+
+
+def evolution_statement(g: EvolutionGuarantee, *, temperatures: list[float], sweep_voters: str) -> str:
+    """Markdown statement of a Private Evolution corpus (same checklist as :func:`privacy_statement`)."""
+    choices = ", ".join(f"{t:g}" for t in temperatures)
+    if len(temperatures) == 1:
+        selection = "One temperature was used: nothing was selected."
+    elif sweep_voters == "private":
+        selection = (
+            f"It also picked the temperature among {choices} by each sweep run's final FID; the sweep runs' "
+            "histograms were computed on the private records and are part of the accounting."
+        )
+    else:
+        selection = (
+            f"It also picked the temperature among {choices} by each sweep run's final FID; in the sweep "
+            "runs the validation records voted instead of the private ones, so the sweep read none."
+        )
+    common = (
+        "3. **Not covered, and not protected.** The corpus's validation split: the FID after every "
+        f"iteration is measured against it and published. {selection} The dataset size n (it sets delta) "
+        "is treated as public. The API model, the embedding model and the prompts are public; "
+        "hyperparameters chosen before this job are not accounted for."
+    )
+    if math.isinf(g.epsilon):
+        return f"""## Privacy statement
+
+This corpus was made by Private Evolution **without noise** (epsilon = infinity): the selected texts
+may reveal any record of the private corpus; it is a non-private reference point.
+
+1. **What the private records influence.** Only the vote histograms (each record votes once per
+   iteration for its nearest synthetic candidate); the API saw public prompts and synthetic text only.
+2. **Unit.** One corpus record.
+{common}
+"""
+    rows = [
+        ("epsilon", f"{g.epsilon:.4g}"),
+        ("delta", f"{g.delta:.3g}"),
+        ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),
+        ("noise std per histogram bin (sigma)", f"{g.noise_multiplier:.6g}"),
+        ("iterations per run (T)", str(g.iterations)),
+        ("runs whose histograms read private records", str(g.private_runs)),
+        ("Gaussian mechanisms composed", str(g.mechanisms)),
+        ("dataset size n", str(g.dataset_size)),
+    ]
+    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return f"""## Privacy statement
+
+This corpus was made by Private Evolution (Aug-PE) and satisfies
+**({g.epsilon:.4g}, {g.delta:.3g})-differential privacy** with respect to the private corpus.
+
+1. **DP setting.** Central DP: the party running the job is trusted to run the mechanism as described.
+   The synthetic corpus is released.
+2. **What the guarantee covers.** The vote histograms: in every iteration each private record votes
+   once for its nearest synthetic candidate (embedding L2 distance), and Gaussian noise of std sigma,
+   drawn from the operating system's entropy (not from the published seed), is added to every bin
+   before any use. Everything else - the selected populations, the rewrites, this corpus, the FID
+   history and the temperature choice - is post-processing of the noisy histograms and public data.
+   The API calls saw only public prompts and synthetic text, never a private record.
+{common}
+4. **Unit of privacy and adjacency.** One corpus record; add-or-remove one record. A record casts one
+   vote per histogram, so each histogram has L2 sensitivity 1.
+5. **Accounting.** The {g.mechanisms} histograms are composed adaptively.
+
+| quantity | value |
+| --- | --- |
+{table}
+
+6. **Serialised DP event** (`dp_accounting` DpEvent, `continuousbench.dp.accounting.dp_event_from_json`
+   rebuilds it):
+
+```json
+{g.event_json}
+```
+"""

@@ -1,8 +1,9 @@
 """Build a Geminon release: world -> candidates + selection -> render -> QA + support counts -> write.
 
 The long stages (world, selection, render) write their output to a work folder
-``<root>/.work/<release-id>-seed<seed>/`` as they finish (render in chunks), so an interrupted build
-picks up where it stopped; the folder is removed once the release is written. Every random choice
+``<root>/.work/<release-id>-<hash of the settings>/`` as they finish (render in chunks), so an
+interrupted build picks up where it stopped, and a build with other settings starts over in a folder of
+its own; the folder is removed once the release is written. Every random choice
 comes from one ``SeedSequence`` keyed by the seed and the quarter, so each quarter is a fresh world and
 the same seed and quarter give a byte-identical release.
 """
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 import continuousbench
+from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
 from continuousbench.geminon.realizers.base import Draft, make_realizer
@@ -28,7 +30,8 @@ from continuousbench.geminon.sampling import Selection, coverage_sample, inciden
 from continuousbench.geminon.schema import Geminon, mention, parse_mention
 from continuousbench.geminon.sizes import STYLES, SizeSpec, get_size
 from continuousbench.release.ids import ReleaseId
-from continuousbench.release.layout import default_root, release_dir
+from continuousbench.release.layout import HOME_ENV, default_root, release_dir
+from continuousbench.release.write import check_replaceable
 from continuousbench.stages import StageProgress, WorkDir
 
 log = logging.getLogger(__name__)
@@ -85,10 +88,8 @@ def build_release(
         raise ValueError(
             "oversample must be >= 1 (or None for the paper's pools); rounds, sensitive_candidates >= 1"
         )
-    root = Path(root).expanduser() if root is not None else default_root()
-    target = release_dir(rid, root)
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
+    root = check_writable_dir(Path(root) if root else default_root(), "--out" if root else f"${HOME_ENV}")
+    check_replaceable(rid, release_dir(rid, root), overwrite)
     settings = {
         "release": str(rid),
         "seed": seed,
@@ -100,7 +101,8 @@ def build_release(
         "package_version": continuousbench.__version__,
     }
     text_maker = make_realizer(realizer)  # a bad spec fails here, before any work
-    work = WorkDir(root / ".work" / f"{rid}-seed{seed}", settings)
+    _check_generators(namer, realizer)  # and so does an endpoint that does not answer
+    work = WorkDir.for_settings(root / ".work", str(rid), settings)
     seeds = stage_seeds(seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
@@ -144,6 +146,17 @@ NOTES = (
     "`mentions` lists the `idx:feature` facts each document states; `support_count` counts `corpus.train` "
     "documents stating every feature an answer needs."
 )
+
+
+def _check_generators(*specs: str) -> None:
+    """Text-generation specs are well-formed, and their endpoints answer, before any work is done."""
+    from continuousbench.llm import make_generator
+
+    for spec in specs:
+        if spec not in ("offline", "template") and not spec.startswith("transformers:"):
+            generator = make_generator(spec)
+            if hasattr(generator, "check"):
+                generator.check()
 
 
 def _remove_if_empty(path: Path) -> None:

@@ -29,7 +29,7 @@ class GeminonBuildArguments:
     oversample: float | None = field(
         default=None,
         metadata=bounds(
-            "(0, inf)", "Cap each candidate pool at this multiple of its target (default: the paper)."
+            "[1, inf)", "Cap each candidate pool at this multiple of its target (default: the paper)."
         ),
     )
     rounds: int = field(default=100, metadata=bounds("[1, inf)", "Coverage-aware sampling rounds."))

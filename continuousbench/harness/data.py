@@ -169,3 +169,21 @@ def corpus_fingerprint(data) -> str:
         digest.update(len(raw).to_bytes(8, "little"))
         digest.update(raw)
     return digest.hexdigest()
+
+
+def train_and_validation(source: str, text_column: str = "text", *, purpose: str):
+    """The ``train`` and ``validation`` splits of ``source``; one line if there is no separate validation
+    split (a file or a single ``save_to_disk`` dataset has no splits: :func:`load_corpus` returns the same
+    rows for any split name, and selecting on training records would be a silent leak). ``purpose`` says
+    what the caller needs the validation split for."""
+    train = load_corpus(source, text_column, split="train")
+    try:
+        validation = load_corpus(source, text_column, split="validation")
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"corpus {source} has no usable validation split ({err}); {purpose}") from None
+    if corpus_fingerprint(validation) == corpus_fingerprint(train):
+        raise ValueError(
+            f"corpus {source} has no separate validation split (the same records came back for 'train' and "
+            f"'validation'); {purpose}: pass a release or a folder with train and validation splits"
+        )
+    return train, validation

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.files import atomic_write
+from continuousbench.files import atomic_write, check_output_files
 from continuousbench.harness.results import load as load_run
 from continuousbench.harness.results import recipe_hash
 from continuousbench.stats import mean_sd
@@ -57,10 +57,9 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
 def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
     release, corpus = record["release"], record["corpus"]
-    return (
-        release["id"], release["manifest_sha256"], record["base_model"], record.get("base_model_revision"),
-        record["tuning"], record["steps"], corpus["fingerprint"], recipe_hash(record),
-    )  # fmt: skip
+    model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
+    return (release["id"], release.get("manifest_sha256"), *model, record["steps"], corpus["fingerprint"],
+            recipe_hash(record))  # fmt: skip
 
 
 def _accuracy(record: dict, part: str, matcher: str) -> float | None:
@@ -201,18 +200,6 @@ def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher:
     return accuracy_by_support(path, series, f"{matcher} by support count on {releases}", caption=caption)
 
 
-def _check_outputs(outputs: list[Path], run_dirs: list[Path], overwrite: bool) -> None:
-    """Refuse to write into a run folder, to write two outputs to one file, or to replace a file silently."""
-    if len({p.resolve() for p in outputs}) < len(outputs):
-        raise ValueError("two outputs name the same file: give --plot, --support_plot and --json apart")
-    for path in outputs:
-        for folder in run_dirs:
-            if path.resolve().is_relative_to(folder.resolve()):
-                raise ValueError(f"{path} is inside run folder {folder}: write report files elsewhere")
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} exists; pass --overwrite to replace it")
-
-
 @dataclass
 class ReportArguments:
     runs: list[str] = field(
@@ -241,27 +228,30 @@ def main(args: ReportArguments) -> dict:
     """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
     if not args.runs:
         raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
-    paths = [Path(p) for p in args.runs]
+    paths = [Path(p).expanduser() for p in args.runs]
     run_dirs = [p if p.is_dir() else p.parent for p in paths]
-    outputs = {name: Path(v) for name in ("plot", "support_plot", "json") if (v := getattr(args, name))}
-    _check_outputs(list(outputs.values()), run_dirs, args.overwrite)
+    outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
+        {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json},
+        overwrite=args.overwrite, keep_out=run_dirs,
+    )  # fmt: skip
     records: dict[str, dict] = {}
     for path, folder in zip(paths, run_dirs, strict=True):
         name = folder.name if folder.name not in records else str(path)  # same name in two places
         records[name] = load_run(path)
     try:
         rows, groups = comparison_rows(records), seed_groups(records)
-    except KeyError as err:
-        raise ValueError(f"a results.json lacks {err}; is it from `continuousbench evaluate`?") from None
+    except (KeyError, TypeError) as err:
+        what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
+        raise ValueError(f"a results.json {what}; is it from `continuousbench evaluate`?") from None
     print_table(rows, groups)
-    if "plot" in outputs:
-        plot_comparison(rows, outputs["plot"])
-    if "support_plot" in outputs:
-        plot_support(groups, records, outputs["support_plot"], args.matcher)
+    if "--plot" in outputs:
+        plot_comparison(rows, outputs["--plot"])
+    if "--support_plot" in outputs:
+        plot_support(groups, records, outputs["--support_plot"], args.matcher)
     result = {"runs": rows, "seed_groups": groups}
-    if "json" in outputs:
+    if "--json" in outputs:
         text = json.dumps(result, indent=2)
-        atomic_write(outputs["json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+        atomic_write(outputs["--json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
     return result
 
 

@@ -249,16 +249,19 @@ def check(record: Any, source: str | Path) -> dict:
 
 def load(path: str | Path) -> dict:
     """The record in a run folder (or a results JSON file), unvalidated; errors are one line."""
-    path = Path(path)
+    path = Path(path).expanduser()
     file = path / "results.json" if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(
             f"{path} has no results.json: is it a finished `continuousbench evaluate` run?"
         )
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
+        record = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{file} is not the results.json of a `continuousbench evaluate` run")
+    return record
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -284,11 +287,11 @@ def selection(selected: dict, history: list[dict]) -> dict:
 
 def recipe_hash(results: dict) -> str:
     """sha256 of the effective settings: what makes two runs comparable, seeds and input paths aside."""
-    settings = {
-        group: {k: v for k, v in results[group].items() if k not in _NOT_RECIPE}
+    settings = {  # records older than schema 1 may lack a group: it then hashes as empty
+        group: {k: v for k, v in (results.get(group) or {}).items() if k not in _NOT_RECIPE}
         for group in ("model_args", "harness_args", "training_args")
     }
-    replay = results["corpus"].get("replay")
+    replay = (results.get("corpus") or {}).get("replay")
     settings["replay"] = replay and {"fraction": replay["fraction"], "fingerprint": replay["fingerprint"]}
     text = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

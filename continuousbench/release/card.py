@@ -142,8 +142,8 @@ import continuousbench
 qa = continuousbench.load_release("{release_id}", "qa_public")
 ```
 
-`release.json` holds the row counts and the sha256 of every file; `continuousbench verify {release_id}`
-checks them.
+`release.json` holds the row counts, the sha256 of every file and the sha256 of its own content
+(`manifest_sha256`); `continuousbench verify {release_id}` checks them all.
 
 ## Provenance
 

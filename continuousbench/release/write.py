@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
 import shutil
 import tempfile
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
+from continuousbench.files import atomic_write, check_writable_dir, temp_dir
 from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -28,9 +30,23 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 
+DIGEST_KEY = "manifest_sha256"
+
+
 def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """sha256 of the manifest's canonical JSON (sorted keys, no spaces), its own digest left out.
+
+    The manifest records the checksum of every other file; this one covers the manifest itself, so an
+    edit of any field (the seed, a row count, a file's checksum) is detected.
+    """
+    body = {k: v for k, v in manifest.items() if k != DIGEST_KEY}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
@@ -139,7 +155,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict) -> dict[str, Any]:
     files = [data_file(c, s) for c, splits in CONFIGS.items() for s in splits] + [CARD]
-    return {
+    manifest = {
         "id": str(rid),
         "track": rid.track,
         "size": rid.size,
@@ -151,25 +167,44 @@ def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: di
         "rows": rows,
         "files": {name: sha256_file(folder / name) for name in files},
     }
+    return {**manifest, DIGEST_KEY: manifest_digest(manifest)}
 
 
 def write_umbrella_card(root: Path) -> Path:
     """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename)."""
-    root = Path(root)
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".README.", suffix=".tmp")
-    os.close(fd)
-    try:
-        ids = list_releases(root)
-        infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
-        _write_text(Path(tmp), str(umbrella_card(ids, infos)))
-        os.replace(tmp, root / CARD)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return root / CARD
+    root = Path(root).expanduser()
+    ids = list_releases(root)
+    infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
+    return atomic_write(root / CARD, lambda tmp: _write_text(tmp, str(umbrella_card(ids, infos))))
 
 
 def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
     return FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
+
+
+def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
+    """Refuse, before any work, to write over ``target`` unless ``overwrite``, or over files of the user.
+
+    ``--overwrite`` replaces a release, i.e. the files a release has; anything else found in its folder
+    (notes, a fine-tuned model) would be lost with it, so it has to be moved away first.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not overwrite:
+        raise _exists_error(rid, target)
+    if not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
+    ours = {*(data_file(c, s) for c, splits in CONFIGS.items() for s in splits), CARD, MANIFEST}
+    foreign = sorted(
+        p.relative_to(target).as_posix()
+        for p in target.rglob("*")
+        if not p.is_dir() and p.relative_to(target).as_posix() not in ours
+    )
+    if foreign:
+        raise FileExistsError(
+            f"{target} holds files that are not part of release {rid} ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); move them away, then rerun with --overwrite"
+        )
 
 
 def write_release(
@@ -188,10 +223,14 @@ def write_release(
     final name until the whole release is written; an existing release is replaced only with ``overwrite``.
     """
     rid = ReleaseId.parse(release_id)
-    root = Path(root).expanduser() if root is not None else default_root()
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (it rebuilds the release), got {seed!r}")
+    seed = int(seed)  # numpy integers are welcome; the manifest stores a plain int
+    if not isinstance(generator, Mapping):
+        raise ValueError(f"generator must be a mapping of settings, got {type(generator).__name__}")
+    root = check_writable_dir(Path(root) if root is not None else default_root(), "root")
     target = root / str(rid)
-    if target.exists() and not overwrite:
-        raise _exists_error(rid, target)
+    check_replaceable(rid, target, overwrite)
     validate_parts(parts)
     parts = align_features(parts)
     try:
@@ -202,7 +241,7 @@ def write_release(
     import datasets
 
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{rid}.tmp-"))
+    tmp = temp_dir(root, prefix=f".{rid}.tmp-")  # readable by others as the umask allows, like any folder
     bars_were_on = not datasets.are_progress_bars_disabled()
     datasets.disable_progress_bars()  # one bar per parquet file is noise; the builder shows its own progress
     try:

@@ -154,13 +154,21 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
         m.setattr(B, "assemble", boom)
         with pytest.raises(RuntimeError, match="interrupted"):
             B.build_release(root=tmp_path, progress=False)
-    work = tmp_path / ".work" / "geminon-tiny-2026q1-seed0"
+    (work,) = (tmp_path / ".work").iterdir()  # <release id>-<hash of the settings>
+    assert work.name.startswith("geminon-tiny-2026q1-")
     assert (work / "world.json").exists() and (work / "selection.json").exists()
     assert list((work / "render").glob("part-*.parquet"))
     assert not (tmp_path / "geminon-tiny-2026q1").exists()
 
-    with pytest.raises(ValueError, match="other settings"):  # a different build cannot reuse the work
-        B.build_release(root=tmp_path, progress=False, rounds=7)
+    # a build with other settings neither reuses nor disturbs that work: it starts over in its own folder
+    before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
+    with monkeypatch.context() as m:
+        m.setattr(B, "assemble", boom)
+        with pytest.raises(RuntimeError, match="interrupted"):
+            B.build_release(root=tmp_path, progress=False, rounds=7)
+    other = next(p for p in (tmp_path / ".work").iterdir() if p != work)
+    assert B.WorkDir.finished_in(other) == ["render", "selection.json", "selection.parquet", "world.json"]
+    assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == before
 
     from continuousbench.geminon import corpus, world
     from continuousbench.geminon.realizers.template import TemplateRealizer
@@ -172,7 +180,7 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
     path = B.build_release(root=tmp_path, progress=False, timings=timings)
     assert set(timings) == {"render", "qa", "write"}
     assert _files(path) == _files(tiny_release)
-    assert not (tmp_path / ".work").exists()
+    assert list((tmp_path / ".work").iterdir()) == [other]  # the other build's work is kept, said in the log
 
 
 @pytest.mark.slow
