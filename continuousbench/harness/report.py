@@ -49,7 +49,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
                 if m in metrics:
                     row[f"{part}/{m}"] = metrics[m]["accuracy"]
                     row[f"{part}/{m}/ci95"] = metrics[m].get("ci95")
-                    row[f"{part}/{m}/count"] = metrics[m]["count"]
+                    row[f"{part}/{m}/count"] = metrics[m].get("count")
         rows.append(row)
     return rows
 

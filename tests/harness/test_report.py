@@ -75,7 +75,7 @@ def test_outputs_never_land_in_a_run_folder_nor_replace_a_file_silently(
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and len(err.splitlines()) == 1
     if where == "inside":
-        assert "is inside run folder" in err and not target.exists()
+        assert "an input of this command" in err and not target.exists()
     else:
         assert "pass --overwrite" in err and target.read_bytes() == b"keep"
         report.cli([str(finished_run), "--plot", str(target), "--overwrite"])
