@@ -198,7 +198,7 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.harness.report import comparison_rows, load_run, plot_comparison
+    from continuousbench.harness.report import comparison_rows, format_cell, load_run, plot_comparison
 
     rows = comparison_rows({name: load_run(path) for name, path in runs.items()})
     for row in rows:
@@ -207,16 +207,17 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
     plot_comparison(rows, out / "results.png")
     write_json(out / "results.json", rows)
     table = Table(
-        title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus"
+        title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus",
+        caption="\\[low, high]: Wilson 95% interval over the test questions",
     )
     table.add_column("run", no_wrap=True)
     for col in ("steps", "public EM", "public contains", "singleton EM", "singleton contains", "MAUVE"):
         table.add_column(col, justify="right")
-    pct = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
     for r in rows:
-        cells = [r.get(f"qa_{p}/{m}") for p in ("public", "singleton") for m in ("exact_match", "contains")]
+        cols = [f"qa_{p}/{m}" for p in ("public", "singleton") for m in ("exact_match", "contains")]
+        cells = [format_cell(r, c) for c in cols]
         mauve_cell = "-" if r["mauve"] is None else f"{r['mauve']:.3f}"
-        table.add_row(r["run"], str(r["steps"]), *map(pct, cells), mauve_cell)
+        table.add_row(r["run"], str(r["steps"]), *cells, mauve_cell)
     Console(width=max(100, Console().width)).print(table)
     return rows
 
@@ -226,6 +227,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     import torch
 
     from continuousbench.geminon.build import GeminonBuildArguments, build_release, release_id
+    from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
@@ -289,6 +291,7 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     mauve_file = out / "mauve.json"
     stages.run("mauve", mauve_file.exists, lambda: _mauve(mauve_file, release, base, corpora, s, seed))
     rows = _table(out, runs, read_json(mauve_file))
+    print_comparison(compare_runs(runs["syn"], runs["dp-syn-eps10"]))  # "Syn beats DP-Syn", paired
     total = sum(stages.timings.values())
     stages.console.print(
         f"stage times (s): {json.dumps(stages.timings)}; total {total:.0f} s ({total / 60:.1f} min)"

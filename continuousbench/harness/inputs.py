@@ -60,6 +60,7 @@ def load_release(release: str, track: str | None) -> dict:
         "id": manifest["id"],
         "manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
         "track": track or manifest["track"],
+        "seed": manifest.get("seed"),
         "given": release,
         "path": str(Path(folder).resolve()),
     }

@@ -142,34 +142,14 @@ def write_predictions(path: Path, table) -> Path:
 
 
 def plot_accuracy_by_support(path: Path, reports: dict[str, dict], title: str) -> Path:
-    """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher."""
-    import matplotlib
+    """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher,
+    each point with its Wilson 95% interval."""
+    from continuousbench.harness.plots import accuracy_by_support, bucket_series
 
-    matplotlib.use("Agg")  # no display on servers; must precede pyplot
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    for part, report in reports.items():
-        for name in report["metrics"]:
-            points = [
-                (b["mean_support"], b[name]["accuracy"]) for b in report.get("buckets", []) if b["n"] > 0
-            ]
-            if points:
-                xs, ys = zip(*points, strict=True)
-                ax.plot(xs, ys, marker="o", label=f"{part} {name}")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("support count (documents stating the fact)")
-    ax.set_ylabel("accuracy")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-
-    def save(tmp: Path) -> None:
-        # Fixed metadata so that the same results give the same bytes.
-        fig.savefig(tmp, format="png", metadata={"Software": None})
-
-    atomic_write(path, save)
-    plt.close(fig)
-    return path
+    series = [
+        bucket_series(f"{part} {name}", report.get("buckets", []), name)
+        for part, report in reports.items()
+        for name in report["metrics"]
+    ]
+    caption = "error bars: Wilson 95% interval of each bucket's accuracy"
+    return accuracy_by_support(path, [s for s in series if s], title, caption=caption)

@@ -172,11 +172,13 @@ def build_results(
     h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
     tables: dict[str, tuple], recipe: str | None,
 ) -> dict:  # fmt: skip
-    """What ``results.json`` records: inputs as given and resolved, recipe values, selection, metrics."""
+    """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
+    values, selection, metrics with intervals."""
     import continuousbench
+    from continuousbench.harness import results as results_record
 
     reports = {part: row[3] for part, row in tables.items()}
-    return {
+    record = {
         "release": inputs.release,
         "base_model": m.model,
         "model": inputs.model_record,
@@ -197,6 +199,7 @@ def build_results(
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
+    return results_record.complete(record, model=trained.model)
 
 
 def main(

@@ -88,7 +88,8 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
         mauve[c]["mean"] if c in mauve else None for c in demo.RUNS.values()
     ]
     printed = first.stdout
-    assert "train-on-real" in printed and "MAUVE" in printed
+    assert "train-on-real" in printed and "MAUVE" in printed and "Wilson 95% interval" in printed
+    assert "syn (A) vs dp-syn-eps10 (B): exact_match" in printed and "McNemar" in printed  # paired difference
 
     # Figures: the quick base model has seen 40 steps, so only the shape of the results is checked here;
     # docs/demo.md reports the full demo's figures.

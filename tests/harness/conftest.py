@@ -1,4 +1,4 @@
-"""Harness fixtures: a tiny Gemma 3 beside conftest's tiny Llama, and the arguments of a seconds-long run."""
+"""Harness fixtures: a tiny Gemma 3 beside conftest's tiny Llama (tiny runs are in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -15,33 +15,6 @@ def tiny_gemma_dir(tmp_path_factory, tiny_release):
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
     out = tmp_path_factory.mktemp("tiny-gemma3")
     return save_tiny_model(out, corpus["text"], arch="gemma3", vocab_size=1024, hidden_size=64, num_layers=2)
-
-
-def tiny_run_argv(release, model, output_dir, *extra: str, steps: int = 2, tuning: str = "lora") -> list[str]:
-    """Arguments of a tiny run: 8 blocks of 64 tokens per step, 4 validation and 6 test questions per part."""
-    return [
-        "--release", str(release), "--model", str(model), "--tuning", tuning, "--lora_r", "8",
-        "--output_dir", str(output_dir), "--steps", str(steps), "--eval_steps", "1", "--save_steps", "1",
-        "--per_device_train_batch_size", "8", "--samples_per_step", "8", "--max_length", "64",
-        "--learning_rate", "1e-3", "--logging_steps", "1", "--qa-eval-limit", "4", "--qa-test-limit", "6",
-        "--max-new-tokens", "8", "--dataloader_num_workers", "0", *extra,
-    ]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
-    """One finished LoRA run folder on the tiny release (shared by the output and report tests)."""
-    from continuousbench.harness.run import cli
-
-    out = tmp_path_factory.mktemp("runs") / "llama-lora"
-    cli(tiny_run_argv(tiny_release, tiny_model_dir, out))
-    return out
-
-
-@pytest.fixture(scope="session")
-def run_argv():
-    """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
-    return tiny_run_argv
 
 
 def _interrupt_training(evaluation: int, monkeypatch) -> None:

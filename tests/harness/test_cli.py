@@ -47,7 +47,7 @@ def test_report_table_and_plot(invoke, finished_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "llama-lora" in result.output and "public EM" in result.output
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    row = json.loads(rows_json.read_text())[0]
+    row = json.loads(rows_json.read_text())["runs"][0]
     metrics = json.loads((finished_run / "results.json").read_text())["metrics"]
     assert row["qa_public/contains"] == metrics["qa_public"]["metrics"]["contains"]["accuracy"]
     missing = invoke(["report", str(tmp_path)])
@@ -95,3 +95,9 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     assert (out / "model" / "adapter_model.safetensors").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ddp"]  # nothing beside it (no trainer_output)
     assert not (out / ".evaluate-work").exists()
+@pytest.mark.parametrize(
+    "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
+)
+def test_new_commands_are_registered(invoke, argv):
+    result = invoke(argv)
+    assert result.exit_code == 0 and "usage: continuousbench" in result.output

@@ -8,10 +8,12 @@ from transformers import TrainerCallback
 
 from continuousbench.harness import run
 from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
+from continuousbench.harness.results import SELECTION_RULE, validate
 
 
 def check_outputs(out, tuning: str, steps: int):
     results = json.loads((out / RESULTS).read_text())
+    assert validate(results) == []
     assert (
         results["release"]["id"] == "geminon-tiny-2026q1" and len(results["release"]["manifest_sha256"]) == 64
     )
@@ -95,7 +97,10 @@ def test_selection_keeps_the_best_validation_checkpoint(
     monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
     out = tmp_path / "selection"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
-    assert results["selected_checkpoint"] == {"name": "checkpoint-2", "step": 2, "validation_contains": 0.5}
+    assert results["selected_checkpoint"] == {
+        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
+        "rule": SELECTION_RULE, "tied_steps": [2],
+    }  # fmt: skip
     assert [h["contains"] for h in results["validation_history"]] == [0.1, 0.5, 0.3]
 
     def adapter(folder):
@@ -119,6 +124,21 @@ def test_selection_keeps_the_best_validation_checkpoint(
     )
     _, predictions = evaluate_qa(best, tokenizer, qa, max_new_tokens=8)
     assert predictions == table.set_index("id").loc[qa["id"], "prediction"].tolist()
+
+
+@pytest.mark.slow
+def test_a_validation_tie_is_recorded_and_the_earliest_step_kept(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, caplog
+):
+    scores = iter([0.25, 0.5, 0.5])
+    monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
+    out = tmp_path / "tie"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
+    assert results["selected_checkpoint"] == {
+        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
+        "rule": SELECTION_RULE, "tied_steps": [2, 3],
+    }  # fmt: skip
+    assert "validation tie: steps [2, 3]" in caplog.text
 
 
 class Crash(TrainerCallback):
