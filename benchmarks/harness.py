@@ -120,7 +120,7 @@ from continuousbench.harness.config import EvaluatorConfig
 from continuousbench.harness.data import CHARS_PER_TOKEN, cap_documents
 from continuousbench.harness.modeling import load_model_and_tokenizer
 from continuousbench.harness.train import continued_pretraining
-from continuousbench.tinymodel import save_tiny_model
+from continuousbench.demo.tinymodel import save_tiny_model
 megabytes, blocks, folder = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rng = random.Random(0)
 words = [rng.choice("abcdefghij") * rng.randint(1, 8) for _ in range(4000)]

@@ -59,7 +59,7 @@ def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
     return out
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_argv():
     """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
     return tiny_run_argv

@@ -1,5 +1,6 @@
 """End-to-end harness runs on the tiny release: every output, both architectures, both tunings."""
 
+import hashlib
 import json
 
 import pandas as pd
@@ -265,8 +266,9 @@ def test_results_record_absolute_paths_and_the_capped_generation_budget(
     for record in (results["release"], results["model"], results["corpus"], results["recipe"]):
         assert Path(record["path"]).is_absolute() and Path(record["path"]).exists()
     assert results["model"]["path"] == str(short.resolve()) and results["model"]["given"] == model
+    digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
     assert results["recipe"] == {"given": "recipe.yaml", "path": str(tmp_path / "recipe.yaml"),
-                                 "sha256": results["recipe"]["sha256"]}  # fmt: skip
+                                 "file_sha256": digest, "sha256": results["recipe"]["sha256"]}  # fmt: skip
     generation = results["generation"]
     assert generation["max_new_tokens"] == 256 and generation["model_context"] == 310
     assert generation["effective_max_new_tokens"] == 310 - generation["longest_prompt_tokens"] > 0
