@@ -48,9 +48,10 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
     if args.release:
         folder = Path(args.release).expanduser()
     else:
-        from continuousbench.geminon.build import build_release
+        from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
-        folder = build_release(size=args.size, root=scratch / "root", progress=False)
+        build = GeminonBuildArguments(size=args.size, out=str(scratch / "root"))
+        folder = build_release(build, progress=False)
     loaders = {
         "load_release": lambda: load_release(folder, args.part),
         "load_dataset": lambda: load_dataset(str(folder), args.part),

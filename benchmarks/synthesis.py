@@ -22,8 +22,8 @@ from collections.abc import Callable
 def _tiny_generator(folder: str):
     import torch
 
+    from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.dp.synthesize import load_generator, start_prompt
-    from continuousbench.tinymodel import save_tiny_model
 
     torch.set_num_threads(1)  # CPU timings with several threads are dominated by scheduling noise
     texts = [f"Geminon {i} has attack {i * 7 % 100} and lives in zone {i % 13}." for i in range(400)]

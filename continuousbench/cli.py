@@ -47,7 +47,13 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.mauve",
         "MAUVE of a corpus against a release corpus (needs the [mauve] extra).",
     ),
-    "report": ("continuousbench.harness.report", "Tabulate and plot the results of several runs."),
+    "report": ("continuousbench.harness.report", "Runs side by side: intervals, mean ± sd over seeds."),
+    "compare": ("continuousbench.harness.compare", "Paired difference of two runs, McNemar p."),
+    "submit": ("continuousbench.harness.submit", "Add a run's results record to a results dataset."),
+    "publish": (
+        {"release": ("continuousbench.release.publish", "Upload a release as a tagged Hub revision.")},
+        "Publish to the Hugging Face Hub.",
+    ),
     "metric": (
         {
             "install": ("continuousbench.metric:install_cli", "Install the metric for offline use."),
@@ -55,7 +61,7 @@ COMMANDS: Table = {
         },
         "The `evaluate` metric continuousbench/qa_match.",
     ),
-    "demo": ("continuousbench.demo", "The whole study in miniature, on CPU, offline."),
+    "demo": ("continuousbench.demo.demo", "The whole study in miniature, on CPU, offline."),
 }
 
 

@@ -54,7 +54,8 @@ def temp_dir(parent: Path | str, prefix: str) -> Path:
 
 
 def write_text(path: Path | str, text: str) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    """UTF-8, written as bytes: no platform newline translation, so equal text gives equal files."""
+    return atomic_write(path, lambda tmp: tmp.write_bytes(text.encode("utf-8")))
 
 
 def dumps(data: Any) -> str:
@@ -76,13 +77,22 @@ def read_json(path: Path | str) -> Any:
 
 
 def replace_dir(src: Path, dst: Path) -> Path:
-    """Move a finished folder into place, replacing an older one (moved aside first, then removed)."""
+    """Move a finished folder into place, replacing an older one (moved aside first, removed last).
+
+    If the final rename fails, the older folder is put back: ``dst`` is always the old or the new one.
+    """
+    src, dst = Path(src), Path(dst)
     old = dst.with_name(f".{dst.name}.old")
     if old.exists():
         shutil.rmtree(old)
     if dst.exists():
         os.replace(dst, old)
-    os.replace(src, dst)
+    try:
+        os.replace(src, dst)
+    except OSError:
+        if old.exists():
+            os.replace(old, dst)
+        raise
     if old.exists():
         shutil.rmtree(old)
     return dst

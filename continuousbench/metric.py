@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from continuousbench.files import atomic_write
 
 METRIC_NAME = "continuousbench/qa_match"
 FILES = ("qa_match.py", "README.md", "requirements.txt", "app.py")
@@ -54,13 +55,8 @@ def install_metric(cache_dir: Path | None = None) -> Path:
         (target / f).read_bytes() == (source / f).read_bytes() for f in FILES
     ):
         return target / "qa_match.py"
-    staging = Path(tempfile.mkdtemp(dir=package, prefix=".staging-"))
-    try:  # copy beside the target, then rename file by file: a reader never sees half a script
-        for name in FILES:
-            shutil.copyfile(source / name, staging / name)
-            os.replace(staging / name, target / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    for name in FILES:  # each file copied beside its target, then renamed: never half a script
+        atomic_write(target / name, lambda tmp, name=name: shutil.copyfile(source / name, tmp))
     os.utime(target / "qa_match.py")  # newest hash folder is the one evaluate picks
     return target / "qa_match.py"
 

@@ -26,12 +26,24 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # the judge pulls in nothing heavy, but scoring must not need it
-    from continuousbench.judge import Judge
+from continuousbench.stats import wilson_interval
+
+
+class Matcher(Protocol):
+    """What ``llm_match`` needs (:class:`continuousbench.judge.Judge` is one); scoring knows no judge."""
+
+    def match(
+        self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
+    ) -> list[bool | None]: ...
+
+
 
 MATCHERS = ("exact_match", "contains", "llm_match")
+DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
+THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
+INTERVAL = {"interval": "wilson", "confidence": 0.95}  # how every `ci95` of a score is computed
 
 _PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -110,12 +122,30 @@ def contains(prediction: str, references: str | Sequence[str]) -> bool:
 
 
 def _summary(values: Sequence[bool | None]) -> dict:
-    """Accuracy and population std of the 0/1 correctness; None (no verdict) counts as incorrect."""
+    """Accuracy, its Wilson 95% interval, population std of the 0/1 correctness and the question count;
+    None (no verdict) counts as incorrect."""
     n = len(values)
     if n == 0:
-        return {"accuracy": None, "std": None, "count": 0}
-    acc = sum(1 for v in values if v) / n
-    return {"accuracy": acc, "std": math.sqrt(acc * (1.0 - acc)), "count": n}
+        return {"accuracy": None, "ci95": None, "std": None, "count": 0}
+    correct = sum(1 for v in values if v)
+    acc = correct / n
+    ci = wilson_interval(correct, n)
+    return {"accuracy": acc, "ci95": list(ci), "std": math.sqrt(acc * (1.0 - acc)), "count": n}
+
+
+def threshold_rows(support_counts: Sequence[int], k: int) -> list[int]:
+    """Rows of the ``>=k`` stratum: questions supported by at least ``k`` documents."""
+    return [i for i, c in enumerate(support_counts) if c >= k]
+
+
+def bucket_bounds(buckets: Sequence[int]) -> list[tuple[int, int | None]]:
+    """``[low, high)`` per bucket; the last is open (``high`` None)."""
+    edges = [*buckets, None]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def bucket_rows(support_counts: Sequence[int], low: int, high: int | None) -> list[int]:
+    return [i for i, c in enumerate(support_counts) if c >= low and (high is None or c < high)]
 
 
 def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
@@ -198,16 +228,18 @@ def score(
     *,
     questions: Sequence[str] | None = None,
     support_counts: Sequence[int] | None = None,
-    matchers: Sequence[str] = ("exact_match", "contains"),
-    judge: Judge | None = None,
-    thresholds: Sequence[int] = (0, 200, 400, 600, 800),
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
+    judge: Matcher | None = None,
+    thresholds: Sequence[int] = THRESHOLDS,
     buckets: Sequence[int] | None = None,
 ) -> dict:
     """Score predictions against references (answer + aliases), overall and by support count.
 
     ``by_support[">=k"]`` covers questions with support count >= k; bucket i covers
-    ``[buckets[i], buckets[i+1])`` and the last one ``[buckets[-1], inf)`` (``high`` None). ``std`` is the
-    population std of the 0/1 correctness; an empty stratum has accuracy and std None. For
+    ``[buckets[i], buckets[i+1])`` and the last one ``[buckets[-1], inf)`` (``high`` None). Every
+    accuracy comes with ``ci95`` (Wilson 95% interval, :mod:`continuousbench.stats`), ``count`` (its
+    questions) and ``std`` (population std of the 0/1 correctness); an empty stratum has accuracy,
+    ci95 and std None. For
     ``llm_match`` an unparseable verdict is None in ``per_example``, counted in ``unparseable`` and
     scored as incorrect, so every matcher shares one denominator.
     """
@@ -231,13 +263,12 @@ def score(
     if support_counts is not None:
         result["by_support"] = {}
         for k in thresholds:
-            rows = [i for i, c in enumerate(support_counts) if c >= k]
+            rows = threshold_rows(support_counts, k)
             result["by_support"][f">={k}"] = {"n": len(rows), **_aggregate(per_example, rows)}
     if buckets is not None:
-        edges = [*buckets, None]
         result["buckets"] = []
-        for low, high in zip(edges[:-1], edges[1:], strict=True):
-            rows = [i for i, c in enumerate(support_counts) if c >= low and (high is None or c < high)]
+        for low, high in bucket_bounds(buckets):
+            rows = bucket_rows(support_counts, low, high)
             mean = sum(support_counts[i] for i in rows) / len(rows) if rows else None
             result["buckets"].append(
                 {

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from continuousbench.files import read_json
+from continuousbench import files
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +28,7 @@ class WorkDir:
         self.path = path
         settings_file = path / "settings.json"
         if settings_file.exists() and self.finished():
-            found = read_json(settings_file)
+            found = files.read_json(settings_file)
             if found != settings:
                 raise ValueError(
                     f"work folder {path} holds a build with other settings ({found}); "
@@ -75,26 +74,17 @@ class WorkDir:
     def file(self, name: str) -> Path:
         return self.path / name
 
-    def _atomic(self, name: str) -> Path:
-        target = self.file(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target.with_name(f".{target.name}.tmp")
-
     def write_json(self, name: str, data: Any) -> None:
-        tmp = self._atomic(name)
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, self.file(name))
+        files.write_json(self.file(name), data)
 
     def read_json(self, name: str) -> Any:
-        return read_json(self.file(name))
+        return files.read_json(self.file(name))
 
     def write_table(self, name: str, columns: dict[str, list]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        tmp = self._atomic(name)
-        pq.write_table(pa.table(columns), tmp)
-        os.replace(tmp, self.file(name))
+        files.atomic_write(self.file(name), lambda tmp: pq.write_table(pa.table(columns), tmp))
 
     def read_table(self, name: str) -> dict[str, list]:
         import pyarrow.parquet as pq

@@ -147,8 +147,7 @@ def test_push_creates_a_gradio_space_and_uploads_the_module(monkeypatch):
 
 
 def test_cli_metric_install(invoke, tmp_path):
-    
-    
+
     result = invoke(["metric", "install", "--cache-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert Path(result.output.strip()).is_file()

@@ -13,7 +13,6 @@ without replacement and seeds MAUVE's own clustering; we report mean and (popula
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -206,7 +205,7 @@ def make_parser():
 
 def main(args: MauveArguments) -> dict:
     from continuousbench import __version__
-    from continuousbench.files import atomic_write, check_output_files
+    from continuousbench.files import check_output_files, write_json
     from continuousbench.harness.data import load_corpus
 
     output = check_output_files({"--output": args.output}, overwrite=args.overwrite).get("--output")
@@ -223,7 +222,7 @@ def main(args: MauveArguments) -> dict:
     if args.with_reference:
         results["reference_disjoint"] = reference_mauve(reference, **common)
     if output is not None:
-        atomic_write(output, lambda tmp: tmp.write_text(json.dumps(results, indent=1), encoding="utf-8"))
+        write_json(output, results)
     return results
 
 

@@ -104,6 +104,20 @@ def start_prompt(tokenizer) -> str:
     return token
 
 
+def _sampling(args: SynthesisArguments) -> dict:
+    keys = ("backend", "num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
+    return {k: getattr(args, k) for k in keys}
+
+
+def _guarantee(generator: Path) -> dict | None:
+    """The generator's privacy guarantee without its training losses (computed on private records)."""
+    file = generator / "privacy.json"
+    if not file.is_file():
+        return None
+    stated = json.loads(file.read_text())
+    return {k: v for k, v in stated.items() if k not in ("history", "validation_loss", "truncated_batches")}
+
+
 def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
     from continuousbench.dp.corpus import corpus_card
 
@@ -115,10 +129,7 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
         start = text.find("## Privacy statement")
         statement = text[start:] if start >= 0 else statement
     privacy = json.loads((gen / "privacy.json").read_text()) if (gen / "privacy.json").is_file() else {}
-    sampling = {
-        k: getattr(args, k)
-        for k in ("backend", "num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
-    }
+    sampling = _sampling(args)
     return corpus_card(
         title="Synthetic corpus",
         description=(
@@ -239,8 +250,16 @@ def main(args: SynthesisArguments) -> Path | None:
     if not kept:
         raise ValueError(f"all {len(texts)} samples were empty: check the generator and --max_new_tokens")
     write_corpus(staged.work, kept, _card(args, len(kept), dropped))
-    write_json(staged.work / "synthesis.json", {"kept": len(kept), "dropped_empty": dropped})
-    return staged.publish(["data", "README.md", "synthesis.json"])
+    write_json(
+        staged.work / "synthesis.json",
+        {"kept": len(kept), "dropped_empty": dropped, "sampling": _sampling(args)},
+    )
+    outputs = ["data", "README.md", "synthesis.json"]
+    guarantee = _guarantee(Path(args.generator))
+    if guarantee is not None:  # the harness records it with every result on this corpus
+        write_json(staged.work / "privacy.json", guarantee)
+        outputs.append("privacy.json")
+    return staged.publish(outputs)
 
 
 def cli(argv: list[str] | None = None) -> Path | None:

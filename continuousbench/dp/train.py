@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import continuousbench
 from continuousbench.harness.config import EvaluatorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def _one_run(run_dir: Path, args, model_args, config, train, val, lrs) -> float:
         "seed": config.seed,
         "max_length": config.max_length,
         "validation_loss": loss,
-        "package_version": _version(),
+        "package_version": continuousbench.__version__,
     }
     card = generator_card(
         privacy_statement(guarantee, lr_sweep=lrs),
@@ -184,12 +185,6 @@ def _one_run(run_dir: Path, args, model_args, config, train, val, lrs) -> float:
     )
     card.save(str(run_dir / CARD_FILE))
     return loss
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("continuousbench")
 
 
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:

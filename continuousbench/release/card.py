@@ -28,19 +28,19 @@ TRACKS = {
     "news": "Track II, news: facts from events after the base models' training cut-off.",
 }
 
-PARTS = {
+ROW_MEANING = {  # what one row of each config is
     "corpus": "a training document, with the entities and (entity, feature) facts it states",
     "qa_public": "a short-answer question on a public entity, with the number of documents supporting it",
     "qa_singleton": "the same, on a sensitive entity: supported by a single document",
     "support_counts": "an (entity, feature) fact and how many `corpus/train` documents state it",
     "entities": "an entity of the world index, with all its attributes",
 }
-NEWS_PARTS = {
+NEWS_ROW_MEANING = {
     "corpus": "a news article (url, outlet, title, publication and crawl dates, text)",
     "qa_public": "a short-answer question on an event, with the number of articles supporting it",
     "support_counts": "a question and the ids of the `corpus/train` articles that support it",
 }
-TRACK_PARTS = {"geminon": PARTS, "news": NEWS_PARTS}
+TRACK_ROW_MEANING = {"geminon": ROW_MEANING, "news": NEWS_ROW_MEANING}
 NEWS_LICENSE_NOTE = (
     "The articles come from Common Crawl's CC-News crawl and remain the copyright of their publishers; "
     "use them under Common Crawl's terms of use, for research."
@@ -130,7 +130,7 @@ def release_card(
 ) -> DatasetCard:
     """The README.md of one release folder; ``corpus`` is the default config."""
     track = release_id.track
-    expected, described = configs(track), TRACK_PARTS[track]
+    expected, described = configs(track), TRACK_ROW_MEANING[track]
     if track == "news":
         notes = f"{notes.strip()}\n\n{NEWS_LICENSE_NOTE}".strip()
     data = DatasetCardData(

@@ -16,6 +16,9 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     "entities": ("train",),
 }
 
+# The QA configs: one per entity subset (public entities, sensitive ones), scored separately.
+QA_PARTS: tuple[str, ...] = ("qa_public", "qa_singleton")
+
 # Columns every release must carry (DESIGN "Release contract"); builders may add more. The entity
 # attributes are track-specific, so only the columns other stages join on are required there.
 _QA_COLUMNS = ("id", "question", "answer", "entity", "name", "attribute", "support_count")

@@ -5,15 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
-import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
-from continuousbench.files import atomic_write, check_writable_dir, temp_dir
+from continuousbench.files import check_writable_dir, dumps, replace_dir, temp_dir, write_text
 from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -152,10 +150,6 @@ def _info(config: str, splits: Mapping[str, Dataset], folder: Path) -> dict[str,
     return info._to_yaml_dict()
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.write_bytes(text.encode("utf-8"))  # bytes: no platform newline translation
-
-
 def _manifest(
     rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict, evaluation: dict | None
 ) -> dict[str, Any]:
@@ -182,7 +176,7 @@ def write_umbrella_card(root: Path) -> Path:
     root = Path(root).expanduser()
     ids = list_releases(root)
     infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
-    return atomic_write(root / CARD, lambda tmp: _write_text(tmp, str(umbrella_card(ids, infos))))
+    return write_text(root / CARD, str(umbrella_card(ids, infos)))
 
 
 def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
@@ -280,10 +274,11 @@ def write_release(
             notes=card_notes,
             evaluation=evaluation,
         )
-        _write_text(tmp / CARD, str(card))
-        manifest = _manifest(rid, tmp, rows, seed, generator, evaluation)
-        _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        _move_into_place(tmp, target, rid, overwrite)
+        write_text(tmp / CARD, str(card))
+        write_text(tmp / MANIFEST, dumps(_manifest(rid, tmp, rows, seed, generator, evaluation)))
+        if target.exists() and not overwrite:  # appeared while we were writing
+            raise _exists_error(rid, target)
+        replace_dir(tmp, target)  # an old release is set aside first and removed only afterwards
     finally:
         if bars_were_on:
             datasets.enable_progress_bars()
@@ -291,21 +286,3 @@ def write_release(
             shutil.rmtree(tmp)
     write_umbrella_card(root)
     return target
-
-
-def _move_into_place(tmp: Path, target: Path, rid: ReleaseId, overwrite: bool) -> None:
-    """Rename the finished release into place; an old one is set aside first and removed only afterwards."""
-    if not target.exists():
-        os.rename(tmp, target)
-        return
-    if not overwrite:  # appeared while we were writing
-        raise _exists_error(rid, target)
-    old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{rid}.old-"))
-    old.rmdir()
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        os.rename(old, target)  # put the previous release back
-        raise
-    shutil.rmtree(old)

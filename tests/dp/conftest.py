@@ -24,7 +24,7 @@ def dp_corpus(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def dp_model_dir(tmp_path_factory):
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     return save_tiny_model(
         tmp_path_factory.mktemp("dp-tiny"), _texts(0, 232), vocab_size=400, hidden_size=64, num_layers=2

@@ -17,7 +17,7 @@ PARQUET = "data/train-00000-of-00001.parquet"
 def _tokenizer(*, bos: bool, eos: bool = True):
     from tokenizers import processors
 
-    from continuousbench.tinymodel import train_tokenizer
+    from continuousbench.demo.tinymodel import train_tokenizer
 
     tok = train_tokenizer([f"Geminon {i} has attack {i * 7 % 100}." for i in range(100)], vocab_size=300)
     if not bos:  # GPT-2 style: nothing added around the text, no BOS token at all
@@ -31,7 +31,7 @@ def _tokenizer(*, bos: bool, eos: bool = True):
 @pytest.fixture(scope="module")
 def no_bos_generator(tmp_path_factory):
     """A tiny model whose tokenizer adds no start token and has no BOS (empty prompts used to crash)."""
-    from continuousbench.tinymodel import make_tiny_model
+    from continuousbench.demo.tinymodel import make_tiny_model
 
     out = tmp_path_factory.mktemp("no-bos")
     tok = _tokenizer(bos=False)

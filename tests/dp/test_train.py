@@ -110,5 +110,13 @@ def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
     assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
     card = (tmp_path / "a" / "README.md").read_text()
     assert "configs:" in card and "Privacy statement" in card and "Add-or-remove one record" in card
+    from continuousbench.harness.results import corpus_privacy
+
+    stated = json.loads((tmp_path / "a" / "privacy.json").read_text())
+    assert "history" not in stated and "validation_loss" not in stated  # losses on private records stay home
+    privacy = corpus_privacy(tmp_path / "a")
+    assert privacy["private"] and privacy["unit"] == "record"
+    assert privacy["epsilon"] == pytest.approx(10, rel=0.01)
+    assert json.loads((tmp_path / "a" / "synthesis.json").read_text())["sampling"]["seed"] == 0
     with pytest.raises(SystemExit):
         cli([*args, "--output_dir", str(tmp_path / "a")])

@@ -83,7 +83,7 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
 
     from continuousbench.harness import run
     from continuousbench.news.models import generator
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     generator("offline:news", None)  # registers the offline judge
     texts = load_dataset(str(news_release), "corpus", split="train")["text"]

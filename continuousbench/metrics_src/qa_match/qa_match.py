@@ -5,7 +5,7 @@ import math
 import datasets
 import evaluate
 
-from continuousbench.scoring import check_inputs, check_options, score
+from continuousbench.scoring import DEFAULT_MATCHERS, THRESHOLDS, check_inputs, check_options, score
 
 _DESCRIPTION = """
 Short-answer QA accuracy as scored by ContinuousBench. Predictions and references are reduced to a
@@ -51,9 +51,6 @@ _CITATION = """
 }
 """
 
-DEFAULT_MATCHERS = ("exact_match", "contains")
-DEFAULT_THRESHOLDS = (0, 200, 400, 600, 800)
-
 
 def _features(with_support: bool) -> list[datasets.Features]:
     """References may be alias lists or plain strings; evaluate picks the form that fits."""
@@ -74,7 +71,7 @@ def _features(with_support: bool) -> list[datasets.Features]:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class QaMatch(evaluate.Metric):
-    def __init__(self, matchers=DEFAULT_MATCHERS, thresholds=DEFAULT_THRESHOLDS, **kwargs):
+    def __init__(self, matchers=DEFAULT_MATCHERS, thresholds=THRESHOLDS, **kwargs):
         # evaluate.load(..., matchers=..., thresholds=...) lands here; compute() may override both.
         check_options(matchers, thresholds)
         self.matchers, self.thresholds = tuple(matchers), tuple(thresholds)
