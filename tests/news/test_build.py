@@ -81,9 +81,9 @@ def test_existing_release_is_one_line(news_release, warc_dir, capsys):
 def test_harness_scores_the_news_release(news_release, tmp_path):
     from datasets import load_dataset
 
+    from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.harness import run
     from continuousbench.news.models import generator
-    from continuousbench.demo.tinymodel import save_tiny_model
 
     generator("offline:news", None)  # registers the offline judge
     texts = load_dataset(str(news_release), "corpus", split="train")["text"]
