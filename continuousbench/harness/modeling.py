@@ -15,11 +15,7 @@ LORA_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_p
 TUNINGS: tuple[str, ...] = ("lora", "full")
 # Files of which a model folder needs one for AutoTokenizer (fast, SentencePiece, BPE or WordPiece).
 TOKENIZER_FILES: tuple[str, ...] = (
-    "tokenizer.json",
-    "tokenizer.model",
-    "vocab.json",
-    "vocab.txt",
-    "spiece.model",
+    "tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model"
 )
 
 

@@ -43,11 +43,7 @@ def generate_answers(
 
     def answer(share: list[str]) -> list[str]:
         return generate_batched(
-            model,
-            tokenizer,
-            share,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
+            model, tokenizer, share, max_new_tokens=max_new_tokens, batch_size=batch_size,
             stop_at_newline=True,
         )
 
