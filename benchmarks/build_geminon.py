@@ -17,7 +17,6 @@ import json
 import resource
 import tempfile
 import time
-from pathlib import Path
 
 
 def make_parser(subparsers=None) -> argparse.ArgumentParser:
@@ -45,14 +44,13 @@ def main(size: str = "small", seed: int = 0, oversample: float | None = None) ->
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.geminon.build import build_release
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="cb-bench-") as root:
         start = time.perf_counter()
-        path = build_release(
-            size=size, seed=seed, root=Path(root), progress=False, oversample=oversample, timings=timings
-        )
+        args = GeminonBuildArguments(size=size, seed=seed, out=root, oversample=oversample)
+        path = build_release(args, progress=False, timings=timings)
         total = time.perf_counter() - start
         peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
         manifest = json.loads((path / "release.json").read_text())

@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) -> dict:
-    from continuousbench.demo import EVALUATOR_RECIPE, QUARTER
+    from continuousbench.demo.demo import EVALUATOR_RECIPE, QUARTER
     from continuousbench.harness.run import cli as evaluate
 
     release = demo / "releases" / f"geminon-tiny-{QUARTER}"
@@ -64,7 +64,7 @@ def main() -> None:
 
     import torch
 
-    from continuousbench.demo import _quiet
+    from continuousbench.demo.demo import _quiet
     from continuousbench.harness.config import cpu_has_native_bf16
 
     if not (args.demo / "base-model" / "pretraining.json").exists():

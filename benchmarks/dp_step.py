@@ -37,10 +37,10 @@ def build_step(args, kind: str):
     """(step function, model, tokenizer) for kind plain / per_sample / ghost, optionally "-bf16"."""
     import torch
 
+    from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.dp import dpsgd
     from continuousbench.dp.randomness import SecretStreams
     from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.tinymodel import save_tiny_model
 
     torch.set_num_threads(1)  # CPU timings with several threads are dominated by scheduling noise
     torch.manual_seed(0)

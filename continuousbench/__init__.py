@@ -1,11 +1,6 @@
 """ContinuousBench: does DP synthetic text carry the knowledge of a private corpus?"""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("continuousbench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
 
 
 def load_release(release_id: str, part: str = "corpus", **kwargs):

@@ -19,20 +19,46 @@ Table = Mapping[str, tuple[Union[str, "Table"], str]]
 
 COMMANDS: Table = {
     "build": (
-        {"geminon": ("continuousbench.geminon.command", "Build a Geminon release (track I).")},
+        {
+            "geminon": ("continuousbench.geminon.command", "Build a Geminon release (track I)."),
+            "news": ("continuousbench.news.build", "Build a NEWS release (track II) from CC-News WARC."),
+        },
         "Build a release (world or news, corpus, QA, support counts) as a dataset folder.",
+    ),
+    "news": (
+        {
+            "extract": ("continuousbench.news.extract", "WARC files -> English articles (trafilatura)."),
+            "dedup": ("continuousbench.news.dedup", "Drop exact and near duplicates (containment >= 0.8)."),
+            "subsample": ("continuousbench.news.subsample", "Seeded sample: 200k, 600k or all articles."),
+            "cluster": ("continuousbench.news.cluster", "Cluster articles into events (kNN + Leiden)."),
+            "facts": ("continuousbench.news.facts", "Facts stated in >= 3 reports of the largest clusters."),
+            "qa": ("continuousbench.news.qa", "Short-answer questions, answers verbatim in >= 3 articles."),
+            "filter": ("continuousbench.news.filter", "Drop closed-book answerable or ambiguous questions."),
+            "support": ("continuousbench.news.support", "Count the articles that support each question."),
+        },
+        "The NEWS pipeline, one stage at a time (build news runs them all).",
     ),
     "verify": ("continuousbench.release.commands:verify_cli", "Check a release against its checksums."),
     "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
     "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
+    "pe": ("continuousbench.dp.pe_command", "Private Evolution: a DP corpus from API calls and noisy votes."),
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
-    "mauve": ("continuousbench.diagnostics.mauve", "MAUVE of a corpus against a release corpus."),
+    "mauve": (
+        "continuousbench.diagnostics.mauve",
+        "MAUVE of a corpus against a release corpus (needs the [mauve] extra).",
+    ),
     "audit": ("continuousbench.diagnostics.audit", "Empirical lower bound on a generator recipe's epsilon."),
     "leakage": (
         "continuousbench.diagnostics.leakage",
         "Sensitive singleton facts a corpus repeats verbatim.",
     ),
-    "report": ("continuousbench.harness.report", "Tabulate and plot the results of several runs."),
+    "report": ("continuousbench.harness.report", "Runs side by side: intervals, mean ± sd over seeds."),
+    "compare": ("continuousbench.harness.compare", "Paired difference of two runs, McNemar p."),
+    "submit": ("continuousbench.harness.submit", "Add a run's results record to a results dataset."),
+    "publish": (
+        {"release": ("continuousbench.release.publish", "Upload a release as a tagged Hub revision.")},
+        "Publish to the Hugging Face Hub.",
+    ),
     "metric": (
         {
             "install": ("continuousbench.metric:install_cli", "Install the metric for offline use."),
@@ -40,7 +66,7 @@ COMMANDS: Table = {
         },
         "The `evaluate` metric continuousbench/qa_match.",
     ),
-    "demo": ("continuousbench.demo", "The whole study in miniature, on CPU, offline."),
+    "demo": ("continuousbench.demo.demo", "The whole study in miniature, on CPU, offline."),
 }
 
 

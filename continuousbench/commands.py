@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import logging
 import math
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -42,11 +43,29 @@ def _check_bounds(instance: Any) -> None:
             continue
         left, low, high, right = _INTERVAL.match(interval).groups()
         lo, hi = float(low), float(high)
-        ok = (lo < value if left == "(" else lo <= value) and (value < hi if right == ")" else value <= hi)
-        if isinstance(value, float) and math.isnan(value):
-            ok = False
-        if not ok:
-            raise ValueError(f"--{f.name} {value} is out of range: it must lie in {interval}")
+        for item in value if isinstance(value, list) else [value]:  # a list option: every item
+            ok = (lo < item if left == "(" else lo <= item) and (item < hi if right == ")" else item <= hi)
+            if not ok or (isinstance(item, float) and math.isnan(item)):
+                raise ValueError(f"--{f.name} {item} is out of range: it must lie in {interval}")
+
+
+def _expand_home(instance: Any) -> None:
+    """``~`` and ``~/...`` in any string option become the home folder, as the shell would do.
+
+    The shell does not expand ``--out=~/x`` or a YAML value, and neither do ``datasets`` or ``transformers``;
+    no option of ours is text that legitimately starts with ``~/``.
+    """
+
+    def expand(value: Any) -> Any:
+        if isinstance(value, str) and (value == "~" or value.startswith("~/")):
+            return os.path.expanduser(value)
+        return value
+
+    for f in dataclasses.fields(instance):
+        value = getattr(instance, f.name)
+        new = [expand(v) for v in value] if isinstance(value, list) else expand(value)
+        if new != value:  # set only what changes (some configs are frozen or derive fields from others)
+            setattr(instance, f.name, new)
 
 
 class CommandParser(TrlParser):
@@ -68,6 +87,10 @@ class CommandParser(TrlParser):
             field = copy.copy(field)
             field.metadata = {k: v for k, v in field.metadata.items() if k not in OUR_METADATA}
         TrlParser._parse_dataclass_field(parser, field)
+
+    def error(self, message: str):
+        """argparse's own errors (a bad int, a missing required option) as one line, not the usage text."""
+        raise ValueError(f"{message}; see `{self.prog} --help`")
 
     def _actions_by_dest(self) -> dict[str, Any]:
         return {a.dest: a for a in self._actions if a.dest != "help"}
@@ -105,6 +128,8 @@ class CommandParser(TrlParser):
         typed = {}
         for key, value in config.items():
             if key == "env":
+                if not isinstance(value, dict):
+                    raise ValueError(f"--config {path}: env must be a mapping of NAME: value; fix the file")
                 typed[key] = value
                 continue
             typed[key] = self._coerce(actions[key], key, value, path)
@@ -166,8 +191,6 @@ class CommandParser(TrlParser):
             self.config_path = args[i + 1]
             config = self._typed_config(self.config_path)
             for key, value in config.pop("env", {}).items():
-                import os
-
                 os.environ[str(key)] = str(value)
             self.set_defaults_with_config(**config)
             del args[i : i + 2]
@@ -180,6 +203,7 @@ class CommandParser(TrlParser):
                 raise ValueError(f"unknown argument(s) {unused}; see `--help`") from None
             raise
         for group in groups:
+            _expand_home(group)
             _check_bounds(group)
         return groups
 
@@ -236,11 +260,24 @@ def one_line(err: BaseException) -> str | None:
     return None
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time: pytest, notebooks and wrappers replace it, and a
+    handler holding the first stream would write into a closed file."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def configure_logging(level: int = logging.INFO) -> None:
     """Progress of long jobs on stderr (``continuousbench.*`` loggers), once per process."""
     log = logging.getLogger("continuousbench")
     if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
         log.addHandler(handler)
         log.setLevel(level)

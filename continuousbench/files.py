@@ -42,8 +42,20 @@ def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
     return path
 
 
+def temp_dir(parent: Path | str, prefix: str) -> Path:
+    """A new hidden folder in ``parent`` with the usual permissions (``mkdtemp`` gives 0700).
+
+    Outputs are built in such a folder and renamed into place, so its mode becomes the output's mode:
+    a release others on the machine cannot read is no release.
+    """
+    path = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    os.chmod(path, 0o777 & ~_umask())
+    return path
+
+
 def write_text(path: Path | str, text: str) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    """UTF-8, written as bytes: no platform newline translation, so equal text gives equal files."""
+    return atomic_write(path, lambda tmp: tmp.write_bytes(text.encode("utf-8")))
 
 
 def dumps(data: Any) -> str:
@@ -65,13 +77,22 @@ def read_json(path: Path | str) -> Any:
 
 
 def replace_dir(src: Path, dst: Path) -> Path:
-    """Move a finished folder into place, replacing an older one (moved aside first, then removed)."""
+    """Move a finished folder into place, replacing an older one (moved aside first, removed last).
+
+    If the final rename fails, the older folder is put back: ``dst`` is always the old or the new one.
+    """
+    src, dst = Path(src), Path(dst)
     old = dst.with_name(f".{dst.name}.old")
     if old.exists():
         shutil.rmtree(old)
     if dst.exists():
         os.replace(dst, old)
-    os.replace(src, dst)
+    try:
+        os.replace(src, dst)
+    except OSError:
+        if old.exists():
+            os.replace(old, dst)
+        raise
     if old.exists():
         shutil.rmtree(old)
     return dst
@@ -99,6 +120,46 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     if str(path.resolve()).startswith(("/proc/", "/sys/", "/dev/")):
         raise ValueError(f"{option} {path} is a system folder; choose a folder of your own")
     return path
+
+
+def check_output_files(
+    files: Mapping[str, Path | str | None], *, overwrite: bool = False, keep_out: Iterable[Path | str] = ()
+) -> dict[str, Path]:
+    """Check a command's output files (option -> path, None = not asked for) before any work is done.
+
+    Each must be a writable file path, distinct from the others, outside every folder of ``keep_out``
+    (the command's inputs, e.g. the run folders a report reads), and new unless ``overwrite``; else one
+    line naming the option. Returns option -> expanded path for the files asked for.
+    """
+    checked: dict[str, Path] = {}
+    inputs = [Path(p).expanduser().resolve() for p in keep_out]
+    for option, given in files.items():
+        if given is None or str(given) == "":
+            continue
+        path = Path(given).expanduser()
+        if path.is_dir():
+            raise ValueError(f"{option} {path} is a folder; pass the path of a file to write")
+        same = [o for o, p in checked.items() if p.resolve() == path.resolve()]
+        if same:
+            raise ValueError(f"{option} and {same[0]} are the same file {path}; give each its own path")
+        inside = next((p for p in inputs if path.resolve().is_relative_to(p)), None)
+        if inside is not None:
+            raise ValueError(
+                f"{option} {path} is inside {inside}, an input of this command; write it elsewhere"
+            )
+        if (path.exists() or path.is_symlink()) and not overwrite:
+            raise FileExistsError(
+                f"{option} {path} already exists; pass --overwrite to replace it, or choose another path"
+            )
+        try:
+            check_writable_dir(path.parent, option)
+        except ValueError:
+            raise ValueError(
+                f"{option} {path} cannot be written ({path.parent} is not a folder we can write into); "
+                "choose another path"
+            ) from None
+        checked[option] = path
+    return checked
 
 
 class StagedOutput:

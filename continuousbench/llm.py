@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,10 @@ class OfflineGenerator:
     name: str = "offline"
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        return [self.fn(p, **sampling) for p in prompts]
+        seed = sampling.pop("seed", None)  # prompt i gets seed + i, as in the other backends
+        if seed is None:
+            return [self.fn(p, **sampling) for p in prompts]
+        return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
 
 
 class ResponseCache:
@@ -240,9 +244,46 @@ class EndpointGenerator:
             self._one("Say OK.", {"max_new_tokens": 1})
 
 
+_NEWLINE_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> (size, ids)
+
+
+def _decode_each(tokenizer, ids: range) -> list[str]:
+    """Every id decoded on its own: one call into the Rust backend when there is one (Gemma 3: 262k
+    entries in well under a second), else one Python call per id."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return backend.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    return [tokenizer.decode([i]) for i in ids]
+
+
 def newline_token_ids(tokenizer) -> list[int]:
-    """Ids of every vocabulary entry whose decoded text contains a line break (stop tokens)."""
-    return [i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])]
+    """Ids of every vocabulary entry whose decoded text contains a line break (stop tokens).
+
+    Computed once per tokenizer (and again only if tokens are added): a validation pass calls
+    generation many times, and decoding a 262k vocabulary each time cost seconds per call
+    (``benchmarks/harness.py`` measures it).
+    """
+    size = len(tokenizer)
+    cached = _NEWLINE_IDS.get(tokenizer)
+    if cached is None or cached[0] != size:
+        texts = _decode_each(tokenizer, range(size))
+        cached = (size, [i for i, text in enumerate(texts) if "\n" in text])
+        _NEWLINE_IDS[tokenizer] = cached
+    return cached[1]
+
+
+class _StopOnTokens:
+    """Stopping criterion: a row is done once its last token is one of ``ids``."""
+
+    def __init__(self, ids: list[int]):
+        import torch
+
+        self.ids = torch.tensor(ids, dtype=torch.long)
+
+    def __call__(self, input_ids, scores, **kwargs):  # one bool per row
+        import torch
+
+        return torch.isin(input_ids[:, -1], self.ids.to(input_ids.device))
 
 
 def generate_batched(
@@ -267,14 +308,7 @@ def generate_batched(
     the cost.
     """
     import torch
-    from transformers import StoppingCriteria, StoppingCriteriaList
-
-    class _StopOnTokens(StoppingCriteria):
-        def __init__(self, ids: list[int]):
-            self.ids = torch.tensor(ids, dtype=torch.long)
-
-        def __call__(self, input_ids, scores, **kwargs):  # one bool per row
-            return torch.isin(input_ids[:, -1], self.ids.to(input_ids.device))
+    from transformers import StoppingCriteriaList
 
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

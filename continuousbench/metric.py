@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from continuousbench.files import atomic_write
 
 METRIC_NAME = "continuousbench/qa_match"
 FILES = ("qa_match.py", "README.md", "requirements.txt", "app.py")
@@ -42,7 +43,7 @@ def install_metric(cache_dir: Path | None = None) -> Path:
     from evaluate.loading import files_to_hash
 
     source = metric_source()
-    modules = Path(cache_dir) if cache_dir is not None else Path(config.HF_MODULES_CACHE)
+    modules = Path(cache_dir).expanduser() if cache_dir is not None else Path(config.HF_MODULES_CACHE)
     package = modules / config.MODULE_NAME_FOR_DYNAMIC_MODULES / "metrics" / METRIC_NAME.replace("/", "--")
     digest = files_to_hash([str(source / "qa_match.py")])  # the same hash evaluate gives a local load
     target = package / digest
@@ -54,13 +55,8 @@ def install_metric(cache_dir: Path | None = None) -> Path:
         (target / f).read_bytes() == (source / f).read_bytes() for f in FILES
     ):
         return target / "qa_match.py"
-    staging = Path(tempfile.mkdtemp(dir=package, prefix=".staging-"))
-    try:  # copy beside the target, then rename file by file: a reader never sees half a script
-        for name in FILES:
-            shutil.copyfile(source / name, staging / name)
-            os.replace(staging / name, target / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    for name in FILES:  # each file copied beside its target, then renamed: never half a script
+        atomic_write(target / name, lambda tmp, name=name: shutil.copyfile(source / name, tmp))
     os.utime(target / "qa_match.py")  # newest hash folder is the one evaluate picks
     return target / "qa_match.py"
 
@@ -103,8 +99,11 @@ def install_cli(argv: Sequence[str] | None = None) -> Path:
     parser = CommandParser([InstallArguments], prog="continuousbench metric install")
 
     def work() -> Path:
+        from continuousbench.files import check_writable_dir
+
         (args,) = parser.parse(argv)
-        return install_metric(Path(args.cache_dir).expanduser() if args.cache_dir else None)
+        cache_dir = check_writable_dir(Path(args.cache_dir), "--cache_dir") if args.cache_dir else None
+        return install_metric(cache_dir)
 
     return run(work, report=print, resume_hint=None)
 

@@ -26,12 +26,24 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # the judge pulls in nothing heavy, but scoring must not need it
-    from continuousbench.judge import Judge
+from continuousbench.stats import wilson_interval
+
+
+class Matcher(Protocol):
+    """What ``llm_match`` needs (:class:`continuousbench.judge.Judge` is one); scoring knows no judge."""
+
+    def match(
+        self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
+    ) -> list[bool | None]: ...
+
+
 
 MATCHERS = ("exact_match", "contains", "llm_match")
+DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
+THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
+INTERVAL = {"interval": "wilson", "confidence": 0.95}  # how every `ci95` of a score is computed
 
 _PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -110,12 +122,30 @@ def contains(prediction: str, references: str | Sequence[str]) -> bool:
 
 
 def _summary(values: Sequence[bool | None]) -> dict:
-    """Accuracy and population std of the 0/1 correctness; None (no verdict) counts as incorrect."""
+    """Accuracy, its Wilson 95% interval, population std of the 0/1 correctness and the question count;
+    None (no verdict) counts as incorrect."""
     n = len(values)
     if n == 0:
-        return {"accuracy": None, "std": None, "count": 0}
-    acc = sum(1 for v in values if v) / n
-    return {"accuracy": acc, "std": math.sqrt(acc * (1.0 - acc)), "count": n}
+        return {"accuracy": None, "ci95": None, "std": None, "count": 0}
+    correct = sum(1 for v in values if v)
+    acc = correct / n
+    ci = wilson_interval(correct, n)
+    return {"accuracy": acc, "ci95": list(ci), "std": math.sqrt(acc * (1.0 - acc)), "count": n}
+
+
+def threshold_rows(support_counts: Sequence[int], k: int) -> list[int]:
+    """Rows of the ``>=k`` stratum: questions supported by at least ``k`` documents."""
+    return [i for i, c in enumerate(support_counts) if c >= k]
+
+
+def bucket_bounds(buckets: Sequence[int]) -> list[tuple[int, int | None]]:
+    """``[low, high)`` per bucket; the last is open (``high`` None)."""
+    edges = [*buckets, None]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def bucket_rows(support_counts: Sequence[int], low: int, high: int | None) -> list[int]:
+    return [i for i, c in enumerate(support_counts) if c >= low and (high is None or c < high)]
 
 
 def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
@@ -128,44 +158,68 @@ def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
     return out
 
 
-def _validate(
-    predictions, references, questions, support_counts, matchers, judge, thresholds, buckets
-) -> None:
-    def fail(message: str) -> None:
-        raise ValueError(message)
+def _is_count(value) -> bool:
+    """A non-negative whole number; ``True`` and ``1.0`` are not counts (they would be scored as 1)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
-    if isinstance(predictions, str) or not all(isinstance(p, str) for p in predictions):
-        fail("predictions must be a sequence of strings (decode model outputs to text first)")
+
+def _listlike(value) -> bool:
+    return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and hasattr(value, "__iter__")
+
+
+def _sequence(name: str, value, n: int | None = None) -> None:
+    if not _listlike(value):
+        raise ValueError(f"{name} must be a list with one item per prediction, got {type(value).__name__}")
+    if n is not None and len(value) != n:
+        raise ValueError(f"{name} has {len(value)} items but predictions has {n}: pass one per prediction")
+
+
+def check_inputs(predictions, references, *, questions=None, support_counts=None) -> None:
+    """The per-question inputs of :func:`score` (and of the ``qa_match`` metric), else one-line ValueError."""
+    if not _listlike(predictions) or not all(isinstance(p, str) for p in predictions):
+        raise ValueError("predictions must be a sequence of strings (decode model outputs to text first)")
     n = len(predictions)
-    for name, seq in (
-        ("references", references),
-        ("questions", questions),
-        ("support_counts", support_counts),
-    ):
-        if seq is not None and len(seq) != n:
-            fail(f"{name} has {len(seq)} items but predictions has {n}: pass one per prediction")
+    if n == 0:
+        raise ValueError("predictions is empty: pass one answer per question (at least one)")
+    _sequence("references", references, n)
     for i, refs in enumerate(references):
-        refs = _as_list(refs)
+        refs = _as_list(refs) if isinstance(refs, str) or hasattr(refs, "__iter__") else [refs]
         if not refs or not all(isinstance(r, str) for r in refs):
-            fail(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
+            raise ValueError(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
         if not all(normalize(r) for r in refs):
-            fail(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
-    unknown = [m for m in matchers if m not in MATCHERS]
-    if isinstance(matchers, str) or not matchers or unknown or len(set(matchers)) != len(matchers):
-        fail(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
-    if "llm_match" in matchers and (judge is None or questions is None):
-        fail("llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise")
-    if support_counts is not None and not all(
-        isinstance(c, numbers.Integral) and c >= 0 for c in support_counts
+            raise ValueError(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
+    if questions is not None:
+        _sequence("questions", questions, n)
+        if not all(isinstance(q, str) for q in questions):
+            raise ValueError("questions must be strings, one per prediction")
+    if support_counts is not None:
+        _sequence("support_counts", support_counts, n)
+        bad = next((i for i, c in enumerate(support_counts) if not _is_count(c)), None)
+        if bad is not None:
+            raise ValueError(
+                f"support_counts[{bad}] = {support_counts[bad]!r}: support_counts must be non-negative "
+                "integers (documents supporting each question)"
+            )
+
+
+def check_options(matchers, thresholds, buckets=None, *, with_support: bool = True) -> None:
+    """The options of :func:`score` (and of the metric, also at ``evaluate.load``); else one-line error."""
+    if (
+        not _listlike(matchers)
+        or not matchers
+        or any(m not in MATCHERS for m in matchers)
+        or len(set(matchers)) != len(matchers)
     ):
-        fail("support_counts must be non-negative integers")
-    if not all(isinstance(t, numbers.Integral) and t >= 0 for t in thresholds):
-        fail(f"thresholds must be non-negative integers, got {thresholds!r}")
+        raise ValueError(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
+    if not _listlike(thresholds) or not all(_is_count(t) for t in thresholds):
+        raise ValueError(f"thresholds must be non-negative integers, got {thresholds!r}")
     if buckets is not None:
-        if support_counts is None:
-            fail("buckets need support_counts")
-        if not buckets or list(buckets) != sorted(set(buckets)) or buckets[0] < 0:
-            fail(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
+        if not with_support:
+            raise ValueError("buckets need support_counts")
+        if not _listlike(buckets) or not all(_is_count(b) for b in buckets):
+            raise ValueError(f"buckets must be non-negative integers, got {buckets!r}")
+        if not len(buckets) or list(buckets) != sorted(set(buckets)):
+            raise ValueError(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
 
 
 def score(
@@ -174,20 +228,27 @@ def score(
     *,
     questions: Sequence[str] | None = None,
     support_counts: Sequence[int] | None = None,
-    matchers: Sequence[str] = ("exact_match", "contains"),
-    judge: Judge | None = None,
-    thresholds: Sequence[int] = (0, 200, 400, 600, 800),
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
+    judge: Matcher | None = None,
+    thresholds: Sequence[int] = THRESHOLDS,
     buckets: Sequence[int] | None = None,
 ) -> dict:
     """Score predictions against references (answer + aliases), overall and by support count.
 
     ``by_support[">=k"]`` covers questions with support count >= k; bucket i covers
-    ``[buckets[i], buckets[i+1])`` and the last one ``[buckets[-1], inf)`` (``high`` None). ``std`` is the
-    population std of the 0/1 correctness; an empty stratum has accuracy and std None. For
+    ``[buckets[i], buckets[i+1])`` and the last one ``[buckets[-1], inf)`` (``high`` None). Every
+    accuracy comes with ``ci95`` (Wilson 95% interval, :mod:`continuousbench.stats`), ``count`` (its
+    questions) and ``std`` (population std of the 0/1 correctness); an empty stratum has accuracy,
+    ci95 and std None. For
     ``llm_match`` an unparseable verdict is None in ``per_example``, counted in ``unparseable`` and
     scored as incorrect, so every matcher shares one denominator.
     """
-    _validate(predictions, references, questions, support_counts, matchers, judge, thresholds, buckets)
+    check_inputs(predictions, references, questions=questions, support_counts=support_counts)
+    check_options(matchers, thresholds, buckets, with_support=support_counts is not None)
+    if "llm_match" in matchers and (judge is None or questions is None):
+        raise ValueError(
+            "llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise"
+        )
     per_example: dict[str, list] = {}
     for name in matchers:
         match name:
@@ -202,13 +263,12 @@ def score(
     if support_counts is not None:
         result["by_support"] = {}
         for k in thresholds:
-            rows = [i for i, c in enumerate(support_counts) if c >= k]
+            rows = threshold_rows(support_counts, k)
             result["by_support"][f">={k}"] = {"n": len(rows), **_aggregate(per_example, rows)}
     if buckets is not None:
-        edges = [*buckets, None]
         result["buckets"] = []
-        for low, high in zip(edges[:-1], edges[1:], strict=True):
-            rows = [i for i, c in enumerate(support_counts) if c >= low and (high is None or c < high)]
+        for low, high in bucket_bounds(buckets):
+            rows = bucket_rows(support_counts, low, high)
             mean = sum(support_counts[i] for i in rows) / len(rows) if rows else None
             result["buckets"].append(
                 {

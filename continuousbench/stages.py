@@ -6,13 +6,19 @@ is complete and a rerun skips that stage (datatrove-style pipelines keep the sam
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
+import logging
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from continuousbench import files
+
+log = logging.getLogger(__name__)
 
 
 class WorkDir:
@@ -21,13 +27,8 @@ class WorkDir:
     def __init__(self, path: Path, settings: dict[str, Any]):
         self.path = path
         settings_file = path / "settings.json"
-        finished = (
-            [p for p in path.iterdir() if p.name != "settings.json" and not p.name.startswith(".")]
-            if path.is_dir()
-            else []
-        )
-        if settings_file.exists() and finished:
-            found = json.loads(settings_file.read_text())
+        if settings_file.exists() and self.finished():
+            found = files.read_json(settings_file)
             if found != settings:
                 raise ValueError(
                     f"work folder {path} holds a build with other settings ({found}); "
@@ -36,29 +37,54 @@ class WorkDir:
         else:  # nothing finished yet: (re)start with these settings
             self.write_json("settings.json", settings)
 
+    @classmethod
+    def for_settings(cls, parent: Path, name: str, settings: dict[str, Any]) -> WorkDir:
+        """The work folder ``<parent>/<name>-<hash of settings>`` of one build.
+
+        The same settings resume the same folder; other settings get a folder of their own and start
+        over, so a failed build with other settings never blocks (nor leaks into) this one. Folders of
+        other settings that finished nothing are removed; those with finished stages are kept (say so).
+        """
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+        work = cls(parent / f"{name}-{key}", settings)
+        done = work.finished()
+        log.info("%s the build in %s%s", "resuming" if done else "starting", work.path,
+                 f" (finished: {', '.join(done)})" if done else "")  # fmt: skip
+        for other in sorted(parent.glob(f"{name}-*")):
+            if other == work.path or not other.is_dir():
+                continue
+            if cls.finished_in(other):
+                log.warning("kept %s: an unfinished build of %s with other settings (see its settings.json; "
+                            "rerun with them to resume it, or delete the folder)", other, name)  # fmt: skip
+            else:
+                shutil.rmtree(other, ignore_errors=True)
+        return work
+
+    @staticmethod
+    def finished_in(path: Path) -> list[str]:
+        """Names of the finished stage outputs in ``path`` (none when it does not exist)."""
+        if not path.is_dir():
+            return []
+        names = (p.name for p in path.iterdir())
+        return sorted(n for n in names if n != "settings.json" and not n.startswith("."))
+
+    def finished(self) -> list[str]:
+        return self.finished_in(self.path)
+
     def file(self, name: str) -> Path:
         return self.path / name
 
-    def _atomic(self, name: str) -> Path:
-        target = self.file(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target.with_name(f".{target.name}.tmp")
-
     def write_json(self, name: str, data: Any) -> None:
-        tmp = self._atomic(name)
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        os.replace(tmp, self.file(name))
+        files.write_json(self.file(name), data)
 
     def read_json(self, name: str) -> Any:
-        return json.loads(self.file(name).read_text())
+        return files.read_json(self.file(name))
 
     def write_table(self, name: str, columns: dict[str, list]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        tmp = self._atomic(name)
-        pq.write_table(pa.table(columns), tmp)
-        os.replace(tmp, self.file(name))
+        files.atomic_write(self.file(name), lambda tmp: pq.write_table(pa.table(columns), tmp))
 
     def read_table(self, name: str) -> dict[str, list]:
         import pyarrow.parquet as pq

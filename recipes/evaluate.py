@@ -2,7 +2,7 @@
 
     accelerate launch --config_file recipes/accelerate_configs/single_gpu.yaml recipes/evaluate.py \
         --config recipes/configs/geminon-1b-lora.yaml \
-        --release geminon-small-2026q1 --corpus runs/syn-eps10/corpus --output_dir runs/eval-eps10
+        --release geminon-small-2026q1 --corpus runs/syn-eps10 --output_dir runs/eval-eps10
 
 Same parser and ``main`` as ``continuousbench evaluate`` (``continuousbench.harness.run``); see
 ``recipes/README.md`` for the no-training baseline, resuming and pushing to the Hub.

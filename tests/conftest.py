@@ -19,10 +19,10 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory):
     """A `tiny` Geminon release built once for the session; returns its folder."""
-    from continuousbench.geminon.build import build_release
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
     root = tmp_path_factory.mktemp("cb-home")
-    return build_release(size="tiny", quarter="2026q1", seed=0, root=root)
+    return build_release(GeminonBuildArguments(size="tiny", quarter="2026q1", seed=0, out=str(root)))
 
 
 @pytest.fixture(scope="session")
@@ -30,12 +30,59 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
     """A 1M-parameter Llama with a tokenizer trained on the tiny release's corpus."""
     from datasets import load_dataset
 
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     corpus = load_dataset(str(tiny_release), "corpus", split="train")
     return save_tiny_model(
         tmp_path_factory.mktemp("tiny-llama"), corpus["text"], arch="llama", vocab_size=1024
     )
+
+
+def tiny_run_argv(release, model, output_dir, *extra: str, steps: int = 2, tuning: str = "lora") -> list[str]:
+    """Arguments of a tiny run: 8 blocks of 64 tokens per step, 4 validation and 6 test questions per part."""
+    return [
+        "--release", str(release), "--model", str(model), "--tuning", tuning, "--lora_r", "8",
+        "--output_dir", str(output_dir), "--steps", str(steps), "--eval_steps", "1", "--save_steps", "1",
+        "--per_device_train_batch_size", "8", "--samples_per_step", "8", "--max_length", "64",
+        "--learning_rate", "1e-3", "--logging_steps", "1", "--qa-eval-limit", "4", "--qa-test-limit", "6",
+        "--max-new-tokens", "8", "--dataloader_num_workers", "0", *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
+    """A finished LoRA run on the tiny release (output, report, compare, submit and leaderboard tests)."""
+    from continuousbench.harness.run import cli
+
+    out = tmp_path_factory.mktemp("runs") / "llama-lora"
+    cli(tiny_run_argv(tiny_release, tiny_model_dir, out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def run_argv():
+    """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
+    return tiny_run_argv
+
+
+@pytest.fixture(scope="session")
+def seed_twin(tmp_path_factory, tiny_release, tiny_model_dir, finished_run):
+    """``finished_run`` again with seed 1: two runs that differ only by seed."""
+    from continuousbench.harness.run import cli
+
+    out = tmp_path_factory.mktemp("runs-seed1") / "llama-lora"
+    cli(tiny_run_argv(tiny_release, tiny_model_dir, out, "--seed", "1"))
+    return out
+
+
+@pytest.fixture(scope="session")
+def baseline_run(tmp_path_factory, tiny_release, tiny_model_dir):
+    """The base model scored without training (steps 0) on the same questions as ``finished_run``."""
+    from continuousbench.harness.run import cli
+
+    out = tmp_path_factory.mktemp("runs-base") / "no-training"
+    cli(tiny_run_argv(tiny_release, tiny_model_dir, out, steps=0))
+    return out
 
 
 @dataclass
@@ -76,3 +123,32 @@ def fake_openai_server():
 
     with ExitStack() as stack:
         yield lambda **kwargs: stack.enter_context(FakeOpenAIServer(**kwargs))
+
+
+PE_WORDS = "Geminon has attack and lives in zone river stone music cloud purple the of 0 1 2 3 4 5 6 7 8 9"
+
+
+def _pe_word_api(prompt: str, seed: int = 0, **_) -> str:
+    """Deterministic PE API: RANDOM_API gives nine random words, VARIATION_API replaces one word."""
+    import zlib
+
+    import numpy as np
+
+    from continuousbench.dp.pe_prompts import parse_variation_prompt
+
+    rng = np.random.default_rng([seed, zlib.crc32(prompt.encode())])
+    words, text = PE_WORDS.split(), parse_variation_prompt(prompt)
+    if text is None:
+        return " ".join(rng.choice(words, 9))
+    edited = text.split()
+    edited[rng.integers(len(edited))] = str(rng.choice(words))
+    return " ".join(edited)
+
+
+@pytest.fixture(scope="session")
+def pe_word_api() -> str:
+    """The spec of a deterministic offline API for Private Evolution (registered in ``llm.OFFLINE``)."""
+    from continuousbench.llm import OFFLINE
+
+    OFFLINE["pe-words"] = _pe_word_api
+    return "offline:pe-words"

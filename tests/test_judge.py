@@ -9,6 +9,7 @@ import pytest
 from continuousbench.judge import JUDGE_PROMPT, Judge, numbers_close, parse_verdict
 from continuousbench.llm import EndpointGenerator, GenerationError, OfflineGenerator
 from continuousbench.scoring import score
+from continuousbench.stats import wilson_interval
 
 
 class FakeJudge:
@@ -123,7 +124,14 @@ def test_unparseable_verdicts_are_reported_not_guessed_nor_cached(tmp_path):
         judge=judge,
     )
     assert out["per_example"]["llm_match"] == [None, True]
-    assert out["metrics"]["llm_match"] == {"accuracy": 0.5, "std": 0.5, "count": 2, "unparseable": 1}
+    half = [pytest.approx(v) for v in wilson_interval(1, 2)]  # the unparseable verdict counts as wrong
+    assert out["metrics"]["llm_match"] == {
+        "accuracy": 0.5,
+        "ci95": half,
+        "std": 0.5,
+        "count": 2,
+        "unparseable": 1,
+    }
     assert judge.stats["unparseable"] == 1
     make_judge(fake, tmp_path).match(["Class?"], [["Spore Geminon"]], ["Spore Geminon"])
     assert len(fake.prompts) == 2, "an unparseable verdict must be asked again, not served from the cache"
@@ -141,6 +149,7 @@ def test_llm_match_strata():
     )
     assert out["by_support"][">=200"]["llm_match"] == {
         "accuracy": 0.5,
+        "ci95": [pytest.approx(v) for v in wilson_interval(1, 2)],
         "std": 0.5,
         "count": 2,
         "unparseable": 0,

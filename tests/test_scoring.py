@@ -135,15 +135,44 @@ def test_score_overall_and_strata():
     out = score(preds, refs, support_counts=support, buckets=[0, 200, 500])
     assert out["n"] == 5
     em = out["metrics"]["exact_match"]
-    assert em == {"accuracy": 0.6, "std": pytest.approx(math.sqrt(0.24)), "count": 5}
+    assert em == {
+        "accuracy": 0.6, "ci95": [pytest.approx(wilson(3, 5)[0]), pytest.approx(wilson(3, 5)[1])],
+        "std": pytest.approx(math.sqrt(0.24)), "count": 5,
+    }  # fmt: skip
     assert out["per_example"]["exact_match"] == [True, True, False, False, True]
     assert list(out["by_support"]) == [">=0", ">=200", ">=400", ">=600", ">=800"]
     assert out["by_support"][">=400"]["n"] == 3
     assert out["by_support"][">=400"]["exact_match"]["accuracy"] == pytest.approx(1 / 3)
-    assert out["by_support"][">=800"]["contains"] == {"accuracy": 1.0, "std": 0.0, "count": 1}
+    at_800 = out["by_support"][">=800"]["contains"]
+    assert at_800 == {"accuracy": 1.0, "ci95": [pytest.approx(wilson(1, 1)[0]), 1.0], "std": 0.0, "count": 1}
     lows = [(b["low"], b["high"], b["n"], b["mean_support"]) for b in out["buckets"]]
     assert lows == [(0, 200, 1, 100.0), (200, 500, 2, 350.0), (500, None, 2, 775.0)]
     assert out["buckets"][1]["exact_match"]["accuracy"] == 0.5
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The textbook Wilson score interval, written out (no continuity correction)."""
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
+def test_every_stratum_and_bucket_has_an_interval_around_its_accuracy():
+    rng = np.random.default_rng(3)
+    refs = [str(i) for i in range(60)]
+    preds = [r if rng.random() < 0.4 else "no" for r in refs]
+    support = [int(c) for c in rng.integers(0, 1000, size=60)]
+    out = score(preds, refs, support_counts=support, buckets=[0, 100, 500])
+    summaries = [out["metrics"], *out["by_support"].values(), *out["buckets"]]
+    for s in summaries:
+        for name in ("exact_match", "contains"):
+            m = s[name]
+            if m["count"] == 0:
+                assert m["ci95"] is None
+                continue
+            k = round(m["accuracy"] * m["count"])
+            assert m["ci95"] == [pytest.approx(v) for v in wilson(k, m["count"])]
+            assert m["ci95"][0] <= m["accuracy"] <= m["ci95"][1]
 
 
 def test_score_std_matches_numpy_and_empty_stratum():
@@ -152,8 +181,8 @@ def test_score_std_matches_numpy_and_empty_stratum():
     assert out["metrics"]["contains"]["std"] == pytest.approx(np.std([1, 1, 0, 0]))
     assert out["by_support"][">=1000"] == {
         "n": 0,
-        "exact_match": {"accuracy": None, "std": None, "count": 0},
-        "contains": {"accuracy": None, "std": None, "count": 0},
+        "exact_match": {"accuracy": None, "ci95": None, "std": None, "count": 0},
+        "contains": {"accuracy": None, "ci95": None, "std": None, "count": 0},
     }
     assert "buckets" not in score(preds, ["1"] * 4)
 

@@ -13,15 +13,14 @@ without replacement and seeds MAUVE's own clustering; we report mean and (popula
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from continuousbench.commands import bounds
 
 
 @lru_cache(maxsize=2)  # candidate and reference are embedded by the same model: load it once
@@ -180,13 +179,13 @@ class MauveArguments:
         metadata={"help": "Release folder or id; its corpus train split is the reference."}
     )
     model: str = field(metadata={"help": "Local embedding model folder (encoder or causal LM)."})
-    n_samples: int = field(default=1000, metadata={"help": "Texts sampled per side and seed."})
+    n_samples: int = field(default=1000, metadata=bounds("[2, inf)", "Texts sampled per side and seed."))
     seeds: list[int] = field(
-        default_factory=lambda: [0, 1, 2, 3, 4], metadata={"help": "One MAUVE run per seed."}
+        default_factory=lambda: [0, 1, 2, 3, 4], metadata=bounds("[0, inf)", "One MAUVE run per seed.")
     )
     text_column: str = field(default="text", metadata={"help": "Text column of the candidate corpus."})
-    batch_size: int = field(default=32, metadata={"help": "Embedding batch size."})
-    max_length: int = field(default=256, metadata={"help": "Tokens embedded per text."})
+    batch_size: int = field(default=32, metadata=bounds("[1, inf)", "Embedding batch size."))
+    max_length: int = field(default=256, metadata=bounds("[1, inf)", "Tokens embedded per text."))
     with_reference: bool = field(
         default=True, metadata={"help": "Also score disjoint halves of the reference."}
     )
@@ -206,10 +205,14 @@ def make_parser():
 
 def main(args: MauveArguments) -> dict:
     from continuousbench import __version__
+    from continuousbench.files import check_output_files, write_json
     from continuousbench.harness.data import load_corpus
 
-    if args.output and Path(args.output).exists() and not args.overwrite:
-        raise FileExistsError(f"{args.output} exists: pass --overwrite to replace it")
+    output = check_output_files({"--output": args.output}, overwrite=args.overwrite).get("--output")
+    if not Path(args.model).expanduser().is_dir():  # before the corpora are read and embedded
+        raise FileNotFoundError(
+            f"--model {args.model} is not a folder: pass a local encoder or causal LM folder"
+        )
     candidate = load_corpus(args.candidate, text_column=args.text_column)["text"]
     reference = load_corpus(args.reference, split="train")["text"]
     common = {"model_path": args.model, "n_samples": args.n_samples, "seeds": args.seeds}
@@ -218,12 +221,8 @@ def main(args: MauveArguments) -> dict:
     results["candidate_vs_reference"] = mauve_score(candidate, reference, **common)
     if args.with_reference:
         results["reference_disjoint"] = reference_mauve(reference, **common)
-    if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=out.parent, delete=False, suffix=".tmp") as tmp:
-            json.dump(results, tmp, indent=1)
-        os.replace(tmp.name, out)
+    if output is not None:
+        write_json(output, results)
     return results
 
 

@@ -1,4 +1,4 @@
-"""Privacy accounting for DP-SGD with Poisson or truncated-Poisson batches, by PLD (``dp_accounting``).
+"""Privacy accounting by PLD (``dp_accounting``): DP-SGD with (truncated) Poisson batches, and PE.
 
 One training run is ``steps`` applications of a subsampled Gaussian mechanism (noise multiplier
 ``sigma``, i.e. noise std ``sigma * C`` on a sum of per-example gradients clipped to ``C``), under
@@ -26,6 +26,9 @@ one record less (n - 1).
     ``(eps, delta + (1 + e^eps) * eta)``-DP. (Paying only ``eta`` or only ``e^eps * eta`` is not proved by
     this argument.)
 
+Private Evolution (:func:`account_evolution`) is simpler: a composition of Gaussian mechanisms of
+sensitivity 1 on vote histograms, no subsampling.
+
 Delta defaults to ``1 / n**1.1`` (Table 31; it depends on n, which is treated as public). Events
 serialise to JSON through dp_accounting's ``to_named_tuple`` so that a model card carries exactly what
 was accounted.
@@ -35,14 +38,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from continuousbench.dp.sampling import SamplingPlan
-
-SAMPLINGS = ("poisson", "truncated_poisson")
-TRUNCATION_ANALYSES = ("pld", "union_bound")
+from continuousbench.dp.sampling import SAMPLINGS, SamplingPlan
 
 
 def default_delta(n: int) -> float:
@@ -123,19 +123,12 @@ def calibrate_noise(
 ) -> float:
     """Smallest noise multiplier whose run meets ``(target_epsilon, delta)``; ``tol`` is in sigma units.
 
-    Uses ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants. With
-    the union-bound truncation analysis, ``delta`` is the TOTAL delta: the Poisson part gets
-    ``delta - (1 + e^eps) * eta``, which must stay positive. With the exact truncated analysis the noise
-    must cover both neighbour pairs: calibrated for the n + 1 holder, then for n if that one still
-    exceeds the target (epsilon decreases in sigma, so the larger sigma covers both). The search uses a
-    PLD grid of 1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon
-    reported afterwards is never higher).
+    See :func:`calibrate`. With the union-bound truncation analysis, ``delta`` is the TOTAL delta: the
+    Poisson part gets ``delta - (1 + e^eps) * eta``, which must stay positive. With the exact truncated
+    analysis the noise must cover both neighbour pairs: calibrated for the n + 1 holder, then for n if
+    that one still exceeds the target (epsilon decreases in sigma, so the larger sigma covers both).
     """
-    import dp_accounting as dpa
-    from dp_accounting.pld import PLDAccountant
-
-    if not target_epsilon > 0 or math.isinf(target_epsilon):
-        raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
+    check_target_epsilon(target_epsilon)
     poisson_delta = delta
     if sampling == "truncated_poisson" and truncation_analysis == "union_bound":
         eta = truncation_probability(dataset_size + 1, sampling_probability, physical_batch, steps)
@@ -162,90 +155,47 @@ def calibrate_noise(
     for size in holder_sizes(dataset_size or 0, sampling, truncation_analysis):
         if sigma and event_epsilon(event(sigma, size), poisson_delta, 1e-3) <= target_epsilon:
             continue
-        sigma = max(
-            sigma,
-            float(
-                dpa.calibrate_dp_mechanism(
-                    lambda: PLDAccountant(value_discretization_interval=1e-3),
-                    lambda s, size=size: event(s, size),
-                    target_epsilon,
-                    poisson_delta,
-                    bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
-                    tol=tol,
-                )
-            ),
-        )
+        sigma = max(sigma, calibrate(lambda s, size=size: event(s, size), target_epsilon, poisson_delta, tol))
     return sigma
 
 
-def _expected_effective_batch(n: int, q: float, physical_batch: int | None) -> float:
-    """E[min(Binomial(n, q), B)]: the records a (truncated) batch really holds on average."""
-    if physical_batch is None:
-        return n * q
-    import numpy as np
-    from scipy.stats import binom
-
-    k = np.arange(physical_batch + 1)
-    return float((k * binom.pmf(k, n, q)).sum() + physical_batch * binom.sf(physical_batch, n, q))
+def check_target_epsilon(target_epsilon: float) -> None:
+    if not target_epsilon > 0 or math.isinf(target_epsilon):
+        raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
 
 
-def choose_expected_batch(
-    n: int,
-    physical_batch: int,
-    steps: int,
-    target_epsilon: float,
-    delta: float,
-    *,
-    truncation_analysis: str = "pld",
-    candidates: int = 7,
-) -> tuple[int, float]:
-    """(expected batch, noise multiplier) minimising noise std per record of a batch (Table 31).
+def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
+    """Smallest noise multiplier ``s`` with ``make_event(s)`` at most ``(target_epsilon, delta)``-DP.
 
-    The ratio minimised is ``sigma / E[min(Binomial(n, q), B)]``: with the exact truncated analysis a
-    larger ``q`` costs privacy (sigma rises) once batches start to hit ``B`` and brings no more records,
-    so the optimum sits just below ``B``. With the union bound, only expected batches whose
-    ``(1 + e^eps) * eta <= delta / 10`` are considered (truncation then changes almost nothing).
-    ``candidates`` expected batches spread over [B/2, upper] are calibrated; the best is returned.
+    ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants on a grid of
+    1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon reported
+    afterwards is never higher).
     """
-    from scipy.stats import binom
+    import dp_accounting as dpa
+    from dp_accounting.pld import PLDAccountant
 
-    if physical_batch >= n:
-        raise ValueError(f"physical batch {physical_batch} must be smaller than the dataset ({n} records)")
-    if truncation_analysis == "union_bound":
-        budget = delta / 10 / (1 + math.exp(min(target_epsilon, 700.0)))
-
-        def ok(b: int) -> bool:
-            return steps * binom.sf(physical_batch, n + 1, b / n) <= budget
-
-        lo, hi = 1, physical_batch
-        if not ok(lo):
-            raise ValueError("no expected batch keeps the truncation probability under delta/10")
-        while lo < hi:  # largest feasible expected batch (feasibility is monotone in b)
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
-        upper = lo
-    else:
-        upper = min(n - 1, int(physical_batch * 1.05))
-    lower = max(1, min(upper, physical_batch // 2))
-    grid = sorted({round(lower + (upper - lower) * i / max(1, candidates - 1)) for i in range(candidates)})
-    best: tuple[float, int, float] | None = None
-    for b in grid:
-        q = b / n
-        sigma = calibrate_noise(
+    check_target_epsilon(target_epsilon)
+    return float(
+        dpa.calibrate_dp_mechanism(
+            lambda: PLDAccountant(value_discretization_interval=1e-3),
+            make_event,
             target_epsilon,
-            q,
-            steps,
             delta,
-            dataset_size=n,
-            physical_batch=physical_batch,
-            sampling="truncated_poisson",
-            truncation_analysis=truncation_analysis,
+            bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
+            tol=tol,
         )
-        ratio = sigma / _expected_effective_batch(n, q, physical_batch)
-        if best is None or ratio < best[0]:
-            best = (ratio, b, sigma)
-    assert best is not None
-    return best[1], best[2]
+    )
+
+
+def gaussian_composition_event(noise_multiplier: float, count: int):
+    """``count`` adaptively composed Gaussian mechanisms of sensitivity 1 and noise std ``noise_multiplier``.
+
+    Private Evolution's vote histograms: one record casts one vote, so adding or removing it moves one
+    bin by 1 (L2 sensitivity 1) in each of the ``count`` histograms.
+    """
+    import dp_accounting as dpa
+
+    return dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(float(noise_multiplier)), int(count))
 
 
 @dataclass(frozen=True)
@@ -325,6 +275,46 @@ def account(
         truncation_probability=eta,
         clip_norm=clip_norm,
         event_json=dp_event_to_json(worst),
+    )
+
+
+@dataclass(frozen=True)
+class EvolutionGuarantee:
+    """What a Private Evolution job was accounted as: ``private_runs`` runs of ``iterations`` histograms."""
+
+    epsilon: float  # inf: no noise, not private
+    delta: float
+    noise_multiplier: float
+    iterations: int
+    private_runs: int
+    dataset_size: int
+    event_json: str | None
+
+    @property
+    def mechanisms(self) -> int:
+        return self.iterations * self.private_runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, mechanisms=self.mechanisms)
+
+
+def account_evolution(
+    target_epsilon: float, delta: float, *, iterations: int, private_runs: int, dataset_size: int
+) -> EvolutionGuarantee:
+    """Calibrate the histogram noise of a PE job to ``(target_epsilon, delta)`` and account it (PLD).
+
+    Every histogram any run computes on the private records is one Gaussian mechanism of sensitivity 1;
+    the job composes ``iterations * private_runs`` of them (adaptively: each run's candidates depend on
+    the previous noisy selections, which PLD composition covers). ``target_epsilon = inf``: sigma 0.
+    """
+    if math.isinf(target_epsilon):
+        return EvolutionGuarantee(math.inf, delta, 0.0, iterations, private_runs, dataset_size, None)
+    count = iterations * private_runs
+    sigma = calibrate(lambda s: gaussian_composition_event(s, count), target_epsilon, delta)
+    event = gaussian_composition_event(sigma, count)
+    eps = event_epsilon(event, delta)
+    return EvolutionGuarantee(
+        eps, delta, sigma, iterations, private_runs, dataset_size, dp_event_to_json(event)
     )
 
 

@@ -7,6 +7,7 @@ sampler and the statement all read it, and a resumed run refuses to continue und
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,6 +36,76 @@ class DPPlan:
         )
 
 
+def _expected_effective_batch(n: int, q: float, physical_batch: int | None) -> float:
+    """E[min(Binomial(n, q), B)]: the records a (truncated) batch really holds on average."""
+    if physical_batch is None:
+        return n * q
+    import numpy as np
+    from scipy.stats import binom
+
+    k = np.arange(physical_batch + 1)
+    return float((k * binom.pmf(k, n, q)).sum() + physical_batch * binom.sf(physical_batch, n, q))
+
+
+def choose_expected_batch(
+    n: int,
+    physical_batch: int,
+    steps: int,
+    target_epsilon: float,
+    delta: float,
+    *,
+    truncation_analysis: str = "pld",
+    candidates: int = 7,
+) -> tuple[int, float]:
+    """(expected batch, noise multiplier) minimising noise std per record of a batch (Table 31).
+
+    The ratio minimised is ``sigma / E[min(Binomial(n, q), B)]``: with the exact truncated analysis a
+    larger ``q`` costs privacy (sigma rises) once batches start to hit ``B`` and brings no more records,
+    so the optimum sits just below ``B``. With the union bound, only expected batches whose
+    ``(1 + e^eps) * eta <= delta / 10`` are considered (truncation then changes almost nothing).
+    ``candidates`` expected batches spread over [B/2, upper] are calibrated; the best is returned.
+    """
+    from scipy.stats import binom
+
+    if physical_batch >= n:
+        raise ValueError(f"physical batch {physical_batch} must be smaller than the dataset ({n} records)")
+    if truncation_analysis == "union_bound":
+        budget = delta / 10 / (1 + math.exp(min(target_epsilon, 700.0)))
+
+        def ok(b: int) -> bool:
+            return steps * binom.sf(physical_batch, n + 1, b / n) <= budget
+
+        lo, hi = 1, physical_batch
+        if not ok(lo):
+            raise ValueError("no expected batch keeps the truncation probability under delta/10")
+        while lo < hi:  # largest feasible expected batch (feasibility is monotone in b)
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+        upper = lo
+    else:
+        upper = min(n - 1, int(physical_batch * 1.05))
+    lower = max(1, min(upper, physical_batch // 2))
+    grid = sorted({round(lower + (upper - lower) * i / max(1, candidates - 1)) for i in range(candidates)})
+    best: tuple[float, int, float] | None = None
+    for b in grid:
+        q = b / n
+        sigma = accounting.calibrate_noise(
+            target_epsilon,
+            q,
+            steps,
+            delta,
+            dataset_size=n,
+            physical_batch=physical_batch,
+            sampling="truncated_poisson",
+            truncation_analysis=truncation_analysis,
+        )
+        ratio = sigma / _expected_effective_batch(n, q, physical_batch)
+        if best is None or ratio < best[0]:
+            best = (ratio, b, sigma)
+    assert best is not None
+    return best[1], best[2]
+
+
 def make_plan(n: int, config) -> DPPlan:
     """Calibrate the noise for ``config`` (a GeneratorConfig) on ``n`` records; ``auto`` picks the batch."""
     delta = config.delta or accounting.default_delta(n)
@@ -44,7 +115,7 @@ def make_plan(n: int, config) -> DPPlan:
     if config.expected_batch_size == "auto":
         if not truncated:
             raise ValueError("--expected_batch_size auto needs --sampling truncated_poisson (a batch cap)")
-        batch, sigma = accounting.choose_expected_batch(
+        batch, sigma = choose_expected_batch(
             n, cap, steps, config.epsilon, delta, truncation_analysis=analysis
         )
         sampling = SamplingPlan(n, float(batch), config.sampling, cap, analysis)

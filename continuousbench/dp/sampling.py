@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from continuousbench.dp.accounting import SAMPLINGS, TRUNCATION_ANALYSES
+SAMPLINGS = ("poisson", "truncated_poisson")
+TRUNCATION_ANALYSES = ("pld", "union_bound")  # exact PLD of the truncated mechanism, or Chua et al.'s bound
 
 
 @dataclass(frozen=True)

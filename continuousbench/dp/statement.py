@@ -1,4 +1,5 @@
-"""The privacy statement of a generator (Ponomareva et al. 2023 checklist) and the cards that carry it.
+"""Privacy statements (Ponomareva et al. 2023 checklist) of a generator and of a Private Evolution
+corpus, and the cards that carry them.
 
 The same markdown goes into the generator's model card and into the dataset card of every synthetic
 corpus sampled from it, so a corpus never travels without the guarantee it was produced under. Every
@@ -11,12 +12,13 @@ which published numbers are private.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.dp.accounting import PrivacyGuarantee
+from continuousbench.dp.accounting import EvolutionGuarantee, PrivacyGuarantee
 
 NON_PRIVATE = (
     "## Privacy statement\n\n"
@@ -28,17 +30,17 @@ NON_PRIVATE = (
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the statement needs to know about a DP run beyond its accounting."""
+    """What the statement needs to know about a DP run beyond its accounting (defaults: not recorded)."""
 
-    base_model: str
-    tokenizer: str  # class and vocabulary size
-    max_length: int
-    randomness: str  # SecretStreams.describe(...)
-    secret: bool  # False: test seed, no DP guarantee
-    learning_rates: list[float]  # every run of the sweep (one: no sweep)
-    learning_rate: float  # the published one
-    validation_records: int
-    delta_given: bool  # --delta passed (else 1/n^1.1)
+    base_model: str = "the base model"
+    tokenizer: str = "tokenizer not recorded"  # class, algorithm and vocabulary size
+    max_length: int | None = None  # None: not recorded
+    randomness: str = "Not recorded."  # SecretStreams.describe(...)
+    secret: bool = True  # False: test seed, no DP guarantee
+    learning_rates: list[float] = field(default_factory=list)  # every run of the sweep
+    learning_rate: float | None = None  # the published one
+    validation_records: int | None = None
+    delta_given: bool = False  # --delta passed (else 1/n^1.1)
     versions: dict[str, str] = field(default_factory=dict)
 
 
@@ -112,8 +114,9 @@ def _published_table(facts: RunFacts) -> str:
 
 def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None) -> str:
     """Markdown statement following the checklist; ``None`` gives the non-private statement."""
-    if g is None or facts is None:
+    if g is None:
         return NON_PRIVATE
+    facts = facts or RunFacts()
     runs = len(facts.learning_rates)
     tuning = (
         f"The learning rate {facts.learning_rate:g} was chosen among {runs} runs "
@@ -130,7 +133,8 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
     )
     rows = [
         ("epsilon", f"{g.epsilon:.4g}"),
-        ("delta", f"{g.delta:.3g} ({delta_origin})"),
+        ("delta", f"{g.delta:.3g}"),
+        ("delta's origin", delta_origin),
         ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),
         ("noise multiplier (sigma)", f"{g.noise_multiplier:.6g}"),
         ("steps", str(g.steps)),
@@ -143,7 +147,9 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
         ),
     ]
     table = "\n".join(f"| {k} | {v} |" for k, v in rows)
-    software = ", ".join(f"{k} {v}" for k, v in facts.versions.items())
+    software = ", ".join(f"{k} {v}" for k, v in facts.versions.items()) or "not recorded"
+    scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
+    length = facts.max_length or "the training sequence length in"
     if facts.secret:
         headline = (
             f"This generator was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-"
@@ -166,12 +172,12 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
    noisy gradients, so every checkpoint, the released weights and everything sampled from them
    (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
    the release's QA and support counts, and the corpus's **validation split**, which gets no
-   protection: the validation loss of every evaluation ({facts.validation_records} validation records)
-   is computed without noise, published below, and used to select the published checkpoint.
+   protection: the validation loss of every evaluation{scored} is computed without noise, published
+   below, and used to select the published checkpoint.
    {tuning}
 3. **Unit of privacy.** One corpus record (one document), example-level DP, full record. A record is
-   at most {facts.max_length} tokens of the tokenizer of `{facts.base_model}` ({facts.tokenizer});
-   longer records are cut to their first {facts.max_length} tokens. Each record is one example with an
+   at most {length} tokens of the tokenizer of `{facts.base_model}` ({facts.tokenizer});
+   longer records are cut to their first {length} tokens. Each record is one example with an
    empty prompt; its loss is the mean over its tokens.
 4. **Adjacency.** Add-or-remove one record.
 5. **Sampling.** {_sampling_line(g)}. Batches are drawn exactly as accounted (no shuffling).
@@ -222,3 +228,77 @@ def generator_card(
         f"{statement}"
     )
     return ModelCard(body)
+
+
+def evolution_statement(g: EvolutionGuarantee, *, temperatures: list[float], sweep_voters: str) -> str:
+    """Markdown statement of a Private Evolution corpus (same checklist as :func:`privacy_statement`)."""
+    choices = ", ".join(f"{t:g}" for t in temperatures)
+    if len(temperatures) == 1:
+        selection = "One temperature was used: nothing was selected."
+    elif sweep_voters == "private":
+        selection = (
+            f"It also picked the temperature among {choices} by each sweep run's final FID; the sweep runs' "
+            "histograms were computed on the private records and are part of the accounting."
+        )
+    else:
+        selection = (
+            f"It also picked the temperature among {choices} by each sweep run's final FID; in the sweep "
+            "runs the validation records voted instead of the private ones, so the sweep read none."
+        )
+    common = (
+        "3. **Not covered, and not protected.** The corpus's validation split: the FID after every "
+        f"iteration is measured against it and published. {selection} The dataset size n (it sets delta) "
+        "is treated as public. The API model, the embedding model and the prompts are public; "
+        "hyperparameters chosen before this job are not accounted for."
+    )
+    if math.isinf(g.epsilon):
+        return f"""## Privacy statement
+
+This corpus was made by Private Evolution **without noise** (epsilon = infinity): the selected texts
+may reveal any record of the private corpus; it is a non-private reference point.
+
+1. **What the private records influence.** Only the vote histograms (each record votes once per
+   iteration for its nearest synthetic candidate); the API saw public prompts and synthetic text only.
+2. **Unit.** One corpus record.
+{common}
+"""
+    rows = [
+        ("epsilon", f"{g.epsilon:.4g}"),
+        ("delta", f"{g.delta:.3g}"),
+        ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),
+        ("noise std per histogram bin (sigma)", f"{g.noise_multiplier:.6g}"),
+        ("iterations per run (T)", str(g.iterations)),
+        ("runs whose histograms read private records", str(g.private_runs)),
+        ("Gaussian mechanisms composed", str(g.mechanisms)),
+        ("dataset size n", str(g.dataset_size)),
+    ]
+    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return f"""## Privacy statement
+
+This corpus was made by Private Evolution (Aug-PE) and satisfies
+**({g.epsilon:.4g}, {g.delta:.3g})-differential privacy** with respect to the private corpus.
+
+1. **DP setting.** Central DP: the party running the job is trusted to run the mechanism as described.
+   The synthetic corpus is released.
+2. **What the guarantee covers.** The vote histograms: in every iteration each private record votes
+   once for its nearest synthetic candidate (embedding L2 distance), and Gaussian noise of std sigma,
+   drawn from the operating system's entropy (not from the published seed), is added to every bin
+   before any use. Everything else - the selected populations, the rewrites, this corpus, the FID
+   history and the temperature choice - is post-processing of the noisy histograms and public data.
+   The API calls saw only public prompts and synthetic text, never a private record.
+{common}
+4. **Unit of privacy and adjacency.** One corpus record; add-or-remove one record. A record casts one
+   vote per histogram, so each histogram has L2 sensitivity 1.
+5. **Accounting.** The {g.mechanisms} histograms are composed adaptively.
+
+| quantity | value |
+| --- | --- |
+{table}
+
+6. **Serialised DP event** (`dp_accounting` DpEvent, `continuousbench.dp.accounting.dp_event_from_json`
+   rebuilds it):
+
+```json
+{g.event_json}
+```
+"""

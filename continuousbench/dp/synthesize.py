@@ -1,20 +1,36 @@
 """Sample a synthetic corpus from a generator folder and write it as a dataset folder.
 
-Every document is sampled from an empty prompt (BOS only), the same way the generator was trained
-(``inputs: ""``). Empty outputs are dropped and counted. The folder holds
-``data/train-00000-of-00001.parquet`` (one ``text`` column) and a dataset card whose YAML ``configs:``
-makes ``load_dataset(folder)`` and the harness's ``load_corpus(folder)`` work, with the generator's
-provenance and privacy statement. It is written to a temp folder and renamed into place.
+    continuousbench synthesize --generator runs/gen-eps10 --output_dir runs/syn-eps10 --num_samples 200000
+    torchrun --nproc_per_node 8 recipes/synthesize.py --generator runs/gen-eps10 --output_dir runs/syn-eps10
+    continuousbench synthesize --generator runs/gen-eps10 --output_dir runs/syn-eps10 \\
+        --backend completions:http://127.0.0.1:8000/v1#gen --max_in_flight 64
+
+Every document is sampled from an empty prompt, the way the generator was trained (``inputs: ""``): the
+tokenizer's own start token if it adds one, else its BOS token, else its EOS token. Empty outputs are
+dropped and counted. The folder (:mod:`continuousbench.dp.corpus`) carries the generator's provenance and
+privacy statement. Everything is staged in a hidden work folder and published once complete.
+
+Backends. ``local`` (default) samples with ``transformers`` in this process. Under ``torchrun`` /
+``accelerate launch`` the batches are dealt round-robin to the processes, each process writes its shard
+into the work folder, and process 0 merges them in batch order; batch ``b`` is always seeded
+``seed + b * batch_size``, so the corpus is the same for any number of processes. An endpoint
+(``completions:<url>#<model>``, e.g. vLLM serving the base model with the LoRA adapter, or
+``endpoint:<url>#<model>`` for chat) is sampled from process 0 only: the server does the parallel work,
+with ``--max_in_flight`` requests at once and an on-disk cache that ``--resume`` reuses.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PARQUET = "data/train-00000-of-00001.parquet"
+from continuousbench.commands import bounds
+
+logger = logging.getLogger(__name__)
+
+SHARD = "shards/rank-{:05d}.parquet"
 
 
 @dataclass
@@ -23,15 +39,25 @@ class SynthesisArguments:
         metadata={"help": "Generator folder (LoRA adapter + tokenizer, or a merged model)."}
     )
     output_dir: str = field(metadata={"help": "Where the synthetic corpus folder goes."})
-    num_samples: int = field(
-        default=1000, metadata={"help": "Documents to sample (before dropping empties)."}
+    backend: str = field(
+        default="local",
+        metadata={
+            "help": "local (transformers here), completions:<url>#<model> (raw completions, e.g. vLLM with "
+            "the LoRA adapter) or endpoint:<url>#<model> (chat completions)."
+        },
     )
-    temperature: float = field(default=1.0, metadata={"help": "Sampling temperature (paper default 1)."})
-    top_k: int | None = field(default=None, metadata={"help": "Top-k (default: none, i.e. infinity)."})
-    top_p: float | None = field(default=None, metadata={"help": "Nucleus sampling mass (default: none)."})
-    max_new_tokens: int = field(default=256, metadata={"help": "Longest document in tokens."})
-    batch_size: int = field(default=32, metadata={"help": "Documents per generation batch."})
+    num_samples: int = field(default=1000, metadata=bounds("[1, inf)", "Documents to sample."))
+    temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Sampling temperature (paper: 1)."))
+    top_k: int | None = field(default=None, metadata=bounds("[1, inf)", "Top-k (default: none, i.e. all)."))
+    top_p: float | None = field(default=None, metadata=bounds("(0, 1]", "Nucleus mass (default: none)."))
+    max_new_tokens: int = field(default=256, metadata=bounds("[1, 1000000]", "Longest document in tokens."))
+    batch_size: int = field(default=32, metadata=bounds("[1, 1000000]", "Documents per local batch."))
+    max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint requests at once."))
+    cache_dir: str | None = field(
+        default=None, metadata={"help": "Endpoint answer cache (default: the work folder, kept by --resume)."}
+    )
     seed: int = field(default=0, metadata={"help": "Same seed, same corpus."})
+    resume: bool = field(default=False, metadata={"help": "Continue a killed run (finished shards, cache)."})
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing output folder."})
 
 
@@ -45,14 +71,16 @@ def make_parser():
     )
 
 
-def load_generator(folder: str):
-    """(model, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
+def load_generator(folder: str, *, with_model: bool = True):
+    """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = Path(folder)
     if not path.is_dir():
         raise FileNotFoundError(f"generator {folder} does not exist: pass a folder from train-generator")
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    if not with_model:
+        return None, tokenizer
     if (path / "adapter_config.json").is_file():
         from peft import AutoPeftModelForCausalLM
 
@@ -62,7 +90,37 @@ def load_generator(folder: str):
     return model, tokenizer
 
 
+def start_prompt(tokenizer) -> str:
+    """The text of an empty document's prompt: "" when the tokenizer adds its own start token, else the
+    BOS token, else the EOS token (as a special-token string, which tokenises to that one token)."""
+    if tokenizer("", add_special_tokens=True)["input_ids"]:
+        return ""
+    token = tokenizer.bos_token or tokenizer.eos_token
+    if token is None:
+        raise ValueError(
+            "the generator's tokenizer has no BOS and no EOS token, so an empty prompt cannot start a "
+            "document; set tokenizer.bos_token in the generator folder's tokenizer_config.json"
+        )
+    return token
+
+
+def _sampling(args: SynthesisArguments) -> dict:
+    keys = ("backend", "num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
+    return {k: getattr(args, k) for k in keys}
+
+
+def _guarantee(generator: Path) -> dict | None:
+    """The generator's privacy guarantee without its training losses (computed on private records)."""
+    file = generator / "privacy.json"
+    if not file.is_file():
+        return None
+    stated = json.loads(file.read_text())
+    return {k: v for k, v in stated.items() if k not in ("history", "validation_loss", "truncated_batches")}
+
+
 def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
+    from continuousbench.dp.corpus import corpus_card
+
     gen = Path(args.generator)
     statement = "No privacy statement was found in the generator folder."
     readme = gen / "README.md"
@@ -71,68 +129,140 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
         start = text.find("## Privacy statement")
         statement = text[start:] if start >= 0 else statement
     privacy = json.loads((gen / "privacy.json").read_text()) if (gen / "privacy.json").is_file() else {}
-    sampling = {
-        k: getattr(args, k)
-        for k in ("num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
-    }
-    return (
-        "---\nconfigs:\n- config_name: default\n  data_files:\n"
-        "  - split: train\n    path: data/train-*.parquet\n"
-        "tags:\n- continuousbench\n- synthetic\n"
-        + ("- differential-privacy\n" if privacy.get("private") else "")
-        + "---\n\n# Synthetic corpus\n\n"
-        f"{kept} documents sampled from the generator `{gen.resolve()}` "
-        f"({dropped} empty samples dropped).\n\n"
-        f"## Sampling\n\n```json\n{json.dumps(sampling, indent=2)}\n```\n\n"
-        "## Generator provenance and privacy\n\n"
-        "Everything here is post-processing of the generator, so the generator's guarantee applies to this "
-        f"corpus as a whole.\n\n{statement.replace('## Privacy statement', '### Privacy statement', 1)}"
+    sampling = _sampling(args)
+    return corpus_card(
+        title="Synthetic corpus",
+        description=(
+            f"{kept} documents sampled from the generator `{gen.resolve()}` ({dropped} empty samples "
+            "dropped).\n\n## Generator provenance and privacy\n\nEverything here is post-processing of the "
+            "generator, so the generator's guarantee applies to this corpus as a whole."
+        ),
+        settings=sampling,
+        statement=statement.replace("## Privacy statement", "### Privacy statement", 1),
+        private=bool(privacy.get("private")),
     )
 
 
-def main(args: SynthesisArguments) -> Path:
-    """Sample, drop empties, write the corpus folder atomically; return it."""
-    from datasets import Dataset
+def _sample_local(args: SynthesisArguments, state, shard: Path) -> None:
+    """This process's share of the batches (``b % processes == index``), written to ``shard``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    from continuousbench.files import atomic_write
     from continuousbench.llm import generate_batched
 
-    out = Path(args.output_dir)
-    if out.exists() and not args.overwrite:
-        raise FileExistsError(f"{out} already exists: pass --overwrite to replace it")
-    if args.num_samples < 1:
-        raise ValueError(f"--num_samples must be positive, got {args.num_samples}")
     model, tokenizer = load_generator(args.generator)
-    # An empty prompt tokenises to BOS alone: the training examples' empty `inputs`.
-    texts = generate_batched(
-        model,
-        tokenizer,
-        [""] * args.num_samples,
+    model.to(state.device)
+    prompt = start_prompt(tokenizer)
+    batches = range(state.process_index, -(-args.num_samples // args.batch_size), state.num_processes)
+    rows: dict[str, list] = {"batch": [], "text": []}
+    for done, b in enumerate(batches, 1):
+        size = min(args.batch_size, args.num_samples - b * args.batch_size)
+        texts = generate_batched(
+            model, tokenizer, [prompt] * size, max_new_tokens=args.max_new_tokens, batch_size=size,
+            do_sample=True, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+            seed=args.seed + b * args.batch_size,
+        )  # fmt: skip
+        rows["batch"] += [b] * size
+        rows["text"] += texts
+        if state.is_main_process and done % 10 == 0:
+            logger.info("sampled %d of %d batches (process 0)", done, len(batches))
+    atomic_write(shard, lambda tmp: pq.write_table(pa.table(rows), tmp))
+
+
+def _merge_shards(work: Path, processes: int) -> list[str]:
+    """Every shard's texts in batch order (a stable sort keeps each batch's own order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.concat_tables([pq.read_table(work / SHARD.format(r)) for r in range(processes)])
+    return table.sort_by("batch").column("text").to_pylist()
+
+
+def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
+    from continuousbench.llm import GenerationError, make_generator
+
+    _, tokenizer = load_generator(args.generator, with_model=False)
+    cache = Path(args.cache_dir) if args.cache_dir else staged.work / "cache"
+    generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache)
+    try:
+        generator.check()
+    except GenerationError:
+        if not args.resume:  # nothing was done: leave no unfinished run behind
+            staged.discard()
+        raise
+    sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
+    return generator.generate(
+        [start_prompt(tokenizer)] * args.num_samples,
         max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        do_sample=True,
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
         seed=args.seed,
+        **{k: v for k, v in sampling.items() if v is not None},
     )
+
+
+def _staged(args: SynthesisArguments, state):
+    """(staged output or None, its work folder): made on process 0, whose failure stops every process."""
+    from continuousbench.files import StagedOutput
+
+    message, staged = None, None
+    if state.is_main_process:
+        try:
+            staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume)
+            config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
+            staged.pin_config(config | {"processes": state.num_processes})
+        except (ValueError, FileExistsError, FileNotFoundError) as err:
+            if state.num_processes == 1:
+                raise
+            message = str(err)
+    box = [message, None if staged is None else str(staged.work)]
+    if state.num_processes > 1:
+        import torch.distributed as dist
+
+        dist.broadcast_object_list(box, src=0)
+    if box[0] is not None:
+        if state.is_main_process:
+            raise ValueError(box[0])
+        raise SystemExit(2)  # process 0 reports it, in one line
+    return staged, Path(box[1])
+
+
+def main(args: SynthesisArguments) -> Path | None:
+    """Sample, drop empties, publish the corpus folder; return it (None on processes other than 0)."""
+    import torch
+    from accelerate import PartialState
+
+    from continuousbench.dp.corpus import write_corpus
+    from continuousbench.files import write_json
+
+    state = PartialState(cpu=not torch.cuda.is_available())  # cpu=True: gloo under torchrun without GPUs
+    staged, work = _staged(args, state)
+    local = args.backend == "local"
+    if local:
+        shard = work / SHARD.format(state.process_index)
+        if not shard.is_file():
+            _sample_local(args, state, shard)
+        state.wait_for_everyone()
+    if not state.is_main_process:
+        return None
+    texts = _merge_shards(work, state.num_processes) if local else _sample_endpoint(args, staged)
     kept = [t.strip() for t in texts if t.strip()]
     dropped = len(texts) - len(kept)
     if not kept:
         raise ValueError(f"all {len(texts)} samples were empty: check the generator and --max_new_tokens")
-    tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    (tmp / "data").mkdir(parents=True)
-    Dataset.from_dict({"text": kept}).to_parquet(str(tmp / PARQUET))
-    (tmp / "README.md").write_text(_card(args, len(kept), dropped))
-    (tmp / "synthesis.json").write_text(json.dumps({"kept": len(kept), "dropped_empty": dropped}, indent=2))
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
-    return out
+    write_corpus(staged.work, kept, _card(args, len(kept), dropped))
+    write_json(
+        staged.work / "synthesis.json",
+        {"kept": len(kept), "dropped_empty": dropped, "sampling": _sampling(args)},
+    )
+    outputs = ["data", "README.md", "synthesis.json"]
+    guarantee = _guarantee(Path(args.generator))
+    if guarantee is not None:  # the harness records it with every result on this corpus
+        write_json(staged.work / "privacy.json", guarantee)
+        outputs.append("privacy.json")
+    return staged.publish(outputs)
 
 
-def cli(argv: list[str] | None = None) -> Path:
+def cli(argv: list[str] | None = None) -> Path | None:
     from continuousbench.commands import run
 
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+    return run(lambda: main(*make_parser().parse(argv)), report=lambda path: path and print(path))

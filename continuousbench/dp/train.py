@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import continuousbench
 from continuousbench.commands import bounds
 from continuousbench.dp import processes
 from continuousbench.harness.config import EvaluatorConfig, ModelArguments
@@ -331,7 +332,7 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
         "seed": config.seed,
         "max_length": config.max_length,
         "validation_loss (not private: validation split)": chosen["validation_loss"],
-        "package_version": _version(),
+        "package_version": continuousbench.__version__,
     }
     card = generator_card(
         statement, base_model=model_args.model, corpus=source, details=details, private=plan is not None
@@ -342,12 +343,6 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
             path.chmod(0o644)
     staged.publish([*names, PRIVACY_FILE, CARD_FILE])
     logger.info("generator published in %s", staged.out)
-
-
-def _version() -> str:
-    from continuousbench import __version__
-
-    return __version__
 
 
 def cli(argv: list[str] | None = None) -> Path:

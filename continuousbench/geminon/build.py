@@ -1,8 +1,9 @@
 """Build a Geminon release: world -> candidates + selection -> render -> QA + support counts -> write.
 
 The long stages (world, selection, render) write their output to a work folder
-``<root>/.work/<release-id>-seed<seed>/`` as they finish (render in chunks), so an interrupted build
-picks up where it stopped; the folder is removed once the release is written. Every random choice
+``<root>/.work/<release-id>-<hash of the settings>/`` as they finish (render in chunks), so an
+interrupted build picks up where it stopped, and a build with other settings starts over in a folder of
+its own; the folder is removed once the release is written. Every random choice
 comes from one ``SeedSequence`` keyed by the seed and the quarter, so each quarter is a fresh world and
 the same seed and quarter give a byte-identical release.
 """
@@ -13,22 +14,25 @@ import logging
 import re
 import shutil
 from collections import Counter
-from collections.abc import Sequence
 from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import continuousbench
+from continuousbench.commands import bounds
+from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
-from continuousbench.geminon.realizers.base import Draft, make_realizer
-from continuousbench.geminon.sampling import Selection, coverage_sample, incidence_matrix
-from continuousbench.geminon.schema import Geminon, mention, parse_mention
-from continuousbench.geminon.sizes import STYLES, SizeSpec, get_size
+from continuousbench.geminon.realizers import make_realizer
+from continuousbench.geminon.schema import Geminon
+from continuousbench.geminon.selection import drafts_of, selection_stage
+from continuousbench.geminon.sizes import SizeSpec, get_size
 from continuousbench.release.ids import ReleaseId
-from continuousbench.release.layout import default_root, release_dir
+from continuousbench.release.layout import HOME_ENV, default_root, release_dir
+from continuousbench.release.write import check_replaceable
 from continuousbench.stages import StageProgress, WorkDir
 
 log = logging.getLogger(__name__)
@@ -37,6 +41,35 @@ ROUNDS = 100  # sampling rounds: batches of ~1% of each style's target between c
 RENDER_CHUNK = 20_000  # documents per resumable render part
 SEED_KEYS = ("world", "drafts", "sensitive", "sampling", "shuffle", "qa_public", "qa_singleton")
 _QUARTER = re.compile(r"\d{4}q[1-4]")
+
+
+@dataclass
+class GeminonBuildArguments:
+    """What a build takes: ``continuousbench build geminon`` and ``builders/geminon.py`` parse it."""
+
+    size: str = field(default="tiny", metadata={"help": "tiny, small or medium."})
+    quarter: str = field(default="2026q1", metadata={"help": "Release quarter, YYYYqN."})
+    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of every random choice."))
+    out: str | None = field(default=None, metadata={"help": "Root folder (default $CONTINUOUSBENCH_HOME)."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace an existing release."})
+    namer: str = field(default="offline", metadata={"help": "offline, or a text-generation spec for names."})
+    realizer: str = field(
+        default="template", metadata={"help": "template, or a text-generation spec for prose."}
+    )
+    oversample: float | None = field(
+        default=None,
+        metadata=bounds(
+            "[1, inf)", "Cap each candidate pool at this multiple of its target (default: the paper)."
+        ),
+    )
+    rounds: int = field(default=ROUNDS, metadata=bounds("[1, inf)", "Coverage-aware sampling rounds."))
+    sensitive_candidates: int = field(
+        default=C.SENSITIVE_CANDIDATES, metadata=bounds("[1, inf)", "Wiki drafts per sensitive entity.")
+    )
+    audit: bool | None = field(
+        default=None,
+        metadata={"help": "Check every document against its provenance (default: LLM realizers)."},
+    )
 
 
 def release_id(size: str, quarter: str) -> ReleaseId:
@@ -56,67 +89,55 @@ def stage_seeds(seed: int, rid: ReleaseId) -> dict[str, int]:
 
 
 def build_release(
-    size: str = "tiny",
-    quarter: str = "2026q1",
-    seed: int = 0,
-    root: Path | None = None,
-    overwrite: bool = False,
-    namer: str = "offline",
-    realizer: str = "template",
-    progress: bool = True,
-    *,
-    oversample: float | None = C.OVERSAMPLE,
-    rounds: int = ROUNDS,
-    sensitive_candidates: int = C.SENSITIVE_CANDIDATES,
-    audit: bool | None = None,
-    timings: dict[str, float] | None = None,
+    args: GeminonBuildArguments, *, progress: bool = True, timings: dict[str, float] | None = None
 ) -> Path:
-    """Build ``geminon-<size>-<quarter>`` under ``root`` and return its folder.
+    """Build ``geminon-<size>-<quarter>`` under ``args.out`` and return its folder.
 
-    Candidate pools have the paper's sizes unless ``oversample`` caps each public style's pool at that
-    multiple of its target (see :mod:`continuousbench.geminon.corpus`). ``audit`` checks every rendered
-    document against its provenance and drops failures (default: on for LLM realizers; the template
-    realizer is grounded by construction and tested). ``timings``, when given, receives wall seconds
-    per stage.
+    Candidate pools have the paper's sizes unless ``args.oversample`` caps each public style's pool at
+    that multiple of its target (see :mod:`continuousbench.geminon.corpus`). ``args.audit`` checks every
+    rendered document against its provenance and drops failures (default: on for LLM realizers; the
+    template realizer is grounded by construction and tested). ``progress`` shows bars; ``timings``,
+    when given, receives wall seconds per stage.
     """
-    spec = get_size(size)
-    rid = release_id(size, quarter)
-    if (oversample is not None and oversample < 1) or rounds < 1 or sensitive_candidates < 1:
+    a = args
+    spec = get_size(a.size)
+    rid = release_id(a.size, a.quarter)
+    if (a.oversample is not None and a.oversample < 1) or a.rounds < 1 or a.sensitive_candidates < 1:
         raise ValueError(
             "oversample must be >= 1 (or None for the paper's pools); rounds, sensitive_candidates >= 1"
         )
-    root = Path(root).expanduser() if root is not None else default_root()
-    target = release_dir(rid, root)
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
+    root = Path(a.out).expanduser() if a.out else default_root()
+    root = check_writable_dir(root, "--out" if a.out else f"${HOME_ENV}")
+    check_replaceable(rid, release_dir(rid, root), a.overwrite)
     settings = {
         "release": str(rid),
-        "seed": seed,
-        "namer": namer,
-        "realizer": realizer,
-        "oversample": oversample,
-        "rounds": rounds,
-        "sensitive_candidates": sensitive_candidates,
+        "seed": a.seed,
+        "namer": a.namer,
+        "realizer": a.realizer,
+        "oversample": a.oversample,
+        "rounds": a.rounds,
+        "sensitive_candidates": a.sensitive_candidates,
         "package_version": continuousbench.__version__,
     }
-    text_maker = make_realizer(realizer)  # a bad spec fails here, before any work
-    work = WorkDir(root / ".work" / f"{rid}-seed{seed}", settings)
-    seeds = stage_seeds(seed, rid)
+    text_maker = make_realizer(a.realizer)  # a bad spec fails here, before any work
+    _check_generators(a.namer, a.realizer)  # and so does an endpoint that does not answer
+    work = WorkDir.for_settings(root / ".work", str(rid), settings)
+    seeds = stage_seeds(a.seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
     with stages.progress:
-        world = _world_stage(work, stages, spec, seeds["world"], namer)
-        selection = _selection_stage(
-            work, stages, spec, world, text_maker, seeds, oversample, rounds, sensitive_candidates
+        world = _world_stage(work, stages, spec, seeds["world"], a.namer)
+        selection = selection_stage(
+            work, stages, spec.mix, world, text_maker, seeds, a.oversample, a.rounds, a.sensitive_candidates
         )
         texts = _render_stage(work, stages, world, text_maker, selection)
         with stages.stage("qa"):
-            audit = realizer != "template" if audit is None else audit
+            audit = a.realizer != "template" if a.audit is None else a.audit
             parts, report = assemble(spec, rid, world, selection, texts, seeds, audit=audit)
         generator = {
             "builder": "continuousbench.geminon.build",
-            "namer": namer,
-            "realizer": realizer,
+            "namer": a.namer,
+            "realizer": a.realizer,
             "seeds": seeds,
             **work.read_json("selection.json"),
             **report,
@@ -128,9 +149,9 @@ def build_release(
                 rid,
                 _datasets(parts),
                 root=root,
-                seed=seed,
+                seed=a.seed,
                 generator=generator,
-                overwrite=overwrite,
+                overwrite=a.overwrite,
                 card_notes=NOTES,
             )
     shutil.rmtree(work.path)
@@ -144,6 +165,17 @@ NOTES = (
     "`mentions` lists the `idx:feature` facts each document states; `support_count` counts `corpus.train` "
     "documents stating every feature an answer needs."
 )
+
+
+def _check_generators(*specs: str) -> None:
+    """Text-generation specs are well-formed, and their endpoints answer, before any work is done."""
+    from continuousbench.llm import make_generator
+
+    for spec in specs:
+        if spec not in ("offline", "template") and not spec.startswith("transformers:"):
+            generator = make_generator(spec)
+            if hasattr(generator, "check"):
+                generator.check()
 
 
 def _remove_if_empty(path: Path) -> None:
@@ -169,112 +201,6 @@ def _world_stage(
     return world
 
 
-def _selection_stage(
-    work: WorkDir,
-    stages: StageProgress,
-    spec: SizeSpec,
-    world: list[Geminon],
-    realizer,
-    seeds: dict[str, int],
-    oversample: float | None,
-    rounds: int,
-    sensitive_candidates: int,
-) -> dict[str, list]:
-    """Draft candidate pools, select by coverage; rows of the chosen drafts (sensitive first)."""
-    if work.file("selection.json").exists():
-        return work.read_table("selection.parquet")
-    by_idx = {g.idx: g for g in world}
-    index = C.PairIndex(world)
-    draft_rng = np.random.default_rng(seeds["drafts"])
-    pools: dict[str, C.Pool] = {}
-    plans: dict[str, C.PoolPlan] = {}
-    for style in STYLES:
-        units = C.public_units(world, style)
-        plans[style] = plan = C.plan_pool(style, len(units), spec.mix.get(style, 0), oversample)
-        with stages.stage(f"candidates {style}", total=len(units), note=f" ({plan.candidates:,})") as advance:
-            pools[style] = C.draft_pool(
-                realizer, style, units, plan.per_unit, by_idx, index, draft_rng, lambda _u: advance()
-            )
-    with stages.stage("sensitive articles"):
-        sensitive, sensitive_stats = C.sensitive_articles(
-            realizer, world, np.random.default_rng(seeds["sensitive"]), sensitive_candidates
-        )
-    with stages.stage("selection", total=rounds) as advance:
-        selection = coverage_sample(
-            {s: incidence_matrix(p.indptr, p.pairs, index.n_pairs) for s, p in pools.items()},
-            {s: p.target for s, p in plans.items()},
-            np.random.default_rng(seeds["sampling"]),
-            rounds=rounds,
-            counts=_counts(sensitive, index),
-            on_round=lambda _r: advance(),
-        )
-    drafts = [(d, "sensitive") for d in sensitive]
-    drafts += [(pools[s].draft(int(r), index), "public") for s in STYLES for r in selection.indices[s]]
-    rows = _selection_rows(drafts)
-    work.write_table("selection.parquet", rows)
-    work.write_json(
-        "selection.json", _selection_report(plans, pools, selection, sensitive_stats, oversample, rounds)
-    )
-    return rows
-
-
-def _counts(drafts: Sequence[Draft], index: C.PairIndex) -> np.ndarray:
-    counts = np.zeros(index.n_pairs, dtype=np.int64)
-    for d in drafts:
-        for m in set(d.mentions):
-            counts[index.ids[m]] += 1
-    return counts
-
-
-def _selection_rows(drafts: Sequence[tuple[Draft, str]]) -> dict[str, list]:
-    return {
-        "style": [d.style for d, _ in drafts],
-        "subset": [s for _, s in drafts],
-        "subjects": [list(d.subjects) for d, _ in drafts],
-        "mentions": [[mention(i, f) for i, f in d.mentions] for d, _ in drafts],
-        "seed": [d.seed for d, _ in drafts],
-        "text": [d.text for d, _ in drafts],
-    }
-
-
-def _selection_report(
-    plans, pools, selection: Selection, sensitive_stats, oversample, rounds
-) -> dict[str, Any]:
-    styles = {}
-    for style, plan in plans.items():
-        styles[style] = {
-            "units": plan.units,
-            "per_unit": plan.per_unit,
-            "paper_per_unit": C.PAPER_PER_UNIT[style],
-            "paper_candidates": plan.paper_candidates,
-            **selection.stats[style],
-            **dict(sorted(pools[style].dropped.items())),
-        }
-    return {
-        "sampling": {
-            "method": "coverage-aware weighted sampling, score = sum 1/(1+count) (paper G.2)",
-            "rounds": rounds,
-            "oversample": oversample,  # None: the paper's candidates per unit
-            "min_oversample": C.MIN_OVERSAMPLE,
-        },
-        "pools": styles,
-        "sensitive": sensitive_stats,
-    }
-
-
-def _drafts(selection: dict[str, list], start: int, stop: int) -> list[Draft]:
-    return [
-        Draft(
-            style=selection["style"][i],
-            subjects=tuple(selection["subjects"][i]),
-            mentions=tuple(parse_mention(m) for m in selection["mentions"][i]),
-            seed=selection["seed"][i],
-            text=selection["text"][i],
-        )
-        for i in range(start, stop)
-    ]
-
-
 def _render_stage(
     work: WorkDir, stages: StageProgress, world: list[Geminon], realizer, selection
 ) -> list[str]:
@@ -287,7 +213,7 @@ def _render_stage(
             stop = min(start + RENDER_CHUNK, n)
             name = f"render/part-{part:05d}.parquet"
             if not work.file(name).exists():
-                rendered = realizer.render(_drafts(selection, start, stop), by_idx)
+                rendered = realizer.render(drafts_of(selection, start, stop), by_idx)
                 if len(rendered) != stop - start:
                     raise RuntimeError(f"realizer rendered {len(rendered)} texts for {stop - start} drafts")
                 work.write_table(name, {"text": [t if t is not None else "" for t in rendered]})

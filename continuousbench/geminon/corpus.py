@@ -31,9 +31,9 @@ from itertools import combinations
 
 import numpy as np
 
-from continuousbench.geminon.realizers.base import Draft, Realizer
+from continuousbench.geminon.realizers.base import STYLES, Draft, Realizer
 from continuousbench.geminon.schema import FEATURES, Geminon
-from continuousbench.geminon.sizes import STYLES, SizeSpec
+from continuousbench.geminon.sizes import SizeSpec
 
 PAPER_PER_UNIT: dict[str, int] = {"wiki": 1000, "journal": 1000, "evolution": 1000, "comparison": 3}
 OVERSAMPLE: float | None = None  # None: the paper's pool sizes

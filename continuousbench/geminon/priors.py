@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from continuousbench.files import write_text
 from continuousbench.geminon.schema import STATS
 
 # The nine attributes of App. G.1.2 (height in decimetres and weight in hectograms, PokeAPI's units).
@@ -208,15 +208,8 @@ def derive_priors(csv_dir: str | os.PathLike) -> Priors:
 
 def write_priors(priors: Priors, path: str | os.PathLike = PRIORS_PATH) -> Path:
     """Write ``priors`` as deterministic JSON (sorted keys), atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(priors.to_json(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, delete=False, suffix=".tmp"
-    ) as f:
-        f.write(text)
-    os.replace(f.name, path)
-    return path
+    return write_text(path, text)  # indent 1, not files.dumps: the committed file keeps its layout
 
 
 @cache

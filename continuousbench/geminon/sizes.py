@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STYLES: tuple[str, ...] = ("wiki", "journal", "evolution", "comparison")
-
 
 @dataclass(frozen=True)
 class SizeSpec:

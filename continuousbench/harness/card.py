@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PARTS = ("qa_public", "qa_singleton")
+from continuousbench.release.layout import QA_PARTS
+
 METRIC_NAMES = {"exact_match": "Exact match", "contains": "Contains", "llm_match": "LLM match"}
 
 
@@ -29,7 +30,7 @@ def model_card(results: dict, model_name: str):
             metric_name=METRIC_NAMES.get(name, name),
             metric_value=round(100 * m["accuracy"], 2) if m["accuracy"] is not None else None,
         )
-        for part in PARTS
+        for part in QA_PARTS
         if part in results["metrics"]
         for name, m in results["metrics"][part]["metrics"].items()
     ]
@@ -47,7 +48,7 @@ def model_card(results: dict, model_name: str):
             _pct(results["metrics"][part]["metrics"].get(k, {}).get("accuracy")) for k in METRIC_NAMES
         )
         + " |"
-        for part in PARTS
+        for part in QA_PARTS
         if part in results["metrics"]
     )
     selected = results["selected_checkpoint"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from trl import SFTConfig
 
+from continuousbench.commands import bounds
 from continuousbench.harness.modeling import LORA_TARGETS, TUNINGS
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
@@ -48,28 +49,35 @@ class EvaluatorConfig(SFTConfig):
     tokens, cycling over the corpus as many times as that takes.
     """
 
+    output_dir: str | None = field(
+        default=None, metadata={"help": "Run folder (required): results, model and checkpoints go here."}
+    )
     samples_per_step: int | None = field(
         default=SAMPLES_PER_STEP,
-        metadata={
-            "help": "Packed blocks per optimizer step; sets gradient_accumulation_steps from "
-            "per_device_train_batch_size x processes. None keeps gradient_accumulation_steps as given."
-        },
+        metadata=bounds(
+            "[1, inf)",
+            "Packed blocks per optimizer step; sets gradient_accumulation_steps from "
+            "per_device_train_batch_size x processes. None keeps gradient_accumulation_steps as given.",
+        ),
     )
     max_steps: int = field(
         default=10_000,
-        metadata={
-            "help": "Optimizer steps (0: no training, score the base checkpoint).",
-            "aliases": ["--steps"],
-        },
+        metadata=bounds(
+            "[0, inf)", "Optimizer steps (0: no training, score the base checkpoint).", aliases=["--steps"]
+        ),
     )
-    learning_rate: float = field(default=2e-4, metadata={"help": "Peak learning rate (Table 30)."})
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.995
-    weight_decay: float = 0.1
+    learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate (Table 30)."))
+    adam_beta1: float = field(default=0.9, metadata=bounds("[0, 1)", "AdamW beta1."))
+    adam_beta2: float = field(default=0.995, metadata=bounds("[0, 1)", "AdamW beta2."))
+    weight_decay: float = field(default=0.1, metadata=bounds("[0, inf)", "AdamW weight decay."))
     lr_scheduler_type: str = "cosine"  # decays to 0 (Table 29: end learning-rate fraction 0)
-    warmup_steps: float = 0.1  # < 1: a fraction of max_steps
-    per_device_train_batch_size: int = 8
-    max_length: int | None = 256
+    warmup_steps: float = field(
+        default=0.1, metadata=bounds("[0, inf)", "Warmup steps; below 1: a fraction of max_steps.")
+    )
+    per_device_train_batch_size: int = field(
+        default=8, metadata=bounds("[1, inf)", "Packed blocks per device per forward pass.")
+    )
+    max_length: int | None = field(default=256, metadata=bounds("[1, inf)", "Tokens per packed block."))
     packing: bool = True
     packing_strategy: str = "wrapped"
     shuffle_dataset: bool = True
@@ -84,18 +92,28 @@ class EvaluatorConfig(SFTConfig):
     activation_checkpointing: bool | None = False
     gradient_checkpointing: bool | None = None
     eval_strategy: str = "steps"
-    eval_steps: float | None = 500
+    eval_steps: float | None = field(
+        default=500, metadata=bounds("(0, inf)", "Validation QA every this many steps (below 1: a fraction).")
+    )
     save_strategy: str = "steps"
-    save_steps: float = 500
-    save_total_limit: int | None = 2  # the best checkpoint and the latest (for --resume) survive
+    save_steps: float = field(
+        default=500, metadata=bounds("(0, inf)", "Checkpoint every this many steps (below 1: a fraction).")
+    )
+    save_total_limit: int | None = field(
+        default=2,  # the best checkpoint and the latest (for --resume) survive
+        metadata=bounds("[1, inf)", "Checkpoints kept (the best and the latest survive)."),
+    )
     load_best_model_at_end: bool = True
     metric_for_best_model: str | None = "qa_contains"
     greater_is_better: bool | None = True
-    logging_steps: float = 10
+    logging_steps: float = field(default=10, metadata=bounds("(0, inf)", "Log every this many steps."))
     report_to: None | str | list[str] = "none"
-    seed: int = 0
+    seed: int = field(default=0, metadata=bounds("[0, 4294967295]", "Seed of every non-private choice."))
 
     def __post_init__(self) -> None:
+        # TrainingArguments would quietly write into ./trainer_output; commands refuse that (after the
+        # parser has reported unknown arguments, which it does once the dataclasses are built).
+        self.output_dir_given = bool(self.output_dir)
         if self.use_cpu is None:
             self.use_cpu = not _has_accelerator()
         if self.bf16 is None:
@@ -122,8 +140,10 @@ class ModelArguments:
         default="google/gemma-3-1b-pt", metadata={"help": "Base causal LM: a local folder or a Hub model id."}
     )
     tuning: str = field(default="lora", metadata={"help": "lora or full.", "choices": list(TUNINGS)})
-    lora_r: int = field(default=128, metadata={"help": f"LoRA rank, on {', '.join(LORA_TARGETS)}."})
-    lora_alpha: int | None = field(default=None, metadata={"help": "LoRA alpha; default = rank (scale 1)."})
+    lora_r: int = field(default=128, metadata=bounds("[1, inf)", f"LoRA rank, on {', '.join(LORA_TARGETS)}."))
+    lora_alpha: int | None = field(
+        default=None, metadata=bounds("[1, inf)", "LoRA alpha; default = rank (scale 1).")
+    )
     dtype: str | None = field(
         default=None, metadata={"help": "bfloat16, float32 ...; default bf16 where supported."}
     )
@@ -157,19 +177,31 @@ class HarnessArguments:
         },
     )
     replay_fraction: float = field(
-        default=0.25, metadata={"help": "Share of the training text (characters) drawn from --replay_corpus."}
+        default=0.25,
+        metadata=bounds("(0, 1)", "Share of the training text (characters) drawn from --replay_corpus."),
+    )
+    max_document_blocks: int = field(
+        default=64,
+        metadata=bounds(
+            "[1, inf)",
+            "Documents are cut after about this many max_length blocks (4 characters a token): one huge "
+            "document would otherwise take gigabytes to tokenize. Cuts are counted in results.json.",
+        ),
     )
     qa_eval_limit: int | None = field(
         default=None,
-        metadata={"help": "Score at most this many validation questions per eval (seeded sample)."},
+        metadata=bounds("[1, inf)", "Score at most this many validation questions per eval (seeded sample)."),
     )
     qa_test_limit: int | None = field(
         default=None,
-        metadata={"help": "Score at most this many test questions per part (seeded; for smoke runs)."},
+        metadata=bounds("[1, inf)", "Score at most this many test questions per part (seeded; smoke runs)."),
     )
-    qa_batch_size: int = field(default=32, metadata={"help": "Questions per generation batch."})
+    qa_batch_size: int = field(default=32, metadata=bounds("[1, inf)", "Questions per generation batch."))
     max_new_tokens: int = field(
-        default=256, metadata={"help": "Generation budget (stops at the first newline)."}
+        default=256,
+        metadata=bounds(
+            "[1, inf)", "Generation budget (stops at the first newline; capped to fit the model's context)."
+        ),
     )
     judge: str | None = field(
         default=None,

@@ -11,7 +11,9 @@ Accepted sources, tried in this order:
 * otherwise a Hugging Face Hub dataset id.
 
 Empty rows (``""``, whitespace, ``None``) are dropped and counted; duplicates are kept, since repetition
-is exactly what support counts measure. Bad input raises one ``ValueError`` line saying how to fix it.
+is exactly what support counts measure. Bad input raises one ``ValueError`` line naming the option
+(``--corpus`` or ``--replay_corpus``) and the file, and saying how to fix it; text files are checked
+to be UTF-8 first (datasets would otherwise fail later, or store undecodable strings, without a line).
 """
 
 from __future__ import annotations
@@ -23,8 +25,49 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-EMPTY = "corpus {source} is empty (split {split!r} has no rows); pass a corpus with documents"
 FILE_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".txt": "text"}
+TEXT_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv")  # data files datasets decodes as UTF-8 text
+CHARS_PER_TOKEN = 4  # a rough upper bound for English text: turns a token budget into characters
+
+
+def check_utf8(path: Path, option: str = "--corpus") -> None:
+    """Fail in one line, naming the file and line, when ``path`` is not UTF-8 text.
+
+    The whole file is decoded in large chunks (fast); only when that fails is it read again line by
+    line to say where.
+    """
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 24):
+                decoder.decode(chunk)
+            decoder.decode(b"", final=True)
+        return
+    except UnicodeDecodeError:
+        pass
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"{option} file {path} is not UTF-8 text: line {number}, byte {err.start + 1} "
+                    f"({err.reason}); convert it to UTF-8, e.g. iconv -f latin1 -t utf-8"
+                ) from None
+    raise ValueError(f"{option} file {path} ends in the middle of a UTF-8 character; convert it to UTF-8")
+
+
+def _check_text_files(path: Path, option: str) -> None:
+    if path.is_file():
+        files = [path]
+    else:  # the data files datasets would read: hidden folders (caches) are skipped, as datasets does
+        hidden = lambda p: any(x.startswith(".") for x in p.relative_to(path).parts)  # noqa: E731
+        files = [p for p in sorted(path.rglob("*")) if not hidden(p)]
+    for file in files:
+        if file.is_file() and file.suffix.lower() in TEXT_SUFFIXES:
+            check_utf8(file, option)
 
 
 def _is_release(source: str) -> bool:
@@ -41,7 +84,7 @@ def _is_release(source: str) -> bool:
     return True
 
 
-def _load_raw(source: str, split: str):
+def _load_raw(source: str, split: str, option: str):
     """The dataset behind ``source`` (any columns)."""
     from datasets import Dataset, DatasetDict, load_dataset, load_from_disk
 
@@ -55,7 +98,8 @@ def _load_raw(source: str, split: str):
         if isinstance(data, DatasetDict):
             if split not in data:
                 raise ValueError(
-                    f"corpus {source} has no split {split!r} (splits: {', '.join(data)}); pass --split"
+                    f"{option} {source} has no split {split!r} (splits: {', '.join(data)}); "
+                    "pass --corpus_split naming one"
                 )
             data = data[split]
         assert isinstance(data, Dataset)
@@ -63,6 +107,7 @@ def _load_raw(source: str, split: str):
     if path.is_dir():
         # datasets 5 keys a folder's cache on its name and card, not on its files: two synthetic corpora
         # in folders of the same name (`synthetic/syn` of two runs) would share one stale cache entry.
+        _check_text_files(path, option)
         return load_dataset(
             str(path), split=split, download_mode="force_redownload", verification_mode="no_checks"
         )
@@ -70,59 +115,113 @@ def _load_raw(source: str, split: str):
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise ValueError(
-                f"corpus file {source} has an unknown extension: use {', '.join(FILE_BUILDERS)} or a folder"
+                f"{option} file {source} has an unknown extension: use {', '.join(FILE_BUILDERS)} or a folder"
             )
+        _check_text_files(path, option)
         if builder == "text":  # paragraphs keep their trailing newline; the document does not include it
             data = load_dataset("text", data_files=str(path), split="train", sample_by="paragraph")
             return data.map(lambda t: {"text": t.strip("\n")}, input_columns="text")
         return load_dataset(builder, data_files=str(path), split="train")
     if path.suffix.lower() in FILE_BUILDERS or source.startswith((".", "/", "~")):
         raise FileNotFoundError(
-            f"corpus {source} does not exist: pass an existing file, folder or release id"
+            f"{option} {source} does not exist: pass an existing file, folder or release id"
         )
-    return load_dataset(source, split=split)  # a Hub dataset id
+    return _load_hub(source, split, option)
 
 
-def load_corpus(source: str, text_column: str = "text", split: str = "train"):
-    """The corpus at ``source`` as a ``Dataset`` with a single non-empty string column ``text``."""
-    from datasets import Value
+def _load_hub(source: str, split: str, option: str):
+    """A Hub dataset id; offline, an id that is not in the local cache is one clear line."""
+    import os
+
+    from datasets import load_dataset
 
     try:
-        data = _load_raw(str(source), split)
+        return load_dataset(source, split=split)
+    except (ConnectionError, FileNotFoundError) as err:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get(
+            "HF_DATASETS_OFFLINE", ""
+        ) not in ("", "0")
+        if offline:
+            raise FileNotFoundError(
+                f"{option} {source} is neither a local file or folder nor a Hub dataset cached on this "
+                "machine, and the Hub is off (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE); pass a local path, "
+                "or unset those variables to download it"
+            ) from None
+        raise FileNotFoundError(
+            f"{option} {source} is neither a local file or folder nor a Hub dataset ({type(err).__name__}); "
+            "check the path or id"
+        ) from None
+
+
+def load_corpus(source: str, text_column: str = "text", split: str = "train", option: str = "--corpus"):
+    """The corpus at ``source`` as a ``Dataset`` with a single non-empty string column ``text``.
+
+    ``option`` is the command-line option the source came from, named in error messages.
+    """
+    from datasets import Value
+
+    empty = f"{option} {source} is empty (split {split!r} has no rows); pass a corpus with documents"
+    try:
+        data = _load_raw(str(source), split, option)
     except ValueError as err:
         if "corresponds to no data" in str(err):  # datasets' wording for a split without rows
-            raise ValueError(EMPTY.format(source=source, split=split)) from None
+            raise ValueError(empty) from None
         raise
     if text_column not in data.column_names:
         raise ValueError(
-            f"corpus {source} has no column {text_column!r} (columns: {', '.join(data.column_names)}); "
-            "pass --text-column"
+            f"{option} {source} has no column {text_column!r} (columns: {', '.join(data.column_names)}); "
+            "pass --text_column naming the text column"
         )
     feature = data.features[text_column]
     if not (isinstance(feature, Value) and feature.dtype in ("string", "large_string")):
         raise ValueError(
-            f"column {text_column!r} of corpus {source} holds {feature}, not strings; "
-            "pass --text-column naming a text column"
+            f"column {text_column!r} of {option} {source} holds {feature}, not strings; "
+            "pass --text_column naming a text column"
         )
     data = data.select_columns([text_column])
     if text_column != "text":
         data = data.rename_column(text_column, "text")
     n = len(data)
     if n == 0:
-        raise ValueError(
-            f"corpus {source} is empty (split {split!r} has no rows); pass a corpus with documents"
-        )
+        raise ValueError(empty)
     data = data.filter(lambda t: t is not None and t.strip() != "", input_columns="text")
     if len(data) == 0:
-        raise ValueError(f"corpus {source} has {n} rows but every {text_column!r} value is empty")
+        raise ValueError(
+            f"{option} {source} has {n} rows but every {text_column!r} value is empty; "
+            "pass a corpus with documents"
+        )
     if len(data) < n:
-        logger.warning("corpus %s: dropped %d empty documents of %d", source, n - len(data), n)
+        logger.warning("%s %s: dropped %d empty documents of %d", option, source, n - len(data), n)
     if len(data) > 1 and len(set(data["text"])) == 1:
         raise ValueError(
-            f"corpus {source} has {len(data)} documents but they are all the same text; "
+            f"{option} {source} has {len(data)} documents but they are all the same text; "
             "pass a corpus with distinct documents"
         )
     return data
+
+
+def cap_documents(data, max_chars: int) -> tuple[object, dict]:
+    """Cut every document after ``max_chars`` characters; return (data, what was cut).
+
+    Tokenizing one document costs memory in proportion to its length (a 50 MB single-line document
+    needs several GiB), and wrapped packing trains on a fixed number of blocks however long the
+    documents are; a bounded cut keeps memory bounded and is recorded rather than silent.
+    """
+    lengths = [len(t) for t in data["text"]]
+    long = [i for i, n in enumerate(lengths) if n > max_chars]
+    record = {
+        "max_document_characters": max_chars,
+        "documents_cut": len(long),
+        "characters_dropped": sum(lengths[i] - max_chars for i in long),
+    }
+    if not long:
+        return data, record
+    logger.warning(
+        "%d documents are longer than %d characters (the longest has %d): each is cut there, dropping "
+        "%d characters (--max_document_blocks sets the limit)",
+        len(long), max_chars, max(lengths), record["characters_dropped"],
+    )  # fmt: skip
+    return data.map(lambda t: {"text": t[:max_chars]}, input_columns="text"), record
 
 
 def mix_replay(corpus, replay, fraction: float, seed: int = 0):
@@ -169,3 +268,21 @@ def corpus_fingerprint(data) -> str:
         digest.update(len(raw).to_bytes(8, "little"))
         digest.update(raw)
     return digest.hexdigest()
+
+
+def train_and_validation(source: str, text_column: str = "text", *, purpose: str):
+    """The ``train`` and ``validation`` splits of ``source``; one line if there is no separate validation
+    split (a file or a single ``save_to_disk`` dataset has no splits: :func:`load_corpus` returns the same
+    rows for any split name, and selecting on training records would be a silent leak). ``purpose`` says
+    what the caller needs the validation split for."""
+    train = load_corpus(source, text_column, split="train")
+    try:
+        validation = load_corpus(source, text_column, split="validation")
+    except (ValueError, KeyError) as err:
+        raise ValueError(f"corpus {source} has no usable validation split ({err}); {purpose}") from None
+    if corpus_fingerprint(validation) == corpus_fingerprint(train):
+        raise ValueError(
+            f"corpus {source} has no separate validation split (the same records came back for 'train' and "
+            f"'validation'); {purpose}: pass a release or a folder with train and validation splits"
+        )
+    return train, validation

@@ -7,11 +7,16 @@ dropout 0 and scale 1 (peft's scale is ``lora_alpha / r``, so ``lora_alpha`` def
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 LORA_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 TUNINGS: tuple[str, ...] = ("lora", "full")
+# Files of which a model folder needs one for AutoTokenizer (fast, SentencePiece, BPE or WordPiece).
+TOKENIZER_FILES: tuple[str, ...] = (
+    "tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model"
+)
 
 
 def default_dtype():
@@ -58,6 +63,81 @@ def lora_targets(model) -> list[str] | str:
     return list(LORA_TARGETS)
 
 
+def _damaged_file(folder: Path) -> Path | None:
+    """The first ``.safetensors`` file in ``folder`` whose header cannot be read."""
+    from safetensors import safe_open
+
+    for file in sorted(folder.glob("*.safetensors")):
+        try:
+            with safe_open(str(file), framework="pt"):
+                pass
+        except Exception:  # noqa: BLE001 - any failure to open is what we are looking for
+            return file
+    return None
+
+
+def load_tokenizer(model: str):
+    """The tokenizer saved with the model; one line naming ``--model`` when there is none."""
+    from transformers import AutoTokenizer
+
+    folder = Path(model).expanduser()
+    if folder.is_dir() and not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise FileNotFoundError(
+            f"--model {model} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); save the base "
+            f"model's tokenizer there with tokenizer.save_pretrained({str(folder)!r})"
+        )
+    try:
+        return AutoTokenizer.from_pretrained(model)
+    except OSError as err:  # missing folder, unknown id, offline without a cache: all OSErrors
+        raise FileNotFoundError(
+            f"cannot load model {model!r}: pass a local model folder or a Hub id available offline "
+            f"({' '.join(str(err).split())[:200]})"
+        ) from None
+    except (ValueError, TypeError, KeyError) as err:
+        raise ValueError(
+            f"the tokenizer files of --model {model} cannot be loaded ({type(err).__name__}: "
+            f"{' '.join(str(err).split())[:160]}); save the base model's tokenizer there again"
+        ) from None
+
+
+def load_causal_lm(model: str, **kwargs):
+    """The causal LM at ``model``; one line naming ``--model`` or the damaged file when it is not one."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    folder = Path(model).expanduser()
+    try:
+        net, info = AutoModelForCausalLM.from_pretrained(model, output_loading_info=True, **kwargs)
+    except OSError as err:
+        raise FileNotFoundError(
+            f"cannot load model {model!r}: pass a local model folder or a Hub id available offline "
+            f"({' '.join(str(err).split())[:200]})"
+        ) from None
+    except ValueError as err:
+        if "Unrecognized configuration class" not in str(err):
+            raise
+        kind = AutoConfig.from_pretrained(model).model_type
+        raise ValueError(
+            f"--model {model} is a {kind} model, not a causal language model; pass a decoder-only "
+            "checkpoint such as Gemma 3 or Llama"
+        ) from None
+    except Exception as err:
+        damaged = _damaged_file(folder) if folder.is_dir() else None
+        if damaged is None:
+            raise
+        raise ValueError(
+            f"--model file {damaged} is damaged ({' '.join(str(err).split())[:120]}); save or copy the "
+            "model again"
+        ) from None
+    missing = sorted(info["missing_keys"])
+    if missing:  # e.g. an encoder (BERT) checkpoint: its LM head would be random
+        raise ValueError(
+            f"--model {model} is not a causal language model checkpoint: {len(missing)} weights of "
+            f"{type(net).__name__} are missing from it (e.g. {missing[0]}) and would start random; pass "
+            "a decoder-only checkpoint such as Gemma 3 or Llama"
+        )
+    return net
+
+
 def load_model_and_tokenizer(
     model: str,
     *,
@@ -71,22 +151,15 @@ def load_model_and_tokenizer(
 
     ``dtype`` is a torch dtype, a name ("bfloat16", "float32"), or None for :func:`default_dtype`.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     if tuning not in TUNINGS:
         raise ValueError(f"unknown tuning {tuning!r}: use {' or '.join(TUNINGS)}")
     if lora_rank < 1:
         raise ValueError(f"LoRA rank must be positive, got {lora_rank}")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model)
-        kwargs = {"dtype": _resolve_dtype(dtype)}
-        if attn_implementation:
-            kwargs["attn_implementation"] = attn_implementation
-        net = AutoModelForCausalLM.from_pretrained(model, **kwargs)
-    except OSError as err:  # missing folder, unknown id, offline without a cache: all OSErrors
-        raise FileNotFoundError(
-            f"cannot load model {model!r}: pass a local model folder or a Hub id available offline ({err})"
-        ) from None
+    tokenizer = load_tokenizer(model)
+    kwargs = {"dtype": _resolve_dtype(dtype)}
+    if attn_implementation:
+        kwargs["attn_implementation"] = attn_implementation
+    net = load_causal_lm(model, **kwargs)
     if tokenizer.pad_token is None:
         # Padding is only ever masked out (left padding at generation, padded last block in training),
         # so reusing EOS is safe and avoids resizing the embeddings.

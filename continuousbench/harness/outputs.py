@@ -1,55 +1,117 @@
-"""What a harness run leaves in its folder, each file written atomically (temp file, then rename).
+"""What a harness run leaves in its folder, and how it gets there without ever losing a finished run.
 
-``<output_dir>/results.json``          everything needed to compare or reproduce the run (written last:
-                                       its presence marks a finished run)
+``<output_dir>/results.json``          everything needed to compare or reproduce the run
 ``<output_dir>/predictions.parquet``   one row per scored question
 ``<output_dir>/accuracy_by_support.png``
 ``<output_dir>/model/``                the selected checkpoint (adapter or weights), tokenizer, card
 ``<output_dir>/checkpoint-N/``         Trainer checkpoints (the best and the latest survive)
+
+A run is staged (:class:`continuousbench.files.StagedOutput`): it trains and writes in the hidden work
+folder ``<output_dir>/.evaluate-work/`` (checkpoints included, so ``--resume`` continues from there),
+and only once everything is written does it replace what ``evaluate`` published before; a failed or
+interrupted ``--overwrite`` leaves the previous run as it was. The run's configuration is pinned in the
+work folder, and a resume that changes anything but the output-only options below is refused.
 """
 
 from __future__ import annotations
 
-import shutil
+import logging
 from pathlib import Path
 
-from continuousbench.files import atomic_write
+from continuousbench.files import StagedOutput, atomic_write, write_json
 
+logger = logging.getLogger(__name__)
+
+COMMAND = "evaluate"
 RESULTS = "results.json"
 PREDICTIONS = "predictions.parquet"
 PLOT = "accuracy_by_support.png"
 MODEL_DIR = "model"
 OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
+# Options a resumed run may change: they touch only the final scoring, logging or where things go.
+OUTPUT_ONLY = frozenset(
+    {
+        "overwrite", "resume", "qa_test_limit", "qa_batch_size", "judge", "output_dir", "report_to",
+        "run_name", "project", "disable_tqdm", "push_to_hub", "save_total_limit", "local_rank", "debug",
+        "skip_memory_metrics", "resume_from_checkpoint", "ddp_timeout", "include_num_input_tokens_seen",
+        "dataloader_num_workers", "dataloader_pin_memory", "dataloader_persistent_workers",
+        "dataloader_prefetch_factor", "dataloader_multiprocessing_context",
+    }
+)  # fmt: skip
+OUTPUT_ONLY_PREFIXES = ("logging_", "log_", "hub_", "trackio_")
 
 
-def check_run_dir(output_dir: Path, *, overwrite: bool, resume: bool) -> None:
-    """Refuse to clobber a run: finished results need --overwrite, checkpoints need --resume or --overwrite.
-
-    With ``overwrite`` only this harness's own files and ``checkpoint-*`` folders are removed.
-    """
-    output_dir = Path(output_dir)
-    if not output_dir.is_dir():
-        return
-    finished = (output_dir / RESULTS).exists()
-    checkpoints = sorted(output_dir.glob("checkpoint-*"))
-    if overwrite:
-        for name in OUTPUTS:
-            target = output_dir / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        for ckpt in checkpoints:
-            shutil.rmtree(ckpt)
-        return
-    if finished and not resume:
-        raise FileExistsError(f"{output_dir} already holds a finished run ({RESULTS}); pass --overwrite")
-    if finished and resume:
-        raise FileExistsError(f"{output_dir} holds a finished run: nothing to resume; pass --overwrite")
-    if checkpoints and not resume:
+def open_run(output_dir: str | Path, *, overwrite: bool, resume: bool, main: bool = True) -> StagedOutput:
+    """The staged run folder. The main process checks and prepares it; the others (``main=False``, called
+    after it) only join the work folder it prepared."""
+    if not main:
+        return StagedOutput(output_dir, COMMAND, resume=True)
+    staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume)
+    owned = set(staged.owned())
+    theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
+              if p.exists() and p.name not in owned]  # fmt: skip
+    if theirs:  # found now, not after hours of training when publishing would refuse them
+        if not resume:
+            staged.discard()
         raise FileExistsError(
-            f"{output_dir} holds checkpoints of an unfinished run; pass --resume to continue or --overwrite"
+            f"{theirs[0]} was not written by `continuousbench {COMMAND}` (or by an older version of it); "
+            "move it away or choose another --output_dir"
         )
+    return staged
+
+
+def is_output_only(option: str) -> bool:
+    return option in OUTPUT_ONLY or option.startswith(OUTPUT_ONLY_PREFIXES)
+
+
+def run_config(options: dict, inputs) -> dict:
+    """What a resumed run must share with the run it continues: every option but the output-only ones,
+    with the inputs as resolved paths and content hashes (a corpus regenerated in place is a change)."""
+    config = {k: v for k, v in options.items() if not is_output_only(k)}
+    replay = inputs.corpus_record["replay"] or {}
+    config.update(
+        release=inputs.release["path"], release_manifest_sha256=inputs.release["manifest_sha256"],
+        corpus=inputs.corpus_record["path"], corpus_fingerprint=inputs.corpus_record["fingerprint"],
+        replay_corpus=replay.get("path"), replay_fingerprint=replay.get("fingerprint"),
+        model=inputs.model_record["path"],
+    )  # fmt: skip
+    return config
+
+
+def kept_checkpoints(work: Path) -> list[str]:
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    found = [p.name for p in work.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir()]
+    return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
+
+
+def write_run(staged: StagedOutput, results: dict, tables: dict, trained: bool, push: dict | None) -> dict:
+    """Write the outputs into the work folder, then publish them together; push the model if asked.
+
+    ``tables`` maps each part to (split, qa, predictions, report); ``push`` holds ``repo_id`` and
+    ``token`` when the selected model goes to the Hub (after publishing: a failed upload loses nothing).
+    """
+    from continuousbench.harness.card import model_card, push_run
+
+    work, out = staged.work, staged.out
+    reports = {part: row[3] for part, row in tables.items()}
+    write_predictions(work / PREDICTIONS, predictions_table(tables, results["matchers"]))
+    model = results["base_model"].rstrip("/").rsplit("/", 1)[-1]
+    title = f"{model} {results['tuning']} on {results['release']['id']}"
+    plot_accuracy_by_support(work / PLOT, reports, title)
+    names = [RESULTS, PREDICTIONS, PLOT]
+    if trained:
+        card_name = push["repo_id"] if push else out.name
+        model_card(results, card_name).save(work / MODEL_DIR / "README.md")
+        names += [MODEL_DIR, *kept_checkpoints(work)]
+    elif push:
+        logger.warning("--steps 0 trains nothing: there is no model to push")
+    write_json(work / RESULTS, results)
+    staged.publish(names)
+    if push and trained:
+        results["hub_commit"] = push_run(out / MODEL_DIR, push["repo_id"], token=push["token"])
+        write_json(out / RESULTS, results)
+    return results
 
 
 def predictions_table(rows_by_part: dict[str, tuple], matchers):
@@ -80,34 +142,14 @@ def write_predictions(path: Path, table) -> Path:
 
 
 def plot_accuracy_by_support(path: Path, reports: dict[str, dict], title: str) -> Path:
-    """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher."""
-    import matplotlib
+    """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher,
+    each point with its Wilson 95% interval."""
+    from continuousbench.harness.plots import accuracy_by_support, bucket_series
 
-    matplotlib.use("Agg")  # no display on servers; must precede pyplot
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    for part, report in reports.items():
-        for name in report["metrics"]:
-            points = [
-                (b["mean_support"], b[name]["accuracy"]) for b in report.get("buckets", []) if b["n"] > 0
-            ]
-            if points:
-                xs, ys = zip(*points, strict=True)
-                ax.plot(xs, ys, marker="o", label=f"{part} {name}")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("support count (documents stating the fact)")
-    ax.set_ylabel("accuracy")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-
-    def save(tmp: Path) -> None:
-        # Fixed metadata so that the same results give the same bytes.
-        fig.savefig(tmp, format="png", metadata={"Software": None})
-
-    atomic_write(path, save)
-    plt.close(fig)
-    return path
+    series = [
+        bucket_series(f"{part} {name}", report.get("buckets", []), name)
+        for part, report in reports.items()
+        for name in report["metrics"]
+    ]
+    caption = "error bars: Wilson 95% interval of each bucket's accuracy"
+    return accuracy_by_support(path, [s for s in series if s], title, caption=caption)

@@ -2,7 +2,8 @@
 
 Decoding is greedy with at most ``max_new_tokens`` (256) new tokens and stops at the first newline:
 matching cuts the answer there anyway, so this scores exactly like generating 256 tokens and
-truncating (``tests/harness/test_qa_eval.py`` checks it) at a fraction of the cost.
+truncating (``tests/harness/test_qa_eval.py`` checks it) at a fraction of the cost. Under several
+processes each answers its share of the questions and all get every answer (:mod:`.ranks`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from continuousbench.harness.prompts import qa_prompt
+from continuousbench.harness.ranks import across_processes
 from continuousbench.llm import generate_batched
-from continuousbench.scoring import score
+from continuousbench.scoring import DEFAULT_MATCHERS, score
 
-MATCHERS: tuple[str, ...] = ("exact_match", "contains")
 # Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
 # thousands (the paper's thresholds 200/400/600/800 are edges too).
 SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
@@ -34,17 +35,19 @@ def generate_answers(
     batch_size: int = 32,
     max_new_tokens: int = 256,
 ) -> list[str]:
-    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding."""
+    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding.
+
+    Under several processes, every process must call this (each answers its share)."""
     prompts = [qa_prompt(q, track) for q in questions]
     order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-    outputs = generate_batched(
-        model,
-        tokenizer,
-        [prompts[i] for i in order],
-        max_new_tokens=max_new_tokens,
-        batch_size=batch_size,
-        stop_at_newline=True,
-    )
+
+    def answer(share: list[str]) -> list[str]:
+        return generate_batched(
+            model, tokenizer, share, max_new_tokens=max_new_tokens, batch_size=batch_size,
+            stop_at_newline=True,
+        )
+
+    outputs = across_processes([prompts[i] for i in order], answer)
     answers = [""] * len(prompts)
     for i, text in zip(order, outputs, strict=True):
         answers[i] = text.strip()
@@ -59,22 +62,34 @@ def evaluate_qa(
     track: str = "geminon",
     batch_size: int = 32,
     max_new_tokens: int = 256,
-    matchers: Sequence[str] = MATCHERS,
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
     judge=None,
     buckets: Sequence[int] | None = SUPPORT_BUCKETS,
 ) -> tuple[dict, list[str]]:
     """Answer every question of ``qa`` (a release QA split) and score it; return (report, predictions).
 
-    The report is :func:`continuousbench.scoring.score`'s dict (overall, by support threshold, by
-    bucket, per example); ``judge`` adds ``llm_match``.
+    The report is :func:`score_answers`'s.
     """
     if len(qa) == 0:
         raise ValueError("the QA split is empty: nothing to evaluate")
     predictions = generate_answers(
         model, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
     )
+    return score_answers(qa, predictions, matchers=matchers, judge=judge, buckets=buckets), predictions
+
+
+def score_answers(
+    qa,
+    predictions: Sequence[str],
+    *,
+    matchers: Sequence[str] = DEFAULT_MATCHERS,
+    judge=None,
+    buckets: Sequence[int] | None = SUPPORT_BUCKETS,
+) -> dict:
+    """:func:`continuousbench.scoring.score`'s report (overall, by support threshold, by bucket, per
+    example) of ``predictions`` against ``qa``; ``judge`` adds ``llm_match``."""
     matchers = tuple(matchers) + (("llm_match",) if judge is not None and "llm_match" not in matchers else ())
-    report = score(
+    return score(
         predictions,
         references(qa),
         questions=list(qa["question"]),
@@ -83,15 +98,14 @@ def evaluate_qa(
         judge=judge,
         buckets=buckets,
     )
-    return report, predictions
 
 
-def subsample(qa, limit: int | None, seed: int):
+def subsample(qa, limit: int | None, seed: int, option: str = "--qa_eval_limit"):
     """At most ``limit`` questions, a seeded sample in the split's order (the same at every evaluation)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"{option} must be positive, got {limit}")
     if limit is None or limit >= len(qa):
         return qa
-    if limit < 1:
-        raise ValueError(f"--qa-eval-limit must be positive, got {limit}")
     import numpy as np
 
     rows = np.random.default_rng(seed).choice(len(qa), size=limit, replace=False)

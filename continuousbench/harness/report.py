@@ -1,38 +1,37 @@
-"""``continuousbench report RUN [RUN ...] [--plot out.png]``: compare harness runs side by side.
+"""``continuousbench report RUN [RUN ...]``: harness runs side by side, with intervals and seed spread.
 
-Reads each run folder's ``results.json``, prints a rich table of test accuracy (qa_public and
-qa_singleton; exact match / contains / LLM match when judged) and writes a grouped bar chart.
+Each run's test accuracies are shown with their Wilson 95% interval. Runs whose records differ only by
+the harness seed (same release, base model and revision, tuning, steps, candidate corpus and recipe
+hash) form a group, shown as mean ± sd over its seeds under its runs. ``--plot`` draws grouped bars
+with the runs' intervals; ``--support_plot`` draws accuracy by support count with error bars (paper
+Fig. 5): sd over seeds for a group, the interval for a single run. Report files are never written
+into a run folder, and an existing file is replaced only with ``--overwrite``.
+
+    continuousbench report runs/syn-seed0 runs/syn-seed1 runs/dp-eps10 --support_plot support.png
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.files import atomic_write
-from continuousbench.harness.outputs import RESULTS
+from continuousbench.files import atomic_write, check_output_files
+from continuousbench.harness.results import load as load_run
+from continuousbench.harness.results import recipe_hash
+from continuousbench.release.layout import QA_PARTS
+from continuousbench.scoring import MATCHERS
+from continuousbench.stats import mean_sd
 
-PARTS = ("qa_public", "qa_singleton")
-MATCHERS = ("exact_match", "contains", "llm_match")
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
-
-
-def load_run(path: str | Path) -> dict:
-    """The results of one run folder (or a results.json path); FileNotFoundError names what is missing."""
-    path = Path(path)
-    file = path / RESULTS if path.is_dir() else path
-    if not file.is_file():
-        raise FileNotFoundError(f"{path} has no {RESULTS}: is it a finished `continuousbench evaluate` run?")
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+__all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
-    """One flat row per run: name, release, model, tuning, steps, and ``<part>/<matcher>`` accuracies."""
+    """One flat row per run: name, release, model, tuning, steps, corpus, seed, and per ``<part>/<matcher>``
+    its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1) and ``/count``."""
     rows = []
     for name, r in runs.items():
         row = {
@@ -42,71 +41,163 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "tuning": r["tuning"],
             "steps": r["steps"],
             "corpus": r["corpus"]["fingerprint"][:8],
+            "seed": r.get("seed"),
         }
-        for part in PARTS:
+        for part in QA_PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
             for m in MATCHERS:
                 if m in metrics:
                     row[f"{part}/{m}"] = metrics[m]["accuracy"]
+                    row[f"{part}/{m}/ci95"] = metrics[m].get("ci95")
+                    row[f"{part}/{m}/count"] = metrics[m].get("count")
         rows.append(row)
     return rows
 
 
-def _pct(value) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
+def group_key(record: dict) -> tuple:
+    """What must be equal for two runs to differ only by seed."""
+    release, corpus = record["release"], record["corpus"]
+    model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
+    return (release["id"], release.get("manifest_sha256"), *model, record["steps"], corpus["fingerprint"],
+            recipe_hash(record))  # fmt: skip
 
 
-def print_table(rows: list[dict], console=None) -> None:
+def _accuracy(record: dict, part: str, matcher: str) -> float | None:
+    return record["metrics"].get(part, {}).get("metrics", {}).get(matcher, {}).get("accuracy")
+
+
+def _label(names: list[str]) -> str:
+    prefix = os.path.commonprefix(names).rstrip("-_ .")
+    return prefix or names[0]
+
+
+def _bucket_spread(records: list[dict], part: str, matcher: str) -> list[dict]:
+    """Per support bucket: mean support, and mean and sd over the runs of the bucket's accuracy."""
+    by_range: dict[tuple, list[dict]] = {}
+    for r in records:
+        for b in r["metrics"].get(part, {}).get("buckets", []):
+            if b["n"] and b.get(matcher):
+                by_range.setdefault((b["low"], b["high"]), []).append(b)
+    spread = []
+    for (low, high), buckets in by_range.items():
+        mean, sd = mean_sd([b[matcher]["accuracy"] for b in buckets])
+        support, _ = mean_sd([b["mean_support"] for b in buckets])
+        spread.append({"low": low, "high": high, "mean_support": support, "mean": mean, "sd": sd,
+                       "runs": len(buckets)})  # fmt: skip
+    return spread
+
+
+def seed_groups(runs: dict[str, dict]) -> list[dict]:
+    """Runs grouped by :func:`group_key`, in order of first appearance, with mean and sd over seeds of
+    every accuracy (``metrics``) and of every support bucket (``buckets``)."""
+    grouped: dict[tuple, list[str]] = {}
+    for name, record in runs.items():
+        grouped.setdefault(group_key(record), []).append(name)
+    groups = []
+    for names in grouped.values():
+        records = [runs[n] for n in names]
+        metrics = {}
+        for part in QA_PARTS:
+            for m in MATCHERS:
+                values = [_accuracy(r, part, m) for r in records]
+                kept = [v for v in values if v is not None]
+                if kept:
+                    mean, sd = mean_sd(kept)
+                    metrics[f"{part}/{m}"] = {"mean": mean, "sd": sd, "runs": len(kept)}
+        buckets = {part: {m: _bucket_spread(records, part, m) for m in MATCHERS} for part in QA_PARTS}
+        groups.append({"label": _label(names), "runs": names, "seeds": [r.get("seed") for r in records],
+                       "metrics": metrics, "buckets": buckets})  # fmt: skip
+    return groups
+
+
+def format_cell(row: dict, col: str) -> str:
+    """``"41.2 [36.5, 46.2]"``: a row's accuracy in percent with its interval, "-" when absent."""
+    value, ci = row.get(col), row.get(f"{col}/ci95")
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
+
+
+def print_table(rows: list[dict], groups: list[dict] | None = None, console=None) -> None:
+    """Runs with their intervals; under each group of seeds, a row with mean ± sd over them."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     releases = ", ".join(sorted({r["release"] for r in rows}))
-    table = Table(title=f"ContinuousBench test accuracy (%) on {releases}")
-    for col in ("run", "model", "tuning", "steps", "corpus"):
+    table = Table(
+        title=f"ContinuousBench test accuracy (%) on {releases}",
+        caption="\\[low, high]: Wilson 95% interval over questions; mean ± sd: over runs that differ only "
+        "by seed",
+    )
+    for col in ("run", "model", "tuning", "steps", "corpus", "seed"):
         table.add_column(col)
-    metric_cols = [c for c in (f"{p}/{m}" for p in PARTS for m in MATCHERS) if any(c in r for r in rows)]
-    for col in metric_cols:
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right")
-    for r in rows:
-        table.add_row(
-            r["run"],
-            r["model"].rstrip("/").rsplit("/", 1)[-1],
-            *(str(r[c]) for c in ("tuning", "steps", "corpus")),
-            *(_pct(r.get(c)) for c in metric_cols),
-        )
+    by_name = {r["run"]: r for r in rows}
+    for group in groups or [{"runs": [r["run"]], "metrics": {}} for r in rows]:
+        for name in group["runs"]:
+            r = by_name[name]
+            model = r["model"].rstrip("/").rsplit("/", 1)[-1]
+            meta = (model, r["tuning"], r["steps"], r["corpus"], r["seed"])
+            table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols))
+        if len(group["runs"]) > 1:
+            stats = [group["metrics"].get(c) for c in cols]
+            cells = [
+                "-" if s is None else f"{100 * s['mean']:.1f} ± {100 * (s['sd'] or 0):.1f}" for s in stats
+            ]
+            label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
+            table.add_row(f"[bold]{escape(label)}", "", "", "", "", "", *cells, end_section=True)
     if console is None:
         console = Console()
         if not console.is_terminal:  # pipes and logs: do not squeeze the table into 80 columns
-            console = Console(width=160)
+            console = Console(width=200)
     console.print(table)
 
 
 def plot_comparison(rows: list[dict], path: Path) -> Path:
-    """Grouped bars: one group per run, one bar per part x matcher."""
-    import matplotlib
+    """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
+    from continuousbench.harness.plots import grouped_bars
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in MATCHERS) if any(c in r for r in rows)]
-    x = np.arange(len(rows))
-    width = 0.8 / max(len(cols), 1)
-    fig, ax = plt.subplots(figsize=(max(5, 1.5 * len(rows) + 2), 4), dpi=100)
-    for i, col in enumerate(cols):
-        values = [100 * (r.get(col) or 0.0) for r in rows]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    bars = {}
+    for col in cols:
         part, m = col.split("/")
-        ax.bar(x + (i - (len(cols) - 1) / 2) * width, values, width, label=f"{part} {SHORT[m]}")
-    ax.set_xticks(x, [r["run"] for r in rows], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=7)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
-    plt.close(fig)
-    return path
+        values = []
+        for r in rows:
+            acc, ci = r.get(col), r.get(f"{col}/ci95")
+            values.append(None if acc is None else (acc, *(ci or (acc, acc))))
+        bars[f"{part} {SHORT[m]}"] = values
+    caption = "error bars: Wilson 95% interval over questions"
+    return grouped_bars(path, [r["run"] for r in rows], bars, caption=caption)
+
+
+def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher: str) -> Path:
+    """Accuracy by support count, one line per group and part: sd over seeds, or one run's interval."""
+    from continuousbench.harness.plots import Series, accuracy_by_support, bucket_series
+
+    series = []
+    for group in groups:
+        for part in QA_PARTS:
+            label = f"{group['label']} {part.removeprefix('qa_')}"
+            if len(group["runs"]) == 1:
+                record = runs[group["runs"][0]]
+                s = bucket_series(label, record["metrics"].get(part, {}).get("buckets", []), matcher)
+            else:
+                points = [b for b in group["buckets"][part][matcher] if b["mean"] is not None]
+                sd = [b["sd"] or 0.0 for b in points]
+                s = Series(
+                    f"{label} ({len(group['runs'])} seeds)", [b["mean_support"] for b in points],
+                    [b["mean"] for b in points], [b["mean"] - d for b, d in zip(points, sd, strict=True)],
+                    [b["mean"] + d for b, d in zip(points, sd, strict=True)],
+                ) if points else None  # fmt: skip
+            if s is not None:
+                series.append(s)
+    caption = "error bars: ± sd over seeds (runs differing only by seed), else a run's Wilson 95% interval"
+    releases = ", ".join(sorted({r["release"]["id"] for r in runs.values()}))
+    return accuracy_by_support(path, series, f"{matcher} by support count on {releases}", caption=caption)
 
 
 @dataclass
@@ -114,8 +205,15 @@ class ReportArguments:
     runs: list[str] = field(
         default_factory=list, metadata={"help": "Run folders (or their results.json).", "positional": True}
     )
-    plot: str | None = field(default=None, metadata={"help": "Write a comparison PNG here."})
-    json: str | None = field(default=None, metadata={"help": "Write the rows as JSON here."})
+    plot: str | None = field(default=None, metadata={"help": "Write grouped bars (PNG) here."})
+    support_plot: str | None = field(
+        default=None, metadata={"help": "Write accuracy by support count with error bars (PNG) here."}
+    )
+    matcher: str = field(
+        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(MATCHERS)}
+    )
+    json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
 def make_parser():
@@ -126,33 +224,38 @@ def make_parser():
     )
 
 
-def main(args: ReportArguments) -> list[dict]:
-    """Load the runs, print the table, write the plot and JSON; return the rows."""
+def main(args: ReportArguments) -> dict:
+    """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
     if not args.runs:
         raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
-    runs = {}
-    for path in args.runs:
-        name = Path(path).name if Path(path).is_dir() else Path(path).parent.name
-        if name in runs:  # two folders with the same name in different places
-            name = str(path)
-        try:
-            runs[name] = load_run(path)
-        except KeyError as err:
-            raise ValueError(f"{path}: results.json lacks {err}") from None
+    paths = [Path(p).expanduser() for p in args.runs]
+    run_dirs = [p if p.is_dir() else p.parent for p in paths]
+    outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
+        {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json},
+        overwrite=args.overwrite, keep_out=run_dirs,
+    )  # fmt: skip
+    records: dict[str, dict] = {}
+    for path, folder in zip(paths, run_dirs, strict=True):
+        name = folder.name if folder.name not in records else str(path)  # same name in two places
+        records[name] = load_run(path)
     try:
-        rows = comparison_rows(runs)
-    except KeyError as err:
-        raise ValueError(f"a results.json lacks {err}; is it from `continuousbench evaluate`?") from None
-    print_table(rows)
-    if args.plot:
-        plot_comparison(rows, Path(args.plot))
-    if args.json:
-        text = json.dumps(rows, indent=2)
-        atomic_write(Path(args.json), lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
-    return rows
+        rows, groups = comparison_rows(records), seed_groups(records)
+    except (KeyError, TypeError) as err:
+        what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
+        raise ValueError(f"a results.json {what}; is it from `continuousbench evaluate`?") from None
+    print_table(rows, groups)
+    if "--plot" in outputs:
+        plot_comparison(rows, outputs["--plot"])
+    if "--support_plot" in outputs:
+        plot_support(groups, records, outputs["--support_plot"], args.matcher)
+    result = {"runs": rows, "seed_groups": groups}
+    if "--json" in outputs:
+        text = json.dumps(result, indent=2)
+        atomic_write(outputs["--json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+    return result
 
 
-def cli(argv: Sequence[str] | None = None) -> list[dict]:
+def cli(argv: Sequence[str] | None = None) -> dict:
     """Parse ``argv`` and run :func:`main`; bad input exits 2 with one line."""
     from continuousbench.commands import run
 

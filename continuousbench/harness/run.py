@@ -1,30 +1,44 @@
-"""``continuousbench evaluate`` == ``accelerate launch recipes/evaluate.py``: train the evaluator, score QA.
+"""``continuousbench evaluate`` == ``recipes/evaluate.py``: train the evaluator, score QA.
 
-One parser (:func:`make_parser`) and one :func:`main` serve both entry points. The run:
+One parser (:func:`make_parser`) and one :func:`main` serve both entry points. :func:`main` is four steps:
 
-1. checks the run folder (no silent overwrite), verifies the release and loads its QA;
-2. loads the candidate corpus (default: the release's own) and the base model (LoRA or full);
-3. continues pretraining for ``max_steps`` steps (0: score the base checkpoint), evaluating the
-   validation ``qa_public`` contains accuracy every ``eval_steps``; Trainer keeps and reloads the best;
-4. scores the test splits of ``qa_public`` and ``qa_singleton`` with the selected model and writes
-   ``results.json``, ``predictions.parquet``, a plot and the model card (see :mod:`.outputs`).
+1. **load** (:func:`prepare`): stage the run folder (no silent overwrite, see :mod:`.outputs`), verify
+   the release, load its QA, the corpus, the judge (asked once now) and the base model; pin the run's
+   configuration so that ``--resume`` cannot change it;
+2. **train** (:func:`train`): continue pretraining for ``max_steps`` steps in the work folder (0: score
+   the base checkpoint), evaluating validation ``qa_public`` contains accuracy every ``eval_steps``;
+   Trainer keeps and reloads the best checkpoint;
+3. **score** (:func:`score`): answer the test split of every QA part the release has (Geminon:
+   ``qa_public`` and ``qa_singleton``; NEWS: ``qa_public``) with the selected model and score them;
+   :func:`build_results` gathers what ``results.json`` records, with the release's canonical number;
+4. **write** (:func:`.outputs.write_run`): predictions, plot, model and card, then publish them all.
+
+Under several processes training is data-parallel, QA generation is shared out, and only the main
+process calls the judge and writes (:mod:`.ranks`).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
+import shlex
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from continuousbench.harness import outputs
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
-from continuousbench.harness.qa_eval import evaluate_qa, selection_eval, subsample
+from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
+from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
+from continuousbench.harness.ranks import is_main_process, main_first
 
 logger = logging.getLogger(__name__)
 
 DATACLASSES = (HarnessArguments, ModelArguments, EvaluatorConfig)
-PARTS = ("qa_public", "qa_singleton")
 TRAINING_KEYS = (
     "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
     "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -45,30 +59,38 @@ def make_parser():
     )
 
 
-def _release(release: str) -> tuple[Path, dict, str]:
-    """(folder, manifest, sha256 of release.json) of a verified release."""
-    from continuousbench.release.layout import MANIFEST
-    from continuousbench.release.load import resolve_release, verify_release
+@dataclass
+class Trained:
+    """The model to score and how it was selected."""
 
-    folder = resolve_release(release)
-    manifest = verify_release(folder)
-    return folder, manifest, hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
-
-
-def _load_qa(folder: Path, part: str, split: str):
-    from continuousbench.release.load import load_release
-
-    return load_release(folder, part, split=split, verify=False)
+    model: Any
+    trainer: Any | None  # None: nothing was trained (--steps 0)
+    selected: dict  # name, step, validation_contains
+    history: list[dict]  # validation contains accuracy per evaluation
 
 
-def _judge(spec: str | None):
-    if spec is None:
-        return None
-    from continuousbench.judge import Judge
-    from continuousbench.llm import make_generator
-    from continuousbench.release.layout import default_root
+def _check_arguments(h: HarnessArguments, t: EvaluatorConfig) -> None:
+    if not getattr(t, "output_dir_given", True):
+        raise ValueError("--output_dir is missing; pass the run folder, e.g. --output_dir runs/eval-1")
+    if h.release is None:
+        raise ValueError("no release given: pass --release <release id or folder>")
+    if t.push_to_hub and not t.hub_model_id:
+        raise ValueError("--push_to_hub needs --hub_model_id <user/name>")
 
-    return Judge(make_generator(spec), cache_dir=default_root() / "judge-cache", model_name=spec)
+
+def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
+    """Step 1: (staged run folder, inputs). A new run that fails here leaves no work folder behind."""
+    main = is_main_process()
+    staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main)
+    try:
+        inputs = load_inputs(h, m, t, with_judge=main)
+        options = {**vars(h), **vars(m), **t.to_dict(), "world_size": t.world_size}
+        staged.pin_config(outputs.run_config(options, inputs))
+    except Exception:
+        if main and not h.resume:
+            staged.discard()
+        raise
+    return staged, inputs
 
 
 def _validation_history(log_history: Sequence[dict]) -> list[dict]:
@@ -79,143 +101,183 @@ def _validation_history(log_history: Sequence[dict]) -> list[dict]:
     ]
 
 
+def _resume_from(work: Path, max_steps: int) -> bool:
+    """Whether training continues from a checkpoint in ``work``; says so either way."""
+    checkpoints = outputs.kept_checkpoints(work)
+    if checkpoints:
+        logger.info("resuming from %s (of %d steps) in %s", checkpoints[-1], max_steps, work)
+        return True
+    logger.info("resuming a run that saved no checkpoint yet: training starts from step 0")
+    return False
+
+
+def train(inputs: Inputs, t: EvaluatorConfig, work: Path, *, resume: bool, callbacks: Sequence = ()):
+    """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA."""
+    from continuousbench.harness.train import continued_pretraining
+
+    eval_fn = selection_eval(inputs.tokenizer, inputs.qa_validation, **inputs.generation)
+    if t.max_steps == 0:
+        model = inputs.model.to(t.device)
+        selected = {"name": "base", "step": 0, "validation_contains": eval_fn(model)["qa_contains"]}
+        return Trained(model, None, selected, [])
+    args = copy.copy(t)
+    args.output_dir, args.push_to_hub = str(work), False  # we publish and upload the selected model
+    resume = resume and _resume_from(work, t.max_steps)
+    try:
+        trainer = continued_pretraining(
+            inputs.model, inputs.tokenizer, inputs.corpus, args, eval_fn=eval_fn, callbacks=callbacks,
+            resume=resume,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        if is_main_process():
+            kept = outputs.kept_checkpoints(work) or ["no checkpoint yet"]
+            logger.warning("stopped; kept in %s: %s", work, ", ".join(kept))
+        raise
+    # Every process: the Trainer writes from the main one only, and FSDP/DeepSpeed gather on all of them.
+    trainer.save_model(str(work / outputs.MODEL_DIR))
+    best, state = trainer.state.best_model_checkpoint, trainer.state
+    selected = {
+        "name": Path(best).name if best else f"checkpoint-{state.global_step}",
+        "step": int(Path(best).name.rsplit("-", 1)[1]) if best else state.global_step,
+        "validation_contains": state.best_metric,
+    }
+    return Trained(trainer.model, trainer, selected, _validation_history(state.log_history))
+
+
+def score(inputs: Inputs, model) -> dict[str, tuple] | None:
+    """Step 3: answer the test questions (shared out across processes); on the main process, score
+    them: ``{part: (split, qa, predictions, report)}``; None on the others."""
+    import torch
+
+    with torch.inference_mode():
+        answers = {
+            part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
+            for part, qa in inputs.qa_test.items()
+        }
+    if not is_main_process():
+        return None
+    return {
+        part: ("test", qa, answers[part], score_answers(qa, answers[part], judge=inputs.judge))
+        for part, qa in inputs.qa_test.items()
+    }
+
+
+def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[int]]) -> dict | None:
+    """The release's headline number: its primary metric on its part's test questions with support at
+    or above its threshold (NEWS: LLM-match, support >= 200), and the same metric per stratum."""
+    if not evaluation:
+        return None
+    part, metric = evaluation["part"], evaluation["primary_metric"]
+    values = reports[part]["per_example"].get(metric)
+    if values is None:
+        logger.warning("the release's primary metric %s was not computed: pass --judge for it", metric)
+
+    def stratum(k: int) -> dict:
+        rows = [i for i, c in enumerate(support[part]) if c >= k]
+        correct = None if values is None or not rows else sum(1 for i in rows if values[i]) / len(rows)
+        return {"n": len(rows), "accuracy": correct}
+
+    headline = stratum(evaluation["min_support"])
+    strata = {f">={k}": stratum(k) for k in [evaluation["min_support"], *evaluation.get("strata", ())]}
+    return {**evaluation, **headline, "by_stratum": strata}
+
+
 def _recipe(path: str | None) -> dict | None:
     if path is None:
         return None
-    return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    digest = hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
+    return {"given": path, "path": resolved(path), "sha256": digest}
 
 
-def main(
-    harness_args: HarnessArguments,
-    training_args: EvaluatorConfig,
-    model_args: ModelArguments,
-    *,
-    recipe: str | None = None,
-    callbacks: Sequence = (),
-) -> dict:
-    """Run the harness; return the results dict (also written to ``<output_dir>/results.json``)."""
-    import torch
-    from transformers import set_seed
-
+def build_results(
+    h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
+    tables: dict[str, tuple], recipe: str | None,
+) -> dict:  # fmt: skip
+    """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
+    values, selection, metrics with intervals."""
     import continuousbench
-    from continuousbench.files import replace_dir, write_json
-    from continuousbench.harness import outputs
-    from continuousbench.harness.card import model_card, push_run
-    from continuousbench.harness.data import corpus_fingerprint, load_corpus, mix_replay
-    from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.harness import results as results_record
 
-    h, t, m = harness_args, training_args, model_args
-    if h.release is None:
-        raise ValueError("no release given: pass --release <release id or folder>")
-    if t.max_steps < 0:
-        raise ValueError(f"--steps must be >= 0 (0 scores the base model), got {t.max_steps}")
-    if t.push_to_hub and not t.hub_model_id:
-        raise ValueError("--push_to_hub needs --hub_model_id <user/name>")
-    out = Path(t.output_dir)
-    outputs.check_run_dir(out, overwrite=h.overwrite, resume=h.resume)
-    push, t.push_to_hub = t.push_to_hub, False  # we upload the selected model ourselves, not every checkpoint
-
-    folder, manifest, manifest_sha = _release(h.release)
-    track = h.track or manifest["track"]
-    qa_val = subsample(_load_qa(folder, "qa_public", "validation"), h.qa_eval_limit, t.seed)
-    qa_test = {part: subsample(_load_qa(folder, part, "test"), h.qa_test_limit, t.seed) for part in PARTS}
-    corpus_source = h.corpus or str(folder)
-    corpus = load_corpus(corpus_source, h.text_column, h.corpus_split)
-    fingerprint, n_documents = corpus_fingerprint(corpus), len(corpus)  # the candidate alone, before replay
-    replay = None
-    if h.replay_corpus:
-        replay_docs = load_corpus(h.replay_corpus)
-        replay = {"source": h.replay_corpus, "fraction": h.replay_fraction,
-                  "fingerprint": corpus_fingerprint(replay_docs)}  # fmt: skip
-        corpus = mix_replay(corpus, replay_docs, h.replay_fraction, t.seed)
-    judge = _judge(h.judge)
-
-    set_seed(t.seed)  # LoRA initialisation is random
-    model, tokenizer = load_model_and_tokenizer(
-        m.model, tuning=m.tuning, lora_rank=m.lora_r, lora_alpha=m.lora_alpha, dtype=m.dtype,
-        attn_implementation=m.attn_implementation,
-    )  # fmt: skip
-    if t.use_cpu:
-        model = model.to("cpu")
-    gen = {"track": track, "batch_size": h.qa_batch_size, "max_new_tokens": h.max_new_tokens}
-    eval_fn = selection_eval(tokenizer, qa_val, **gen)
-
-    if t.max_steps == 0:
-        model = model.to(t.device)
-        selected = {"name": "base", "step": 0, "validation_contains": eval_fn(model)["qa_contains"]}
-        history, trainer = [], None
-    else:
-        trainer = continued_pretraining(
-            model, tokenizer, corpus, t, eval_fn=eval_fn, callbacks=callbacks, resume=h.resume
-        )
-        model = trainer.model
-        best = trainer.state.best_model_checkpoint
-        selected = {
-            "name": Path(best).name if best else f"checkpoint-{trainer.state.global_step}",
-            "step": int(Path(best).name.rsplit("-", 1)[1]) if best else trainer.state.global_step,
-            "validation_contains": trainer.state.best_metric,
-        }
-        history = _validation_history(trainer.state.log_history)
-        if t.process_index != 0:  # one writer; the other ranks are done once training is
-            return {}
-
-    reports, rows = {}, {}
-    with torch.inference_mode():
-        for part, qa in qa_test.items():
-            report, predictions = evaluate_qa(model, tokenizer, qa, judge=judge, **gen)
-            rows[part] = ("test", qa, predictions, report)
-            reports[part] = report
-    matchers = list(reports["qa_public"]["metrics"])
-    results = {
-        "release": {"id": manifest["id"], "manifest_sha256": manifest_sha, "track": track},
+    reports = {part: row[3] for part, row in tables.items()}
+    support = {part: [int(c) for c in qa["support_count"]] for part, qa in inputs.qa_test.items()}
+    record = {
+        "release": inputs.release,
         "base_model": m.model,
+        "model": inputs.model_record,
         "tuning": m.tuning,
         "model_args": dict(vars(m)),
         "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume")},
         "training_args": {k: getattr(t, k) for k in TRAINING_KEYS} | {"world_size": t.world_size},
         "recipe": _recipe(recipe),
-        "corpus": {"source": corpus_source, "documents": n_documents, "fingerprint": fingerprint,
-                   "replay": replay},
+        "corpus": inputs.corpus_record,
+        "generation": inputs.generation_record,
         "steps": t.max_steps,
         "tokens_per_step": t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size
         * t.max_length,
-        "selected_checkpoint": selected,
-        "validation_history": history,
+        "selected_checkpoint": trained.selected,
+        "validation_history": trained.history,
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
-        "matchers": matchers,
+        "matchers": list(reports["qa_public"]["metrics"]),
+        "canonical": canonical(inputs.evaluation, reports, support),
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
+    return results_record.complete(record, model=trained.model)
 
-    outputs.write_predictions(out / outputs.PREDICTIONS, outputs.predictions_table(rows, matchers))
-    outputs.plot_accuracy_by_support(
-        out / outputs.PLOT, reports, f"{m.model.rsplit('/', 1)[-1]} {m.tuning} on {manifest['id']}"
+
+def main(
+    harness_args: HarnessArguments,
+    model_args: ModelArguments,
+    training_args: EvaluatorConfig,
+    *,
+    recipe: str | None = None,
+    callbacks: Sequence = (),
+) -> dict:
+    """Run the harness (arguments in the parser's order); return the results dict (also written to
+    ``<output_dir>/results.json``), or {} on processes other than the main one."""
+    h, m, t = harness_args, model_args, training_args
+    _check_arguments(h, t)
+    staged, inputs = main_first(lambda: prepare(h, m, t))
+    trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks)
+    tables = score(inputs, trained.model)
+    if tables is None:  # one writer; the other processes are done once their share is answered
+        return {}
+    results = build_results(h, m, t, inputs, trained, tables, recipe)
+    push = {"repo_id": t.hub_model_id, "token": t.hub_token} if t.push_to_hub else None
+    return outputs.write_run(staged, results, tables, trained=trained.trainer is not None, push=push)
+
+
+def resume_hint(argv: Sequence[str]) -> str:
+    """What Ctrl-C leaves behind, and the command that continues the run."""
+    args, skip = [], False
+    for arg in argv:
+        if skip and arg.lower() in ("true", "false", "1", "0", "yes", "no"):
+            skip = False
+            continue
+        skip = arg == "--overwrite"
+        if not (skip or arg.startswith("--overwrite=")):
+            args.append(arg)
+    if not any(a == "--resume" or a.startswith("--resume=") for a in args):
+        args.append("--resume")
+    return (
+        "a previous run in --output_dir is untouched and the checkpoints saved so far are kept; "
+        f"continue with: continuousbench evaluate {shlex.join(args)}"
     )
-    if trainer is not None:
-        staging = out / f".{outputs.MODEL_DIR}.tmp"
-        trainer.save_model(str(staging))
-        model_card(results, t.hub_model_id or out.name).save(staging / "README.md")
-        replace_dir(staging, out / outputs.MODEL_DIR)
-        if push:
-            results["hub_commit"] = push_run(out / outputs.MODEL_DIR, t.hub_model_id, token=t.hub_token)
-    elif push:
-        logger.warning("--steps 0 trains nothing: there is no model to push")
-    write_json(out / outputs.RESULTS, results)
-    return results
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
     """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print the test scores."""
     from continuousbench.commands import run
 
+    args = list(sys.argv[1:] if argv is None else argv)
+
     def work() -> dict:
         parser = make_parser()
-        harness_args, model_args, training_args = parser.parse(argv)
-        results = main(harness_args, training_args, model_args, recipe=parser.config_path)
+        harness_args, model_args, training_args = parser.parse(args)
+        results = main(harness_args, model_args, training_args, recipe=parser.config_path)
         if results:
-            test = {p: results["metrics"][p]["metrics"] for p in PARTS}
+            test = {p: results["metrics"][p]["metrics"] for p in PARTS if p in results["metrics"]}
             print(json.dumps({"output_dir": training_args.output_dir, "test": test}, indent=1))
         return results
 
-    return run(work)
+    return run(work, resume_hint=resume_hint(args))

@@ -100,5 +100,21 @@ def continued_pretraining(
         callbacks=list(callbacks),
         eval_fn=eval_fn,
     )
-    trainer.train(resume_from_checkpoint=checkpoint)
+    try:
+        trainer.train(resume_from_checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        close_progress_bars(trainer)  # so that what is printed next is not followed by a stale bar
+        raise
     return trainer
+
+
+def close_progress_bars(trainer) -> None:
+    """Close Trainer's tqdm bars, which it closes only when training ends normally."""
+    from transformers import ProgressCallback
+
+    for callback in trainer.callback_handler.callbacks:
+        if isinstance(callback, ProgressCallback):
+            for bar in (callback.training_bar, callback.prediction_bar):
+                if bar is not None:
+                    bar.close()
+            callback.training_bar = callback.prediction_bar = None

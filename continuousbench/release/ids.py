@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 TRACKS: tuple[str, ...] = ("geminon", "news")
-SIZES: tuple[str, ...] = ("tiny", "small", "medium")
+SIZES: tuple[str, ...] = ("tiny", "small", "medium", "large")  # large: NEWS only (all articles)
 
 _PATTERN = re.compile(r"(?P<track>[a-z]+)-(?P<size>[a-z]+)-(?P<year>\d{4})q(?P<quarter>\d)")
 EXPECTED = (

@@ -16,6 +16,9 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     "entities": ("train",),
 }
 
+# The QA configs: one per entity subset (public entities, sensitive ones), scored separately.
+QA_PARTS: tuple[str, ...] = ("qa_public", "qa_singleton")
+
 # Columns every release must carry (DESIGN "Release contract"); builders may add more. The entity
 # attributes are track-specific, so only the columns other stages join on are required there.
 _QA_COLUMNS = ("id", "question", "answer", "entity", "name", "attribute", "support_count")
@@ -26,6 +29,30 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "support_counts": ("entity", "name", "feature", "count", "subset"),
     "entities": ("name", "subset"),
 }
+
+# Track II, NEWS (paper §2.1): no entities or singleton subset; support counts are per question, with the
+# ids of the supporting corpus articles.
+NEWS_CONFIGS: dict[str, tuple[str, ...]] = {
+    "corpus": ("train", "validation"),
+    "qa_public": ("validation", "test"),
+    "support_counts": ("train",),
+}
+NEWS_REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "corpus": ("id", "url", "hostname", "title", "date", "crawl_date", "language", "text"),
+    "qa_public": ("id", "question", "answer", "support_count"),
+    "support_counts": ("id", "support_count", "article_ids"),
+}
+TRACK_CONFIGS = {"geminon": CONFIGS, "news": NEWS_CONFIGS}
+TRACK_REQUIRED_COLUMNS = {"geminon": REQUIRED_COLUMNS, "news": NEWS_REQUIRED_COLUMNS}
+ALL_PARTS: tuple[str, ...] = tuple(dict.fromkeys(p for configs in TRACK_CONFIGS.values() for p in configs))
+
+
+def configs(track: str) -> dict[str, tuple[str, ...]]:
+    """config -> splits of a track's releases."""
+    if track not in TRACK_CONFIGS:
+        raise ValueError(f"unknown track {track!r}: choose one of {', '.join(TRACK_CONFIGS)}")
+    return TRACK_CONFIGS[track]
+
 
 CARD = "README.md"
 MANIFEST = "release.json"
@@ -50,9 +77,9 @@ def data_file(config: str, split: str) -> str:
     return f"data/{config}/{split}-00000-of-00001.parquet"
 
 
-def data_files(config: str) -> dict[str, str]:
+def data_files(config: str, track: str = "geminon") -> dict[str, str]:
     """split -> relative data file of one config."""
-    return {split: data_file(config, split) for split in CONFIGS[config]}
+    return {split: data_file(config, split) for split in configs(track)[config]}
 
 
 def list_releases(root: Path | str) -> list[ReleaseId]:

@@ -10,6 +10,15 @@ from continuousbench.release.layout import CARD, MANIFEST
 from continuousbench.release.load import resolve_release, verify_release
 
 
+def hub_failure(err: OSError, action: str) -> ValueError:
+    """One line for a Hub error (HTTP, connection, offline mode): what failed and how to fix it."""
+    detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return ValueError(
+        f"{action} failed ({detail}); check the repo id, the network (HF_HUB_OFFLINE unset) "
+        "and your token (HF_TOKEN or `hf auth login`)"
+    )
+
+
 def _releases_in_repo(files: list[str]) -> list[ReleaseId]:
     found = set()
     for name in files:

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import numbers
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
+from continuousbench.files import check_writable_dir, dumps, replace_dir, temp_dir, write_text
 from continuousbench.release.card import read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     CARD,
-    CONFIGS,
     MANIFEST,
-    REQUIRED_COLUMNS,
+    TRACK_REQUIRED_COLUMNS,
+    configs,
     data_file,
     default_root,
     list_releases,
@@ -28,22 +28,37 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 
+DIGEST_KEY = "manifest_sha256"
+
+
 def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
-    """Exactly the configs and splits of CONFIGS, non-empty, with the required columns; else ValueError."""
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """sha256 of the manifest's canonical JSON (sorted keys, no spaces), its own digest left out.
+
+    The manifest records the checksum of every other file; this one covers the manifest itself, so an
+    edit of any field (the seed, a row count, a file's checksum) is detected.
+    """
+    body = {k: v for k, v in manifest.items() if k != DIGEST_KEY}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def validate_parts(parts: Mapping[str, Mapping[str, Dataset]], track: str = "geminon") -> None:
+    """Exactly the track's configs and splits, non-empty, with the required columns; else ValueError."""
     from datasets import Dataset
 
+    expected, required = configs(track), TRACK_REQUIRED_COLUMNS[track]
     for config in parts:
-        if config not in CONFIGS:
-            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(CONFIGS)}")
-    for config, splits in CONFIGS.items():
+        if config not in expected:
+            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(expected)}")
+    for config, splits in expected.items():
         if config not in parts:
             raise ValueError(
-                f"release part {config!r} is missing: a release has exactly {', '.join(CONFIGS)}"
+                f"release part {config!r} is missing: a release has exactly {', '.join(expected)}"
             )
         given = parts[config]
         for split in given:
@@ -61,7 +76,7 @@ def validate_parts(parts: Mapping[str, Mapping[str, Dataset]]) -> None:
                 raise ValueError(
                     f"{config}/{split} is empty: every split of a release needs at least one row"
                 )
-            missing = [c for c in REQUIRED_COLUMNS[config] if c not in ds.column_names]
+            missing = [c for c in required[config] if c not in ds.column_names]
             if missing:
                 raise ValueError(
                     f"{config}/{split} lacks column(s) {', '.join(missing)}; it has {ds.column_names}"
@@ -77,7 +92,9 @@ def _is_null(feature: Any) -> bool:
     return isinstance(feature, List) and _is_null(feature.feature)
 
 
-def align_features(parts: Mapping[str, Mapping[str, Dataset]]) -> dict[str, dict[str, Dataset]]:
+def align_features(
+    parts: Mapping[str, Mapping[str, Dataset]], track: str = "geminon"
+) -> dict[str, dict[str, Dataset]]:
     """Give every split of a part the same features, so the part loads as one DatasetDict.
 
     A column that is all ``None`` in one split is inferred as ``null`` there; it takes its type from a
@@ -86,7 +103,7 @@ def align_features(parts: Mapping[str, Mapping[str, Dataset]]) -> dict[str, dict
     from datasets import Features
 
     aligned: dict[str, dict[str, Dataset]] = {}
-    for config, splits in CONFIGS.items():
+    for config, splits in configs(track).items():
         given = [parts[config][s] for s in splits]
         first = given[0].features
         for split, ds in zip(splits, given, strict=True):
@@ -133,13 +150,12 @@ def _info(config: str, splits: Mapping[str, Dataset], folder: Path) -> dict[str,
     return info._to_yaml_dict()
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.write_bytes(text.encode("utf-8"))  # bytes: no platform newline translation
-
-
-def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict) -> dict[str, Any]:
-    files = [data_file(c, s) for c, splits in CONFIGS.items() for s in splits] + [CARD]
-    return {
+def _manifest(
+    rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict, evaluation: dict | None
+) -> dict[str, Any]:
+    files = [data_file(c, s) for c, splits in configs(rid.track).items() for s in splits] + [CARD]
+    extra = {"evaluation": evaluation} if evaluation else {}
+    manifest = {
         "id": str(rid),
         "track": rid.track,
         "size": rid.size,
@@ -150,26 +166,46 @@ def _manifest(rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: di
         "generator": generator,
         "rows": rows,
         "files": {name: sha256_file(folder / name) for name in files},
+        **extra,
     }
+    return {**manifest, DIGEST_KEY: manifest_digest(manifest)}
 
 
 def write_umbrella_card(root: Path) -> Path:
     """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename)."""
-    root = Path(root)
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".README.", suffix=".tmp")
-    os.close(fd)
-    try:
-        ids = list_releases(root)
-        infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
-        _write_text(Path(tmp), str(umbrella_card(ids, infos)))
-        os.replace(tmp, root / CARD)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return root / CARD
+    root = Path(root).expanduser()
+    ids = list_releases(root)
+    infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
+    return write_text(root / CARD, str(umbrella_card(ids, infos)))
 
 
 def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
     return FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
+
+
+def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
+    """Refuse, before any work, to write over ``target`` unless ``overwrite``, or over files of the user.
+
+    ``--overwrite`` replaces a release, i.e. the files a release has; anything else found in its folder
+    (notes, a fine-tuned model) would be lost with it, so it has to be moved away first.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not overwrite:
+        raise _exists_error(rid, target)
+    if not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
+    ours = {*(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits), CARD, MANIFEST}
+    foreign = sorted(
+        p.relative_to(target).as_posix()
+        for p in target.rglob("*")
+        if not p.is_dir() and p.relative_to(target).as_posix() not in ours
+    )
+    if foreign:
+        raise FileExistsError(
+            f"{target} holds files that are not part of release {rid} ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); move them away, then rerun with --overwrite"
+        )
 
 
 def write_release(
@@ -181,19 +217,27 @@ def write_release(
     generator: dict,
     overwrite: bool = False,
     card_notes: str = "",
+    evaluation: dict | None = None,
 ) -> Path:
     """Write ``<root>/<release-id>/`` from ``parts[config][split]`` and return its folder.
 
     The same parts, seed and generator settings give byte-identical files. Nothing is visible under the
     final name until the whole release is written; an existing release is replaced only with ``overwrite``.
+    ``evaluation`` (the track's canonical evaluation: primary metric, support threshold, strata) goes
+    into the manifest and the card.
     """
     rid = ReleaseId.parse(release_id)
-    root = Path(root).expanduser() if root is not None else default_root()
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (it rebuilds the release), got {seed!r}")
+    seed = int(seed)  # numpy integers are welcome; the manifest stores a plain int
+    if not isinstance(generator, Mapping):
+        raise ValueError(f"generator must be a mapping of settings, got {type(generator).__name__}")
+    root = check_writable_dir(Path(root) if root is not None else default_root(), "root")
     target = root / str(rid)
-    if target.exists() and not overwrite:
-        raise _exists_error(rid, target)
-    validate_parts(parts)
-    parts = align_features(parts)
+    check_replaceable(rid, target, overwrite)
+    validate_parts(parts, rid.track)
+    parts = align_features(parts, rid.track)
+    expected = configs(rid.track)
     try:
         generator = json.loads(json.dumps(generator, sort_keys=True))
     except TypeError as err:
@@ -202,12 +246,12 @@ def write_release(
     import datasets
 
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{rid}.tmp-"))
+    tmp = temp_dir(root, prefix=f".{rid}.tmp-")  # readable by others as the umask allows, like any folder
     bars_were_on = not datasets.are_progress_bars_disabled()
     datasets.disable_progress_bars()  # one bar per parquet file is noise; the builder shows its own progress
     try:
         rows: dict[str, dict[str, int]] = {}
-        for config, splits in CONFIGS.items():
+        for config, splits in expected.items():
             rows[config] = {}
             for split in splits:
                 ds = parts[config][split]
@@ -217,8 +261,8 @@ def write_release(
                 # equal data gives equal bytes (tested).
                 ds.to_parquet(str(path))
                 rows[config][split] = len(ds)
-        columns = {c: parts[c][CONFIGS[c][0]].column_names for c in CONFIGS}
-        infos = {c: _info(c, parts[c], tmp) for c in CONFIGS}
+        columns = {c: parts[c][expected[c][0]].column_names for c in expected}
+        infos = {c: _info(c, parts[c], tmp) for c in expected}
         card = release_card(
             rid,
             rows=rows,
@@ -228,11 +272,13 @@ def write_release(
             generator=generator,
             infos=infos,
             notes=card_notes,
+            evaluation=evaluation,
         )
-        _write_text(tmp / CARD, str(card))
-        manifest = _manifest(rid, tmp, rows, seed, generator)
-        _write_text(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        _move_into_place(tmp, target, rid, overwrite)
+        write_text(tmp / CARD, str(card))
+        write_text(tmp / MANIFEST, dumps(_manifest(rid, tmp, rows, seed, generator, evaluation)))
+        if target.exists() and not overwrite:  # appeared while we were writing
+            raise _exists_error(rid, target)
+        replace_dir(tmp, target)  # an old release is set aside first and removed only afterwards
     finally:
         if bars_were_on:
             datasets.enable_progress_bars()
@@ -240,21 +286,3 @@ def write_release(
             shutil.rmtree(tmp)
     write_umbrella_card(root)
     return target
-
-
-def _move_into_place(tmp: Path, target: Path, rid: ReleaseId, overwrite: bool) -> None:
-    """Rename the finished release into place; an old one is set aside first and removed only afterwards."""
-    if not target.exists():
-        os.rename(tmp, target)
-        return
-    if not overwrite:  # appeared while we were writing
-        raise _exists_error(rid, target)
-    old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{rid}.old-"))
-    old.rmdir()
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        os.rename(old, target)  # put the previous release back
-        raise
-    shutil.rmtree(old)

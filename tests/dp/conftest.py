@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from dp_runs import DP_ARGS
 
 
 def _texts(lo: int, hi: int) -> list[str]:
@@ -27,24 +28,11 @@ def dp_corpus(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def dp_model_dir(tmp_path_factory):
-    from continuousbench.tinymodel import save_tiny_model
+    from continuousbench.demo.tinymodel import save_tiny_model
 
     return save_tiny_model(
         tmp_path_factory.mktemp("dp-tiny"), _texts(0, 232), vocab_size=400, hidden_size=64, num_layers=2
     )
-
-
-# A DP run of seconds: 4 steps of expected batch 8 (Poisson: exact accounting in seconds), LoRA rank 4.
-DP_ARGS = [
-    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
-    "--learning_rate", "1e-3", "--seed", "0", "--epsilon", "10", "--sampling", "poisson",
-    "--expected_batch_size", "8", "--micro_batch_size", "4", "--logging_steps", "1",
-]  # fmt: skip
-NONPRIVATE_ARGS = [
-    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
-    "--learning_rate", "1e-3", "--seed", "0", "--per_device_train_batch_size", "4", "--samples_per_step", "4",
-    "--disable_tqdm", "true",
-]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from dp_accounting.pld import PLDAccountant
 from scipy.stats import binom
 
 from continuousbench.dp import accounting as acc
+from continuousbench.dp import plan as planning
 from continuousbench.dp.sampling import SamplingPlan
 
 
@@ -77,18 +78,18 @@ def test_event_json_refuses_foreign_modules():
 
 def test_choose_expected_batch_minimises_noise_per_record():
     n, cap, steps, eps, delta = 300, 8, 5, 10.0, 1e-3
-    batch, sigma = acc.choose_expected_batch(n, cap, steps, eps, delta, candidates=3)
-    ratio = sigma / acc._expected_effective_batch(n, batch / n, cap)
+    batch, sigma = planning.choose_expected_batch(n, cap, steps, eps, delta, candidates=3)
+    ratio = sigma / planning._expected_effective_batch(n, batch / n, cap)
     for other in (cap // 2, cap):
         s = acc.calibrate_noise(
             eps, other / n, steps, delta, dataset_size=n, physical_batch=cap, sampling="truncated_poisson"
         )
-        assert ratio <= s / acc._expected_effective_batch(n, other / n, cap) * 1.001
+        assert ratio <= s / planning._expected_effective_batch(n, other / n, cap) * 1.001
 
 
 def test_choose_expected_batch_union_bound_keeps_truncation_negligible():
     n, cap, steps, eps, delta = 2000, 32, 10, 2.0, 1e-4
-    batch, _ = acc.choose_expected_batch(
+    batch, _ = planning.choose_expected_batch(
         n, cap, steps, eps, delta, truncation_analysis="union_bound", candidates=3
     )
     assert (1 + math.exp(eps)) * acc.truncation_probability(n + 1, batch / n, cap, steps) <= delta / 10

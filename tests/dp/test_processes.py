@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import DP_ARGS, NONPRIVATE_ARGS
+from dp_runs import DP_ARGS, NONPRIVATE_ARGS
 
 pytestmark = pytest.mark.slow
 

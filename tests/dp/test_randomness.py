@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import DP_ARGS, NONPRIVATE_ARGS
+from dp_runs import DP_ARGS, NONPRIVATE_ARGS
 
 from continuousbench.dp.randomness import SecretStreams
 

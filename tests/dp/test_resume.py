@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import DP_ARGS
+from dp_runs import DP_ARGS
 
 from continuousbench.dp import loop
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DP_ARGS, NONPRIVATE_ARGS
+from dp_runs import DP_ARGS, NONPRIVATE_ARGS
 
 from continuousbench.dp import accounting
 
@@ -132,3 +132,40 @@ def test_a_run_that_failed_before_any_checkpoint_blocks_nothing(invoke, tmp_path
     failed = invoke(argv)
     assert failed.exit_code == 2 and "cannot load model" in failed.stderr
     assert not (out / ".train-generator-work").exists()  # the next run starts without --overwrite
+
+
+@pytest.mark.slow
+def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
+    dp_generator = dp_generator.path
+    from continuousbench.dp.synthesize import cli
+    from continuousbench.harness.data import load_corpus
+
+    args = [
+        "--generator",
+        str(dp_generator),
+        "--num_samples",
+        "6",
+        "--max_new_tokens",
+        "12",
+        "--batch_size",
+        "3",
+    ]
+    cli([*args, "--output_dir", str(tmp_path / "a")])
+    cli([*args, "--output_dir", str(tmp_path / "b")])
+    a, b = load_corpus(str(tmp_path / "a")), load_corpus(str(tmp_path / "b"))
+    assert a["text"] == b["text"] and len(a) >= 1
+    parquet = "data/train-00000-of-00001.parquet"
+    assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert "configs:" in card and "Privacy statement" in card and "Add-or-remove one record" in card
+    from continuousbench.harness.results import corpus_privacy
+
+    stated = json.loads((tmp_path / "a" / "privacy.json").read_text())
+    assert "history" not in stated and "validation_loss" not in stated  # losses on private records stay home
+    assert stated["validation"]["private"] is False  # the validation losses say what they are
+    privacy = corpus_privacy(tmp_path / "a")
+    assert privacy["private"] and privacy["unit"] == "record"
+    assert privacy["epsilon"] == pytest.approx(10, rel=0.01)
+    assert json.loads((tmp_path / "a" / "synthesis.json").read_text())["sampling"]["seed"] == 0
+    with pytest.raises(SystemExit):
+        cli([*args, "--output_dir", str(tmp_path / "a")])

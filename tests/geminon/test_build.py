@@ -124,7 +124,7 @@ def test_quarters_seed_fresh_worlds():
 @pytest.mark.parametrize("quarter", ["2026Q1", "2026q5", "26q1", "2026-q1"])
 def test_bad_quarter_is_one_clear_error(quarter, tmp_path):
     with pytest.raises(ValueError, match="YYYYqN"):
-        B.build_release(quarter=quarter, root=tmp_path, progress=False)
+        B.build_release(B.GeminonBuildArguments(quarter=quarter, out=str(tmp_path)), progress=False)
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
@@ -153,14 +153,22 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
     with monkeypatch.context() as m:
         m.setattr(B, "assemble", boom)
         with pytest.raises(RuntimeError, match="interrupted"):
-            B.build_release(root=tmp_path, progress=False)
-    work = tmp_path / ".work" / "geminon-tiny-2026q1-seed0"
+            B.build_release(B.GeminonBuildArguments(out=str(tmp_path)), progress=False)
+    (work,) = (tmp_path / ".work").iterdir()  # <release id>-<hash of the settings>
+    assert work.name.startswith("geminon-tiny-2026q1-")
     assert (work / "world.json").exists() and (work / "selection.json").exists()
     assert list((work / "render").glob("part-*.parquet"))
     assert not (tmp_path / "geminon-tiny-2026q1").exists()
 
-    with pytest.raises(ValueError, match="other settings"):  # a different build cannot reuse the work
-        B.build_release(root=tmp_path, progress=False, rounds=7)
+    # a build with other settings neither reuses nor disturbs that work: it starts over in its own folder
+    before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
+    with monkeypatch.context() as m:
+        m.setattr(B, "assemble", boom)
+        with pytest.raises(RuntimeError, match="interrupted"):
+            B.build_release(B.GeminonBuildArguments(out=str(tmp_path), rounds=7), progress=False)
+    other = next(p for p in (tmp_path / ".work").iterdir() if p != work)
+    assert B.WorkDir.finished_in(other) == ["render", "selection.json", "selection.parquet", "world.json"]
+    assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == before
 
     from continuousbench.geminon import corpus, world
     from continuousbench.geminon.realizers.template import TemplateRealizer
@@ -169,17 +177,18 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
     monkeypatch.setattr(corpus, "draft_pool", boom)
     monkeypatch.setattr(TemplateRealizer, "render", boom)
     timings: dict[str, float] = {}
-    path = B.build_release(root=tmp_path, progress=False, timings=timings)
+    path = B.build_release(B.GeminonBuildArguments(out=str(tmp_path)), progress=False, timings=timings)
     assert set(timings) == {"render", "qa", "write"}
     assert _files(path) == _files(tiny_release)
-    assert not (tmp_path / ".work").exists()
+    assert list((tmp_path / ".work").iterdir()) == [other]  # the other build's work is kept, said in the log
 
 
 @pytest.mark.slow
 def test_small_selection_gives_public_support_in_the_hundreds(tmp_path):
     """World, candidates and selection of a `small` build (no render): public support >= 100 everywhere."""
     from continuousbench.geminon import qa as Q
-    from continuousbench.geminon.realizers.base import make_realizer
+    from continuousbench.geminon.realizers import make_realizer
+    from continuousbench.geminon.selection import selection_stage
     from continuousbench.geminon.world import build_world
 
     spec = get_size("small")
@@ -188,8 +197,8 @@ def test_small_selection_gives_public_support_in_the_hundreds(tmp_path):
     world = build_world(spec, seeds["world"])
     work = B.WorkDir(tmp_path, {"test": True})
     stages = StageProgress(False, {})
-    rows = B._selection_stage(
-        work, stages, spec, world, make_realizer("template"), seeds, None, B.ROUNDS, 100
+    rows = selection_stage(
+        work, stages, spec.mix, world, make_realizer("template"), seeds, None, B.ROUNDS, 100
     )
     public = [m for m, s in zip(rows["mentions"], rows["subset"], strict=True) if s == "public"]
     assert len(public) == sum(spec.mix.values())

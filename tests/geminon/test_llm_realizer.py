@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 
 import pytest
 
@@ -140,8 +142,113 @@ def test_comparison_provenance_goes_to_the_right_entity_and_strict_mode_drops_un
     assert realizer.stats["added_name_mention"] == 1
 
 
+def test_draft_seeds_fit_in_63_bits_whatever_the_unit_seed():
+    realizer = LLMRealizer(OfflineGenerator(lambda p, **s: MESSY), articles_per_call=2)
+    seeds = [d.seed for d in realizer.draft("wiki", [A], seed=2**62 - 1, n=3)]
+    assert len(set(seeds)) == 3 and all(0 <= s < 2**63 for s in seeds)
+    assert seeds == [d.seed for d in realizer.draft("wiki", [A], seed=2**62 - 1, n=3)]
+
+
 def test_render_refuses_text_less_drafts():
     from continuousbench.geminon.realizers import Draft
 
     with pytest.raises(ValueError, match="no text"):
         LLMRealizer(OfflineGenerator(lambda p, **s: "[]")).render([Draft("wiki", (1,), (), 0)], {})
+
+
+# -- a whole release through the LLM realizer ------------------------------------------------------
+
+_RECORD = re.compile(r"^(?:Geminon|Stage) \d+:\n(\{.*?\n\})", re.MULTILINE | re.DOTALL)
+# How a model words each fact, and the provenance key it lists for it (aliases, as models write them).
+_SAY = {
+    "name": ("{name} has a page in the Gemidex.", "name"),
+    "classification": ("{name} is known as the {classification}.", "classification"),
+    "type1": ("{name} has {type1} typing.", "type"),
+    "ability": ("The ability of {name} is {ability}.", "abilities"),
+    "hp": ("{name} has {hp} HP.", "HP"),
+    "attack": ("{name} has an attack of {attack}.", "atk"),
+    "defense": ("{name} has a defense of {defense}.", "def"),
+    "special attack": ("{name} has {special attack} special attack.", "sp_atk"),
+    "special defense": ("{name} has {special defense} special defense.", "Sp. Def"),
+    "speed": ("{name} has a speed of {speed}.", "spe"),
+    "base_stat_total": ("{name} has a base stat total of {base_stat_total}.", "bst"),
+    "weight": ("{name} weighs {weight} lbs.", "weight_lbs"),
+    "height": ("{name} stands {height} m tall.", "height (m)"),
+    "evolution_line": ("The evolution line of {name} is {line}.", "evolution line"),
+    "move": ("{name} knows {move}: {description}", "move details"),
+}
+
+
+def scripted_articles(prompt: str, **sampling) -> str:
+    """A stand-in for an instruction model: realistic JSON about the prompt's Geminon, some of it broken.
+
+    Article i of a batch states a rotating subset of facts (the first states them all); some answers come
+    fenced with chatter and trailing commas, some items are malformed or lack a text, one batch in five
+    is a refusal, and one article in nine states a number that is in no data (the audit must drop it).
+    """
+    k = int(re.search(r"JSON list of exactly (\d+) objects", prompt).group(1))
+    batch = int(re.search(r"Batch (\d+):", prompt).group(1))
+    if batch % 1000 % 5 == 4:
+        return "I'm sorry, I can't write these articles."
+    records = [json.loads(block) for block in _RECORD.findall(prompt)]
+    facts = [f for f in _SAY if f != "type1"]
+    items = []
+    for i in range(k):
+        item: dict = {"text": []}
+        for pos, r in enumerate(records, 1):
+            values = {**r, "line": ", ".join(r["evolution_line"]), "move": r["move"]["name"]}
+            values["description"] = r["move"]["short_description"]
+            values["type1"] = r["type1"] if r["type2"] is None else f"{r['type1']} and {r['type2']}"
+            chosen = (
+                ["name", "type1", *facts[1:]] if i == 0 else ["name", "type1", facts[(batch + i) % 13 + 1]]
+            )
+            item["text"] += [_SAY[f][0].format(**values) for f in chosen]
+            keys = [_SAY[f][1] if f != "type1" or r["type2"] is None else "types" for f in chosen]
+            item[f"used_{pos}" if i % 2 else f"g{pos}_info"] = keys
+        if i % 9 == 8:
+            item["text"].append("It won 12345 battles last season.")
+        item["text"] = " ".join(item["text"])
+        items.append(item)
+    answer = json.dumps(items, indent=1)
+    if batch % 3 == 1:  # one broken item (the list no longer parses) and one without text
+        answer = answer[:-1] + ', {"text": "Half an article" "used_1": [}, {"used_1": ["name"]}]'
+    if batch % 7 == 2:
+        answer = "Sure! Here they are:\n```json\n" + answer[:-1] + ",\n]\n```\nWant more?"
+    return answer
+
+
+def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
+    from datasets import load_dataset
+
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+    from continuousbench.geminon.realizers.grounding import check_grounding
+
+    OFFLINE["scripted"] = scripted_articles
+    args = GeminonBuildArguments(
+        out=str(tmp_path), realizer="offline:scripted", oversample=2.0, sensitive_candidates=10
+    )
+    path = build_release(args, progress=False)
+    manifest = json.loads((path / "release.json").read_text())
+    report = manifest["generator"]
+    assert report["realizer"] == "offline:scripted" and report["audited"]
+    drops = report["realizer_stats"]
+    assert drops["dropped_malformed_json"] > 0 and drops["dropped_missing_text"] > 0
+    assert drops["dropped_unparsable_response"] > 0 and drops["articles"] > 1000
+    assert report["dropped_after_render"]["dropped_ungrounded"] > 0
+    world = {r["idx"]: Geminon.from_record(r) for r in load_dataset(str(path), "entities", split="train")}
+    corpus = load_dataset(str(path), "corpus")
+    docs = [d for split in corpus.values() for d in split]
+    assert not [d["id"] for d in docs if check_grounding(d["text"], d["mentions"], world)]
+    sensitive = {i for i, g in world.items() if g.subset == "sensitive"}
+    articles = [d for d in corpus["train"] if d["subset"] == "sensitive"]
+    assert sorted(d["entities"][0] for d in articles) == sorted(sensitive)
+    for d in articles:  # the first article of a batch states every fact: the best-covering one is kept
+        (e,) = d["entities"]
+        assert set(d["mentions"]) == {f"{e}:{f}" for f in world[e].features()}
+    singleton = load_dataset(str(path), "qa_singleton", split="test")
+    assert set(singleton["support_count"]) == {1}
+    counts = report["documents"]
+    assert set(counts) == {"wiki", "journal", "evolution", "comparison", "sensitive"}
+    assert sum(counts.values()) == len(docs) > 1000
+    again = build_release(replace(args, out=str(tmp_path / "again")), progress=False)
+    assert (again / "release.json").read_bytes() == (path / "release.json").read_bytes()

@@ -11,11 +11,11 @@ import pytest
 from continuousbench.geminon.moves import describe_move
 from continuousbench.geminon.priors import load_priors
 from continuousbench.geminon.realizers import Draft, make_realizer
+from continuousbench.geminon.realizers.base import STYLES
 from continuousbench.geminon.realizers.grounding import check_grounding
 from continuousbench.geminon.realizers.template import THEMES, TemplateRealizer
 from continuousbench.geminon.schema import STATS, Geminon
 
-STYLES = ("wiki", "journal", "evolution", "comparison")
 _SYL = ("pha", "bor", "el", "tri", "mun", "kas", "vel", "dro", "qui", "zen", "lor", "ath", "sy", "ner")
 
 

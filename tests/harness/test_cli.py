@@ -47,7 +47,7 @@ def test_report_table_and_plot(invoke, finished_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "llama-lora" in result.output and "public EM" in result.output
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    row = json.loads(rows_json.read_text())[0]
+    row = json.loads(rows_json.read_text())["runs"][0]
     metrics = json.loads((finished_run / "results.json").read_text())["metrics"]
     assert row["qa_public/contains"] == metrics["qa_public"]["metrics"]["contains"]["accuracy"]
     missing = invoke(["report", str(tmp_path)])
@@ -65,3 +65,39 @@ def test_accelerate_launch_end_to_end(run_argv, tmp_path, tiny_release, tiny_mod
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["steps"] == 1 and (out / "model" / "adapter_model.safetensors").is_file()
+
+
+@pytest.mark.slow
+def test_two_processes_train_together_share_the_answers_and_write_one_output(
+    run_argv, tmp_path, tiny_release, tiny_model_dir
+):
+    """``torchrun`` with two CPU processes (gloo): data-parallel training, each process answers half of
+    every QA pass, and one complete output, written once."""
+    import pandas as pd
+
+    out = tmp_path / "ddp"
+    argv = run_argv(tiny_release, tiny_model_dir, out, "--per_device_train_batch_size", "4", steps=2)
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count('"output_dir"') == 1  # the scores are printed by one process
+    for rank in (0, 1):  # 4 validation questions per pass, 6 test questions per part, split in halves
+        assert f"process {rank} of 2: 2 of 4 items" in proc.stderr
+        assert proc.stderr.count(f"process {rank} of 2: 3 of 6 items") == 2
+    results = json.loads((out / "results.json").read_text())
+    assert results["training_args"]["world_size"] == 2 and results["tokens_per_step"] == 8 * 64
+    assert [h["step"] for h in results["validation_history"]] == [1, 2]
+    table = pd.read_parquet(out / "predictions.parquet")
+    per_part = table.groupby("part")["id"].nunique().to_dict()
+    assert len(table) == 12 and per_part == {"qa_public": 6, "qa_singleton": 6}
+    assert (out / "model" / "adapter_model.safetensors").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ddp"]  # nothing beside it (no trainer_output)
+    assert not (out / ".evaluate-work").exists()
+@pytest.mark.parametrize(
+    "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
+)
+def test_new_commands_are_registered(invoke, argv):
+    result = invoke(argv)
+    assert result.exit_code == 0 and "usage: continuousbench" in result.output

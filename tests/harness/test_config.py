@@ -6,8 +6,12 @@ import yaml
 from continuousbench.harness.run import make_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-# Evaluator recipes: every config except the generators' (parsed by continuousbench.dp's parser).
-RECIPES = sorted(p for p in (ROOT / "recipes" / "configs").glob("*.yaml") if "generator" not in p.stem)
+# Evaluator recipes: every config except the generators' and Private Evolution's (continuousbench.dp parsers).
+RECIPES = sorted(
+    p
+    for p in (ROOT / "recipes" / "configs").glob("*.yaml")
+    if "generator" not in p.stem and "private-evolution" not in p.stem
+)
 # Paper Table 30: (dataset, size, tuning) -> (learning rate, sequence length)
 TABLE_30 = {
     ("news", "1b", "full"): (1e-4, 1024),

@@ -50,7 +50,7 @@ def test_bad_corpora_fail_with_one_clear_line(tmp_path):
     one_line_error(ValueError, tmp_path / "empty.parquet", "is empty")
     Dataset.from_dict({"body": ["x"], "id": [1]}).to_parquet(tmp_path / "nocol.parquet")
     msg = one_line_error(ValueError, tmp_path / "nocol.parquet", "has no column 'text'")
-    assert "body, id" in msg and "--text-column" in msg
+    assert "body, id" in msg and "--text_column" in msg
     Dataset.from_dict({"text": ["same doc"] * 5}).to_parquet(tmp_path / "dup.parquet")
     one_line_error(ValueError, tmp_path / "dup.parquet", "all the same text")
     Dataset.from_dict({"text": [1, 2, 3]}).to_parquet(tmp_path / "ints.parquet")

@@ -79,3 +79,19 @@ def test_subsample_is_seeded(qa):
     assert a["id"] == b["id"] and len(a) == 5
     assert subsample(qa, 5, seed=1)["id"] != a["id"]
     assert len(subsample(qa, None, seed=0)) == len(qa)
+
+
+def test_newline_stop_ids_are_computed_once_per_tokenizer(tiny_model_dir, monkeypatch):
+    from transformers import AutoTokenizer
+
+    from continuousbench import llm
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    expected = [i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])]
+    scans = []
+    decode_each = llm._decode_each
+    monkeypatch.setattr(llm, "_decode_each", lambda tok, ids: scans.append(len(ids)) or decode_each(tok, ids))
+    assert llm.newline_token_ids(tokenizer) == expected and expected
+    assert llm.newline_token_ids(tokenizer) == expected and len(scans) == 1
+    tokenizer.add_tokens(["two\nlines"])  # a changed vocabulary is scanned again
+    assert llm.newline_token_ids(tokenizer) == [*expected, len(tokenizer) - 1] and len(scans) == 2

@@ -1,5 +1,6 @@
 """End-to-end harness runs on the tiny release: every output, both architectures, both tunings."""
 
+import hashlib
 import json
 
 import pandas as pd
@@ -8,10 +9,12 @@ from transformers import TrainerCallback
 
 from continuousbench.harness import run
 from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
+from continuousbench.harness.results import SELECTION_RULE, validate
 
 
 def check_outputs(out, tuning: str, steps: int):
     results = json.loads((out / RESULTS).read_text())
+    assert validate(results) == []
     assert (
         results["release"]["id"] == "geminon-tiny-2026q1" and len(results["release"]["manifest_sha256"]) == 64
     )
@@ -95,7 +98,10 @@ def test_selection_keeps_the_best_validation_checkpoint(
     monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
     out = tmp_path / "selection"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
-    assert results["selected_checkpoint"] == {"name": "checkpoint-2", "step": 2, "validation_contains": 0.5}
+    assert results["selected_checkpoint"] == {
+        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
+        "rule": SELECTION_RULE, "tied_steps": [2],
+    }  # fmt: skip
     assert [h["contains"] for h in results["validation_history"]] == [0.1, 0.5, 0.3]
 
     def adapter(folder):
@@ -119,6 +125,21 @@ def test_selection_keeps_the_best_validation_checkpoint(
     )
     _, predictions = evaluate_qa(best, tokenizer, qa, max_new_tokens=8)
     assert predictions == table.set_index("id").loc[qa["id"], "prediction"].tolist()
+
+
+@pytest.mark.slow
+def test_a_validation_tie_is_recorded_and_the_earliest_step_kept(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, caplog
+):
+    scores = iter([0.25, 0.5, 0.5])
+    monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
+    out = tmp_path / "tie"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
+    assert results["selected_checkpoint"] == {
+        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
+        "rule": SELECTION_RULE, "tied_steps": [2, 3],
+    }  # fmt: skip
+    assert "validation tie: steps [2, 3]" in caplog.text
 
 
 class Crash(TrainerCallback):
@@ -147,14 +168,14 @@ def test_killed_run_resumes_from_its_last_checkpoint(run_argv, tmp_path, tiny_re
     parse = run.make_parser().parse
     h, m, t = parse(argv)
     with pytest.raises(KeyboardInterrupt):
-        run.main(h, t, m, callbacks=[Crash(at=2)])
-    assert not (out / RESULTS).exists() and (out / "checkpoint-2").is_dir()
+        run.main(h, m, t, callbacks=[Crash(at=2)])
+    assert not (out / RESULTS).exists() and (out / ".evaluate-work" / "checkpoint-2").is_dir()
     h, m, t = parse(argv)
     with pytest.raises(FileExistsError, match="--resume"):
-        run.main(h, t, m)
+        run.main(h, m, t)
     start = StartStep()
     h, m, t = parse([*argv, "--resume"])
-    results = run.main(h, t, m, callbacks=[start])
+    results = run.main(h, m, t, callbacks=[start])
     assert start.step == 2
     assert [e["step"] for e in results["validation_history"]] == [1, 2, 3, 4]
     assert (out / "checkpoint-4").is_dir() and (out / RESULTS).is_file()
@@ -209,3 +230,68 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
     metrics = results["metrics"]["qa_public"]["metrics"]
     assert set(metrics) == {"exact_match", "contains", "llm_match"}
     assert "llm_match" in pd.read_parquet(out / PREDICTIONS).columns
+
+
+def test_judge_endpoint_is_asked_before_training_then_judges(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, fake_openai_server
+):
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    server = fake_openai_server(reply=lambda body: "1")
+    out = tmp_path / "judged"
+    judge = f"endpoint:{server.url}#j"
+    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", judge, steps=0))
+    asked = [r["messages"][0]["content"] for r in server.requests if "messages" in r]
+    assert "RESPONSE: Blue" in asked[0]  # the canned pair came first, before any model answered
+    assert "llm_match" in results["metrics"]["qa_public"]["metrics"]
+
+
+def test_results_record_absolute_paths_and_the_capped_generation_budget(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, caplog
+):
+    """Relative paths from another directory; 256 new tokens do not fit a 310-position model."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    short = Path(shutil.copytree(tiny_model_dir, tmp_path / "short"))
+    config = json.loads((short / "config.json").read_text())
+    (short / "config.json").write_text(json.dumps(config | {"max_position_embeddings": 310}))
+    monkeypatch.chdir(tmp_path)
+    release, model = os.path.relpath(tiny_release), os.path.relpath(short)
+    recipe = Path("recipe.yaml")
+    recipe.write_text("seed: 0\n")
+    argv = ["--config", str(recipe), *run_argv(release, model, "run", "--max_new_tokens", "256", steps=0)]
+    results = run.cli(argv)
+    assert results["release"]["given"] == release
+    for record in (results["release"], results["model"], results["corpus"], results["recipe"]):
+        assert Path(record["path"]).is_absolute() and Path(record["path"]).exists()
+    assert results["model"]["path"] == str(short.resolve()) and results["model"]["given"] == model
+    digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
+    assert results["recipe"] == {"given": "recipe.yaml", "path": str(tmp_path / "recipe.yaml"),
+                                 "file_sha256": digest, "sha256": results["recipe"]["sha256"]}  # fmt: skip
+    generation = results["generation"]
+    assert generation["max_new_tokens"] == 256 and generation["model_context"] == 310
+    assert generation["effective_max_new_tokens"] == 310 - generation["longest_prompt_tokens"] > 0
+    assert "capped to" in caplog.text
+
+
+def test_a_huge_single_line_document_is_cut_and_recorded(
+    run_argv, tmp_path, tiny_release, tiny_model_dir, caplog
+):
+    from datasets import Dataset
+
+    texts = load_corpus_texts(tiny_release)[:200]
+    huge = " ".join(texts) * 4  # one line of ~200k characters
+    Dataset.from_dict({"text": [*texts, huge.replace("\n", " ")]}).to_parquet(str(tmp_path / "c.parquet"))
+    argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "run", "--corpus", str(tmp_path / "c.parquet"),
+                    "--max_document_blocks", "4", steps=1)  # fmt: skip
+    cut = run.cli(argv)["corpus"]["cut"]
+    limit = 4 * 64 * 4  # blocks x max_length x 4 characters a token
+    assert cut["max_document_characters"] == limit and cut["documents_cut"] >= 1
+    assert cut["characters_dropped"] >= len(huge) - limit and "--max_document_blocks" in caplog.text
+
+
+def load_corpus_texts(release) -> list[str]:
+    from datasets import load_dataset
+
+    return load_dataset(str(release), "corpus", split="train")["text"]

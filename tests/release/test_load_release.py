@@ -145,3 +145,99 @@ def test_the_session_tiny_release_verifies_and_loads(tiny_release_if_built):
     for config, splits in CONFIGS.items():
         loaded = load_dataset(str(tiny_release_if_built), config)
         assert {s: loaded[s].num_rows for s in splits} == manifest["rows"][config]
+
+
+def _tampered_copy(folder, dest):
+    """A copy of the release whose qa_public/test answers are all changed (parquet rewritten by datasets)."""
+    import shutil
+
+    from datasets import Dataset
+
+    copy = dest / folder.name
+    shutil.copytree(folder, copy)
+    path = copy / "data/qa_public/test-00000-of-00001.parquet"
+    rows = Dataset.from_parquet(str(path), cache_dir=str(dest / "scratch-cache")).to_dict()
+    rows["answer"] = ["TAMPERED"] * len(rows["answer"])
+    Dataset.from_dict(rows).to_parquet(str(path))
+    return copy
+
+
+def test_a_tampered_copy_loaded_first_never_leaks_into_the_pristine_release(written, tmp_path, parts):
+    """load_dataset caches a local folder by its card: the tampered rows must not be served afterwards."""
+    from datasets import load_dataset
+
+    root, folder = written
+    copy = _tampered_copy(folder, tmp_path / "elsewhere")
+    assert set(load_dataset(str(copy), "qa_public", split="test")["answer"]) == {"TAMPERED"}
+    pristine = list(parts["qa_public"]["test"]["answer"])
+    assert list(load_release(RELEASE_ID, "qa_public", split="test", root=root)["answer"]) == pristine
+    assert list(load_release(folder, "qa_public", verify=False)["test"]["answer"]) == pristine
+    # and the other way round: the tampered copy fails verification, and unverified it is what it is
+    with pytest.raises(ValueError, match="checksum mismatch for .*qa_public/test"):
+        load_release(copy, "qa_public")
+    assert set(load_release(copy, "qa_public", split="test", verify=False)["answer"]) == {"TAMPERED"}
+    assert list(load_release(RELEASE_ID, "qa_public", split="test", root=root)["answer"]) == pristine
+
+
+def test_loaded_parts_have_the_features_and_rows_of_load_dataset(written):
+    from datasets import load_dataset
+
+    _, folder = written
+    for config in ("corpus", "qa_public", "entities"):
+        ours, theirs = load_release(folder, config), load_dataset(str(folder), config)
+        for split in theirs:
+            assert ours[split].features == theirs[split].features, config
+            assert ours[split].to_list() == theirs[split].to_list(), config
+            assert ours[split].split == split
+
+
+def test_split_slices(written, parts):
+    _, folder = written
+    test = list(parts["qa_public"]["test"]["id"])
+    assert list(load_release(folder, "qa_public", split="test[:2]")["id"]) == test[:2]
+    both = list(load_release(folder, "qa_public", split="validation+test[-1:]")["id"])
+    assert both == list(parts["qa_public"]["validation"]["id"]) + test[-1:]
+    with pytest.raises(ValueError, match="bad split 'test\\[:x\\]' of part 'qa_public'"):
+        load_release(folder, "qa_public", split="test[:x]")
+
+
+def _edit_manifest(folder, **changes):
+    import json
+
+    manifest = json.loads((folder / "release.json").read_text())
+    manifest.update(changes)
+    (folder / "release.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def test_an_edited_manifest_is_detected(written):
+    root, folder = written
+    _edit_manifest(folder, seed=8)
+    with pytest.raises(ValueError, match="release.json was edited .*manifest_sha256.*rebuild"):
+        verify_release(folder)
+    with pytest.raises(ValueError, match="release.json was edited"):
+        load_release(RELEASE_ID, "qa_public", root=root)
+
+
+def test_a_manifest_without_its_digest_is_refused(written):
+    import json
+
+    _, folder = written
+    manifest = json.loads((folder / "release.json").read_text())
+    del manifest["manifest_sha256"]
+    (folder / "release.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="has no manifest_sha256"):
+        verify_release(folder)
+
+
+def test_a_manifest_naming_files_outside_the_release_is_refused(written):
+    import json
+
+    from continuousbench.release.write import manifest_digest
+
+    _, folder = written
+    manifest = json.loads((folder / "release.json").read_text())
+    manifest["files"]["../../etc/passwd"] = "0" * 64
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    (folder / "release.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"file list lists \.\./\.\./etc/passwd"):
+        verify_release(folder)

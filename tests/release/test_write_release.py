@@ -198,3 +198,30 @@ def test_splits_with_an_all_null_column_are_aligned(tmp_path, parts):
     parts["qa_public"]["validation"] = Dataset.from_dict(rows)  # `name` inferred as null here, string in test
     folder = write_release(RELEASE_ID, parts, root=tmp_path / "root", seed=0, generator={})
     assert load_dataset(str(folder), "qa_public", split="validation")["name"] == [None, None]
+
+
+def test_releases_are_readable_by_others_as_the_umask_allows(tmp_path, parts):
+    """mkdtemp makes 0700 folders; the release (renamed from one) must get the usual modes."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        root = tmp_path / "shared-root"
+        folder = write_release(RELEASE_ID, parts, root=root, seed=7, generator={})
+    finally:
+        os.umask(old)
+    modes = {p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in root.rglob("*")}
+    modes["."] = stat.S_IMODE(folder.stat().st_mode)
+    assert modes[RELEASE_ID] == 0o755 and modes["README.md"] == 0o644
+    assert {m for p, m in modes.items() if (root / p).is_dir()} == {0o755}
+    assert {m for p, m in modes.items() if (root / p).is_file()} == {0o644}
+
+
+def test_the_manifest_records_its_own_digest(written):
+    from continuousbench.release.write import manifest_digest
+
+    _, folder = written
+    manifest = json.loads((folder / "release.json").read_text())
+    assert manifest["manifest_sha256"] == manifest_digest(manifest)
+    assert manifest_digest({**manifest, "seed": 8}) != manifest["manifest_sha256"]

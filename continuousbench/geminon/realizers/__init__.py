@@ -1,5 +1,24 @@
 """Corpus text realizers (paper App. G.2): turn world facts into articles with exact provenance."""
 
-from continuousbench.geminon.realizers.base import Draft, Realizer, make_realizer
+from __future__ import annotations
+
+from typing import Any
+
+from continuousbench.geminon.realizers.base import Draft, Realizer
+
+
+def make_realizer(spec: str, **kw: Any) -> Realizer:
+    """``"template"`` -> the offline template realizer; anything else is a ``continuousbench.llm``
+    generator spec (``transformers:<path>``, ``endpoint:<url>[#model]``, ``offline:<name>``) driving
+    the LLM realizer."""
+    if spec == "template":
+        from continuousbench.geminon.realizers.template import TemplateRealizer
+
+        return TemplateRealizer(**kw)
+    from continuousbench.geminon.realizers.llm import LLMRealizer
+    from continuousbench.llm import make_generator
+
+    return LLMRealizer(make_generator(spec), **kw)
+
 
 __all__ = ["Draft", "Realizer", "make_realizer"]

@@ -1,5 +1,7 @@
 """The realizer interface shared by the offline template realizer and the LLM realizer.
 
+This module knows no implementation; :func:`continuousbench.geminon.realizers.make_realizer` picks one.
+
 The corpus builder drafts large candidate pools (``draft``: which facts each candidate states, cheap),
 subsamples them by coverage, then renders only the chosen ones (``render``: the texts).
 """
@@ -8,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from continuousbench.geminon.schema import Geminon
 
-STYLES: tuple[str, ...] = ("wiki", "journal", "evolution", "comparison")
+STYLES: tuple[str, ...] = ("wiki", "journal", "evolution", "comparison")  # the article styles
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +55,3 @@ def check_style(style: str, subjects: Sequence[Geminon]) -> None:
             f"an evolution article takes a whole line in stage order {subjects[0].evolution_line}, "
             f"got {tuple(e.name for e in subjects)}"
         )
-
-
-def make_realizer(spec: str, **kw: Any) -> Realizer:
-    """``"template"`` -> the offline template realizer; anything else is a ``continuousbench.llm``
-    generator spec (``transformers:<path>``, ``endpoint:<url>[#model]``, ``offline:<name>``) driving
-    the LLM realizer."""
-    if spec == "template":
-        from continuousbench.geminon.realizers.template import TemplateRealizer
-
-        return TemplateRealizer(**kw)
-    from continuousbench.geminon.realizers.llm import LLMRealizer
-    from continuousbench.llm import make_generator
-
-    return LLMRealizer(make_generator(spec), **kw)

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from continuousbench.geminon.realizers.base import Draft, check_style
 from continuousbench.geminon.realizers.grounding import check_grounding
 from continuousbench.geminon.realizers.llm_prompts import build_prompt
@@ -224,6 +226,15 @@ def _provenance(item: dict, n_subjects: int) -> dict[int, list]:
     return lists
 
 
+def draft_seed(seed: int, k: int) -> int:
+    """A 63-bit id for the ``k``-th draft of a call seeded ``seed`` (pools store seeds as int64).
+
+    The text travels in the draft, so the seed only has to be distinct and reproducible; unit seeds
+    already use up to 62 bits, so ``seed * 1_000_000 + k`` would overflow.
+    """
+    return int(np.random.SeedSequence([seed, k]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
 class LLMRealizer:
     """Drafting calls the generator; the texts and normalised mentions are stored in the drafts."""
 
@@ -279,7 +290,7 @@ class LLMRealizer:
                     continue
                 idxs = tuple(e.idx for e in subjects)
                 drafts.append(
-                    Draft(style, idxs, mentions, seed * 1_000_000 + len(drafts), item["text"].strip())
+                    Draft(style, idxs, mentions, draft_seed(seed, len(drafts)), item["text"].strip())
                 )
         self.stats["articles"] += min(n, len(drafts))
         self.stats["short_of_requested"] += max(0, n - len(drafts))

@@ -5,7 +5,7 @@ import math
 import datasets
 import evaluate
 
-from continuousbench.scoring import score
+from continuousbench.scoring import DEFAULT_MATCHERS, THRESHOLDS, check_inputs, check_options, score
 
 _DESCRIPTION = """
 Short-answer QA accuracy as scored by ContinuousBench. Predictions and references are reduced to a
@@ -51,9 +51,6 @@ _CITATION = """
 }
 """
 
-DEFAULT_MATCHERS = ("exact_match", "contains")
-DEFAULT_THRESHOLDS = (0, 200, 400, 600, 800)
-
 
 def _features(with_support: bool) -> list[datasets.Features]:
     """References may be alias lists or plain strings; evaluate picks the form that fits."""
@@ -74,10 +71,24 @@ def _features(with_support: bool) -> list[datasets.Features]:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class QaMatch(evaluate.Metric):
-    def __init__(self, matchers=DEFAULT_MATCHERS, thresholds=DEFAULT_THRESHOLDS, **kwargs):
+    def __init__(self, matchers=DEFAULT_MATCHERS, thresholds=THRESHOLDS, **kwargs):
         # evaluate.load(..., matchers=..., thresholds=...) lands here; compute() may override both.
+        check_options(matchers, thresholds)
         self.matchers, self.thresholds = tuple(matchers), tuple(thresholds)
         super().__init__(**kwargs)
+
+    # The library checks the inputs before evaluate encodes them as Arrow, which would cast 1.7 or True
+    # to an int64 support count and fail on an empty batch with an IndexError.
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of predictions and references (checked by the library first)."""
+        check_inputs(predictions, references, support_counts=kwargs.get("support_counts"))
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one prediction and its references (checked by the library first)."""
+        support = kwargs.get("support_counts")
+        check_inputs([prediction], [reference], support_counts=None if support is None else [support])
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _info(self):
         if self.config_name not in ("default", "support_counts"):
@@ -91,17 +102,17 @@ class QaMatch(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, support_counts=None, matchers=None, thresholds=None):
-        matchers = tuple(matchers or self.matchers)
-        if "llm_match" in matchers:
+        matchers = self.matchers if matchers is None else matchers
+        if not isinstance(matchers, str) and "llm_match" in matchers:
             raise ValueError(
                 "llm_match needs a judge model: call continuousbench.scoring.score(judge=Judge(...))"
             )
         result = score(
             predictions,
             references,
-            support_counts=None if support_counts is None else [int(c) for c in support_counts],
+            support_counts=support_counts,
             matchers=matchers,
-            thresholds=tuple(thresholds or self.thresholds),
+            thresholds=self.thresholds if thresholds is None else thresholds,
         )
         strata = {"": result["metrics"], **{f"@{k}": v for k, v in result.get("by_support", {}).items()}}
         flat = {}

@@ -2,7 +2,7 @@
 
 1. build the ``tiny`` Geminon release;
 2. make a base model: a tiny Llama pretrained on a separate, disjoint Geminon world
-   (:mod:`continuousbench.pretrain`), so it knows the QA format but none of the release's facts;
+   (:mod:`continuousbench.demo.pretrain`), so it knows the QA format but none of the release's facts;
 3. evaluate it with no training, and after continued pretraining on the real corpus;
 4. train three generators on the real corpus (non-private, DP at epsilon 100 and 10), sample a
    synthetic corpus from each, and evaluate the base model trained on each synthetic corpus;
@@ -11,7 +11,7 @@
 
 Every stage is a public command or function of the library (``build_release``, ``pretrain_base_model``,
 ``harness.run.cli``, ``dp.train.cli``, ``dp.synthesize.cli``, ``diagnostics.mauve``, ``harness.report``);
-the demo only chooses their arguments. The evaluator recipe ``recipes/configs/geminon-tiny-demo.yaml``
+the demo only chooses their arguments. The evaluator recipe ``configs/geminon-tiny-demo.yaml``
 is the same for every candidate corpus. A finished stage (its output folder complete) is skipped on a
 rerun, so an interrupted demo resumes where it stopped.
 
@@ -25,11 +25,13 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 
 from continuousbench.commands import bounds
+from continuousbench.files import read_json, write_json
 
-RECIPES = Path(__file__).resolve().parent.parent / "recipes" / "configs"
+RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
 GENERATOR_RECIPE = RECIPES / "geminon-tiny-demo-generator.yaml"
 QUARTER = "2026q1"
@@ -83,7 +85,7 @@ class Stages:
 
         self.console = Console()
         self.file = out / "timings.json"
-        self.timings: dict[str, float] = json.loads(self.file.read_text()) if self.file.exists() else {}
+        self.timings: dict[str, float] = read_json(self.file) if self.file.exists() else {}
 
     def run(self, name: str, done: Callable[[], bool], work: Callable[[], object]) -> None:
         if done():
@@ -93,14 +95,8 @@ class Stages:
         start = time.perf_counter()
         work()
         self.timings[name] = round(time.perf_counter() - start, 1)
-        _write_json(self.file, self.timings)
+        write_json(self.file, self.timings)
         self.console.print(f"[green]- {name}: {self.timings[name]:.0f} s")
-
-
-def _write_json(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
-    tmp.replace(path)
 
 
 def _quiet() -> None:
@@ -119,7 +115,7 @@ def _quiet() -> None:
 def _base_model(out: Path, world_dir: Path, release: Path, s: Settings, seed: int) -> None:
     import numpy as np
 
-    from continuousbench import pretrain as P
+    from continuousbench.demo import pretrain as P
     from continuousbench.geminon.sizes import SizeSpec
 
     scale = s.pretrain_docs / sum(P.PRETRAIN_SPEC.mix.values())
@@ -195,32 +191,33 @@ def _mauve(out: Path, release: Path, base: Path, corpora: dict[str, Path], s: Se
     for name, path in corpora.items():
         if name != "real":
             scores[name] = mauve_score(load_corpus(str(path))["text"], reference, **common)
-    _write_json(out, scores)
+    write_json(out, scores)
 
 
 def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.harness.report import comparison_rows, load_run, plot_comparison
+    from continuousbench.harness.report import comparison_rows, format_cell, load_run, plot_comparison
 
     rows = comparison_rows({name: load_run(path) for name, path in runs.items()})
     for row in rows:
         corpus = RUNS[row["run"]]
         row["mauve"] = mauve[corpus]["mean"] if corpus in mauve else None
     plot_comparison(rows, out / "results.png")
-    _write_json(out / "results.json", rows)
+    write_json(out / "results.json", rows)
     table = Table(
-        title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus"
+        title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus",
+        caption="\\[low, high]: Wilson 95% interval over the test questions",
     )
     table.add_column("run", no_wrap=True)
     for col in ("steps", "public EM", "public contains", "singleton EM", "singleton contains", "MAUVE"):
         table.add_column(col, justify="right")
-    pct = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
     for r in rows:
-        cells = [r.get(f"qa_{p}/{m}") for p in ("public", "singleton") for m in ("exact_match", "contains")]
+        cols = [f"qa_{p}/{m}" for p in ("public", "singleton") for m in ("exact_match", "contains")]
+        cells = [format_cell(r, c) for c in cols]
         mauve_cell = "-" if r["mauve"] is None else f"{r['mauve']:.3f}"
-        table.add_row(r["run"], str(r["steps"]), *map(pct, cells), mauve_cell)
+        table.add_row(r["run"], str(r["steps"]), *cells, mauve_cell)
     Console(width=max(100, Console().width)).print(table)
     return rows
 
@@ -229,19 +226,27 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     """Run (or resume) every stage under ``out``; return the table rows (also in ``out/results.json``)."""
     import torch
 
-    from continuousbench.geminon.build import build_release, release_id
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release, release_id
+    from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
-    out = Path(out)
+    from continuousbench.files import check_writable_dir
+
+    out = check_writable_dir(Path(out), "--out")
+    settings_file = out / "settings.json"
     if overwrite and out.exists():
+        if any(out.iterdir()) and not settings_file.is_file():  # `--out . --overwrite` must not wipe a folder
+            raise ValueError(
+                f"--out {out} is not a demo folder (it has files but no settings.json); --overwrite removes "
+                "the whole folder, so pass a demo's folder or a new one"
+            )
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    settings_file = out / "settings.json"
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists
-    if settings_file.exists() and json.loads(settings_file.read_text()) != wanted:
+    if settings_file.exists() and read_json(settings_file) != wanted:
         raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
-    _write_json(settings_file, wanted)
+    write_json(settings_file, wanted)
     torch.set_num_threads(threads)
     _quiet()
     stages = Stages(out)
@@ -250,7 +255,9 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     replay = world_dir / "replay.parquet" if s.replay else None
     stages.run(
         "build release", (release / "release.json").exists,
-        lambda: build_release(size="tiny", quarter=QUARTER, seed=seed, root=root, progress=False),
+        lambda: build_release(
+            GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root)), progress=False
+        ),
     )  # fmt: skip
     stages.run(
         "pretrain base model", (base / "pretraining.json").exists,
@@ -283,7 +290,8 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
             evaluate(name)
     mauve_file = out / "mauve.json"
     stages.run("mauve", mauve_file.exists, lambda: _mauve(mauve_file, release, base, corpora, s, seed))
-    rows = _table(out, runs, json.loads(mauve_file.read_text()))
+    rows = _table(out, runs, read_json(mauve_file))
+    print_comparison(compare_runs(runs["syn"], runs["dp-syn-eps10"]))  # "Syn beats DP-Syn", paired
     total = sum(stages.timings.values())
     stages.console.print(
         f"stage times (s): {json.dumps(stages.timings)}; total {total:.0f} s ({total / 60:.1f} min)"

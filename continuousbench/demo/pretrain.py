@@ -19,9 +19,7 @@ world split into sub-word pieces alike.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import shutil
 import time
@@ -33,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 import continuousbench
-from continuousbench.geminon.sizes import STYLES, SizeSpec
+from continuousbench.files import atomic_write, replace_dir, write_json
+from continuousbench.geminon.sizes import SizeSpec
 
 logger = logging.getLogger(__name__)
 
@@ -116,12 +115,8 @@ def save_texts(path: str | Path, texts: Sequence[str]) -> Path:
     """``texts`` as a one-column (``text``) parquet file, written atomically; a corpus the harness loads."""
     from datasets import Dataset
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    Dataset.from_dict({"text": list(texts)}).to_parquet(str(tmp))
-    os.replace(tmp, path)
-    return path
+    data = Dataset.from_dict({"text": list(texts)})
+    return atomic_write(path, lambda tmp: data.to_parquet(str(tmp)))
 
 
 def release_names(release: str | Path) -> list[str]:
@@ -141,10 +136,9 @@ def make_pretraining_world(
 ) -> PretrainingWorld:
     """A world disjoint from a release (``forbidden_names``), its corpus (the release builder's realizer
     and coverage-aware sampling, ``spec.mix`` documents) and its questions (all entities)."""
-    from continuousbench.geminon import corpus as C
     from continuousbench.geminon import qa as Q
-    from continuousbench.geminon.realizers.base import make_realizer
-    from continuousbench.geminon.sampling import coverage_sample, incidence_matrix
+    from continuousbench.geminon.realizers import make_realizer
+    from continuousbench.geminon.selection import select_public
     from continuousbench.geminon.world import build_world
 
     world = build_world(spec, seed, forbidden_names=forbidden_names)
@@ -152,19 +146,11 @@ def make_pretraining_world(
     if clash:  # build_world guarantees this; checked because disjointness is the point of this world
         raise RuntimeError(f"pretraining world reuses release names {sorted(clash)}")
     text_maker = make_realizer(realizer)
-    by_idx = {g.idx: g for g in world}
-    index = C.PairIndex(world)
     rng = np.random.default_rng([seed, 1])
-    pools, targets = {}, {}
-    for style in STYLES:
-        units = C.public_units(world, style)
-        plan = C.plan_pool(style, len(units), spec.mix.get(style, 0), oversample=2.0)
-        pools[style] = C.draft_pool(text_maker, style, units, plan.per_unit, by_idx, index, rng)
-        targets[style] = plan.target
-    incidence = {s: incidence_matrix(p.indptr, p.pairs, index.n_pairs) for s, p in pools.items()}
-    selection = coverage_sample(incidence, targets, rng, rounds=rounds)
-    drafts = [pools[s].draft(int(r), index) for s in STYLES for r in selection.indices[s]]
-    documents = [t for t in text_maker.render(drafts, by_idx) if t and t.strip()]
+    drafts = select_public(
+        world, spec.mix, text_maker, draft_rng=rng, sample_rng=rng, oversample=2.0, rounds=rounds
+    ).drafts
+    documents = [t for t in text_maker.render(drafts, {g.idx: g for g in world}) if t and t.strip()]
     mentions = [[f"{i}:{f}" for i, f in d.mentions] for d in drafts]
     questions = Q.question_rows(Q.mention_matrix(mentions, world), world, "public")
     return PretrainingWorld(world=world, documents=documents, questions=questions, seed=seed)
@@ -204,9 +190,9 @@ def pretrain_base_model(
     ``tokenizer_texts`` when given (e.g. :meth:`PretrainingWorld.without_names`), else on ``texts``."""
     from datasets import Dataset
 
+    from continuousbench.demo.tinymodel import make_tiny_model, train_tokenizer
     from continuousbench.harness.config import EvaluatorConfig
     from continuousbench.harness.train import continued_pretraining
-    from continuousbench.tinymodel import make_tiny_model, train_tokenizer
 
     out = Path(out_dir)
     if out.exists() and not overwrite:
@@ -266,11 +252,8 @@ def pretrain_base_model(
         "held_out_qa": held_out_qa,
         **(extra_info or {}),
     }
-    (tmp / INFO_FILE).write_text(json.dumps(info, indent=1, sort_keys=True))
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    return out
+    write_json(tmp / INFO_FILE, info)
+    return replace_dir(tmp, out)
 
 
 def _qa_accuracy(model, tokenizer, rows: Sequence[dict]) -> dict[str, float]:

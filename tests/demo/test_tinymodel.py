@@ -1,4 +1,4 @@
-from continuousbench.tinymodel import make_tiny_model, train_tokenizer
+from continuousbench.demo.tinymodel import make_tiny_model, train_tokenizer
 
 TEXTS = [f"Q: What is the HP stat of Zorblax{i}?\nA: {i * 7}\n" for i in range(200)]
 

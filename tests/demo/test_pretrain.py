@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from continuousbench.demo.pretrain import make_pretraining_world, pretrain_base_model, release_names
 from continuousbench.geminon.sizes import SizeSpec
-from continuousbench.pretrain import make_pretraining_world, pretrain_base_model, release_names
 
 SMALL = SizeSpec(
     name="pretrain", lines={3: 1, 2: 2, 1: 2}, sensitive_lines={},

@@ -1,0 +1,268 @@
+"""NEWS throughput on this machine: WARC reading, extraction, dedup (ours beside datatrove's MinHash), and
+the endpoint backend at 1 and 32 requests in flight.
+
+    python benchmarks/news.py --articles 100000 --pages 5000 --workers 2 --out /tmp/news-bench
+
+Generated data (``tests/news/newspages.py``): ``--articles`` reports of the fixture's events with filler
+prose (~300 words), 10% of them near duplicates of the article before (the last 15% of its long paragraph
+rewritten) and 3%
+exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in gzipped WARC files.
+``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run at 100k).
+Each dedup variant runs in a fresh process, one after the other, so its peak memory (RSS of the process
+and its workers) is its own; variants are timed in the same run and alternated when ``--repeat`` > 1.
+The machine is shared: compare figures of one run, not across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "news"))  # the page generator of the tests
+
+
+def generate(folder: Path, n: int, pages: int, seed: int = 0) -> tuple[list[Path], Path]:
+    """Parquet shards of ``n`` articles and WARC files of the first ``pages`` as HTML."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from newspages import page, random_article, write_warc
+
+    rng = random.Random(seed)
+    rows, records = [], []
+    for i in range(n):
+        if i % 33 == 32:  # an exact copy of an earlier article, at another url
+            a = dict(rows[-2], id=f"a{i:07d}", url=rows[-2]["url"] + "?copy")
+        else:
+            art = random_article(i, rng)
+            if i % 10 == 9:  # a near duplicate: the article before, the end of its long paragraph rewritten
+                *head, body = rows[-1]["paragraphs"]
+                words, fresh = body.split(), random_article(i, rng)["paragraphs"][-1].split()
+                cut = int(len(words) * 0.85)
+                art["paragraphs"] = [*head, " ".join(words[:cut] + fresh[: len(words) - cut])]
+            text = "\n".join([art["title"], *art["paragraphs"]])
+            a = {"id": f"a{i:07d}", "url": art["url"], "hostname": art["url"].split("/")[2],
+                 "title": art["title"], "date": art["date"], "crawl_date": f"{art['date']}T12:00:00Z",
+                 "language": "en", "text": text, "paragraphs": art["paragraphs"]}  # fmt: skip
+        rows.append(a)
+        if i < pages:
+            records.append({"url": a["url"], "crawl_date": a["crawl_date"], "content_type": "text/html",
+                            "body": page(i, a["title"], a["date"], a["paragraphs"]).encode()})  # fmt: skip
+    shards = folder / "articles"
+    shards.mkdir(parents=True, exist_ok=True)
+    columns = ("id", "url", "hostname", "title", "date", "crawl_date", "language", "text")
+    for s in range(10):
+        part = rows[s::10]
+        pq.write_table(pa.table({c: [r[c] for r in part] for c in columns}), shards / f"part-{s:05d}.parquet")
+    warcs = []
+    for w in range(4):
+        path = folder / f"pages-{w}.warc.gz"
+        write_warc(path, records[w::4])
+        warcs.append(path)
+    return warcs, shards
+
+
+def read_warcs(paths: list[Path], reader: str) -> int:
+    """Response records read, with their payloads, by warcio or by fastwarc (over our gzip reader)."""
+    n = 0
+    for path in paths:
+        if reader == "warcio":
+            from warcio.archiveiterator import ArchiveIterator
+
+            with open(path, "rb") as f:
+                for record in ArchiveIterator(f):
+                    if record.rec_type == "response":
+                        record.content_stream().read()
+                        n += 1
+        else:
+            from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+            from continuousbench.news.extract import GzipMembers
+
+            with open(path, "rb") as raw:
+                for record in ArchiveIterator(GzipMembers(raw), parse_http=True, fsspec_args=False,
+                                              stream_detect=False):  # fmt: skip
+                    if record.record_type == WarcRecordType.response:
+                        record.reader.read()
+                        n += 1
+    return n
+
+
+def extraction_rate(warc: Path, limit: int = 500) -> float:
+    """Pages per second of trafilatura + py3langid alone, in this process (no executor, no sandbox)."""
+    import py3langid
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    from continuousbench.news.extract import GzipMembers, extract_page
+
+    with open(warc, "rb") as raw:
+        pages = [(r.headers.get("WARC-Target-URI"), r.reader.read().decode())
+                 for r in ArchiveIterator(GzipMembers(raw), record_types=WarcRecordType.response,
+                                          fsspec_args=False, stream_detect=False)][:limit]  # fmt: skip
+    py3langid.classify("warm up the language model")
+    start = time.perf_counter()
+    for url, html in pages:
+        found = extract_page(html, url, None)
+        py3langid.classify(found["text"][:2000])
+    return round(len(pages) / (time.perf_counter() - start), 1)
+
+
+def peak_rss_mb() -> float:
+    kb = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    )
+    return round(kb / 1024, 1)
+
+
+def child(variant: str, source: Path, work: Path, workers: int) -> dict:
+    """One measured run in this (fresh) process; returns seconds, rows kept and peak RSS."""
+    from continuousbench.news.executors import ExecutorArguments
+    from continuousbench.news.shards import read_rows
+
+    ex = ExecutorArguments(tasks=2 * workers, workers=workers)
+    start = time.perf_counter()
+    if variant.startswith("extract"):
+        from continuousbench.news.extract import ExtractArguments, main
+
+        timeout = 10.0 if variant == "extract-sandbox" else 0.0
+        out = main(ExtractArguments(output=str(work), warc=[str(p) for p in sorted(source.glob("*.warc.gz"))],
+                                    timeout=timeout), ex)  # fmt: skip
+        kept = len(read_rows(out, ["id"]))
+    elif variant.startswith("ours"):
+        from continuousbench.news.dedup import DedupArguments, main
+
+        out = main(DedupArguments(input=str(source), output=str(work), candidates=variant.split("-")[1]), ex)
+        kept = len(read_rows(out, ["id"]))
+    else:
+        kept = datatrove_minhash(source, work, workers)
+    return {"seconds": round(time.perf_counter() - start, 2), "kept": kept, "peak_rss_mb": peak_rss_mb()}
+
+
+def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
+    """datatrove's own four-stage MinHash pipeline, 128 hashes (16 buckets x 8), word 5-grams."""
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.dedup.minhash import (
+        MinhashConfig,
+        MinhashDedupBuckets,
+        MinhashDedupCluster,
+        MinhashDedupFilter,
+        MinhashDedupSignature,
+    )
+    from datatrove.pipeline.readers import ParquetReader
+    from datatrove.pipeline.writers import ParquetWriter
+    from datatrove.utils.hashing import HashConfig
+    from datatrove.utils.word_tokenizers import WordTokenizer
+
+    from continuousbench.news.shards import read_rows
+
+    class Words(WordTokenizer):
+        """``\\w+`` words, as our shingles: datatrove's English tokenizer needs spaCy (not in [news])."""
+
+        def word_tokenize(self, text: str) -> list[str]:
+            return re.findall(r"\w+", text)
+
+        def sent_tokenize(self, text: str) -> list[str]:
+            return [text]
+
+        def span_tokenize(self, text: str) -> list[tuple[int, int]]:
+            return [m.span() for m in re.finditer(r"\w+", text)]
+
+    # sha1: datatrove's default xxhash function hands str to xxhash, whose current release wants bytes
+    config = MinhashConfig(
+        n_grams=5, num_buckets=16, hashes_per_bucket=8, hash_config=HashConfig(hash_fc="sha1")
+    )
+    tasks = 2 * workers
+    signature = MinhashDedupSignature(f"{work}/sigs", config=config, language=Words())
+    drop = MinhashDedupFilter(f"{work}/remove")
+    stages = [
+        ([ParquetReader(str(source)), signature], tasks),
+        ([MinhashDedupBuckets(f"{work}/sigs", f"{work}/buckets", config=config)], config.num_buckets),
+        ([MinhashDedupCluster(f"{work}/buckets", f"{work}/remove", config=config)], 1),
+        ([ParquetReader(str(source)), drop, ParquetWriter(f"{work}/out")], tasks),
+    ]
+    for i, (steps, n) in enumerate(stages):
+        LocalPipelineExecutor(steps, tasks=n, workers=min(workers, n), logging_dir=f"{work}/logs/{i}").run()
+    return len(read_rows(f"{work}/out", ["id"]))
+
+
+def measure(variant: str, source: Path, work: Path, workers: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", variant, "--source", str(source), "--work", str(work),
+           "--workers", str(workers)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"{variant} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
+    """Requests per second of the endpoint backend against a local server answering after ``latency``."""
+    from continuousbench.fake_endpoint import FakeOpenAIServer
+    from continuousbench.llm import make_generator
+
+    with FakeOpenAIServer(reply=lambda body: "ok", latency=latency) as server:
+        model = make_generator(f"endpoint:{server.url}#fake", max_in_flight=in_flight)
+        start = time.perf_counter()
+        model.generate([f"question {i}" for i in range(requests)])
+        return requests / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--articles", type=int, default=100_000)
+    parser.add_argument("--pages", type=int, default=5_000, help="articles also written as WARC pages")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip", nargs="*", default=[], help="extract, ours-ensemble, ours-jaccard, ...")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/news-bench"))
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.source, args.work, args.workers)))
+        return
+    import shutil
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    start = time.perf_counter()
+    warcs, shards = generate(args.out / "data", args.articles, args.pages)
+    results: dict = {"articles": args.articles, "pages": args.pages, "workers": args.workers,
+                     "generate_seconds": round(time.perf_counter() - start, 1)}  # fmt: skip
+    read_warcs(warcs[:1], "warcio"), read_warcs(warcs[:1], "fastwarc")  # imports out of the timings
+    if "extract" not in args.skip:
+        results["extract_core_pages_per_s"] = extraction_rate(warcs[0])
+    for r in range(args.repeat):
+        for reader in () if "extract" in args.skip else ("warcio", "fastwarc"):
+            start = time.perf_counter()
+            n = read_warcs(warcs, reader)
+            results.setdefault(f"read_{reader}_records_per_s", []).append(
+                round(n / (time.perf_counter() - start))
+            )
+        for variant in () if "extract" in args.skip else ("extract-sandbox", "extract-inline"):
+            found = measure(variant, args.out / "data", args.out / f"{variant}-{r}", args.workers)
+            found["articles_per_s"] = round(args.pages / found["seconds"], 1)
+            results.setdefault(variant, []).append(found)
+        for variant in (
+            v for v in ("ours-ensemble", "ours-jaccard", "datatrove-minhash") if v not in args.skip
+        ):
+            found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers)
+            found["articles_per_s"] = round(args.articles / found["seconds"], 1)
+            results.setdefault(variant, []).append(found)
+    for in_flight, requests in ((1, 40), (32, 640)):
+        results[f"endpoint_{in_flight}_in_flight_requests_per_s"] = round(
+            endpoint_rate(in_flight, requests), 1
+        )
+    (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

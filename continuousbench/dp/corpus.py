@@ -1,0 +1,42 @@
+"""The synthetic corpus folder every generation method writes (``synthesize``, ``pe``).
+
+``data/train-00000-of-00001.parquet`` (one ``text`` column) and a dataset card whose YAML ``configs:``
+makes ``load_dataset(folder)``, the harness's ``load_corpus(folder)`` and ``--corpus folder`` work. The
+card carries how the corpus was made and the privacy statement it was produced under, so a corpus never
+travels without its guarantee.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PARQUET = "data/train-00000-of-00001.parquet"
+CARD = "README.md"
+
+
+def corpus_card(
+    *, title: str, description: str, settings: dict[str, Any], statement: str, private: bool
+) -> str:
+    """Dataset card: ``configs:`` metadata, a description, the settings as JSON, then the statement."""
+    tags = ["continuousbench", "synthetic"] + (["differential-privacy"] if private else [])
+    header = (
+        "---\nconfigs:\n- config_name: default\n  data_files:\n"
+        "  - split: train\n    path: data/train-*.parquet\n"
+        "tags:\n" + "".join(f"- {t}\n" for t in tags) + "---\n\n"
+    )
+    settings_json = json.dumps(settings, indent=2, sort_keys=True, default=str)
+    return (
+        f"{header}# {title}\n\n{description}\n\n## Settings\n\n```json\n{settings_json}\n```\n\n{statement}"
+    )
+
+
+def write_corpus(folder: Path, texts: list[str], card: str) -> Path:
+    """Write the parquet file and the card into ``folder`` (a staged work folder: published whole later)."""
+    from datasets import Dataset
+
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    Dataset.from_dict({"text": texts}).to_parquet(str(folder / PARQUET))
+    (folder / CARD).write_text(card, encoding="utf-8")
+    return folder

@@ -1,0 +1,185 @@
+"""``continuousbench compare RUN_A RUN_B [--matcher exact_match] [--json]``: is A better than B?
+
+Both runs answered the same test questions (same release, same split), so the comparison is paired
+question by question: the difference in accuracy with a percentile paired-bootstrap 95% interval and
+the exact McNemar p-value on the questions exactly one run got right, overall and per support stratum
+(``>=k`` thresholds and buckets, as in ``results.json``). Pairing removes the question-difficulty
+variance that comparing two separate intervals would count twice.
+
+    continuousbench compare runs/syn runs/dp-syn-eps10
+    continuousbench compare runs/syn runs/dp-syn-eps10 --matcher contains --json
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from continuousbench.commands import bounds
+from continuousbench.harness.outputs import PREDICTIONS
+from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
+from continuousbench.harness.results import load as load_record
+from continuousbench.scoring import MATCHERS, THRESHOLDS, bucket_bounds, bucket_rows, threshold_rows
+from continuousbench.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, paired_difference
+
+KEY = ["part", "split", "id"]
+
+
+@dataclass
+class CompareArguments:
+    runs: list[str] = field(
+        default_factory=list, metadata={"help": "RUN_A RUN_B: two run folders on the same release and split.",
+                                        "positional": True}
+    )  # fmt: skip
+    matcher: str = field(
+        default="exact_match", metadata={"help": "Matcher compared.", "choices": list(MATCHERS)}
+    )
+    resamples: int = field(
+        default=BOOTSTRAP_RESAMPLES, metadata=bounds("[1, 10000000]", "Bootstrap resamples.")
+    )
+    seed: int = field(default=BOOTSTRAP_SEED, metadata={"help": "Bootstrap seed."})
+    json: bool = field(default=False, metadata={"help": "Print the comparison as JSON instead of a table."})
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [CompareArguments], prog="continuousbench compare", description=__doc__.splitlines()[0]
+    )
+
+
+def _predictions(path: Path):
+    import pandas as pd
+
+    file = path / PREDICTIONS
+    if not file.is_file():
+        raise FileNotFoundError(f"{path} has no {PREDICTIONS}: compare needs two finished harness runs")
+    return pd.read_parquet(file)
+
+
+def paired_strata(frame, *, resamples: int, seed: int) -> dict:
+    """Per part: the paired difference overall, by ``>=k`` threshold and by support bucket.
+
+    ``frame`` has one row per question answered by both runs: ``part``, ``support_count`` and the
+    booleans ``a`` and ``b`` (correct or not). Empty strata are left out.
+    """
+    out = {}
+    for part, rows in frame.groupby("part", sort=True):
+        a, b = rows["a"].to_numpy(bool), rows["b"].to_numpy(bool)
+        support = rows["support_count"].tolist()
+
+        def diff(index: list[int], a=a, b=b) -> dict:
+            return paired_difference(a[index], b[index], resamples=resamples, seed=seed)
+
+        strata = {f">={k}": threshold_rows(support, k) for k in THRESHOLDS}
+        buckets = [(lo, hi, bucket_rows(support, lo, hi)) for lo, hi in bucket_bounds(SUPPORT_BUCKETS)]
+        out[part] = {
+            "overall": diff(list(range(len(rows)))),
+            "by_support": {name: diff(index) for name, index in strata.items() if index},
+            "buckets": [{"low": lo, "high": hi, **diff(index)} for lo, hi, index in buckets if index],
+        }
+    return out
+
+
+def compare_runs(
+    run_a: str | Path,
+    run_b: str | Path,
+    *,
+    matcher: str = "exact_match",
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict:
+    """The paired comparison of two run folders (see the module docstring); refuses unlike runs."""
+    a_dir, b_dir = Path(run_a), Path(run_b)
+    rec_a, rec_b = load_record(a_dir), load_record(b_dir)
+    rel_a, rel_b = rec_a["release"], rec_b["release"]
+    if (rel_a["id"], rel_a["manifest_sha256"]) != (rel_b["id"], rel_b["manifest_sha256"]):
+        raise ValueError(
+            f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
+            f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
+        )
+    pa, pb = _predictions(a_dir), _predictions(b_dir)
+    for path, table in ((a_dir, pa), (b_dir, pb)):
+        if matcher not in table.columns:
+            raise ValueError(f"{path} was not scored with {matcher}; pick --matcher from {MATCHERS[:2]}")
+    splits_a, splits_b = set(pa["split"]), set(pb["split"])
+    if splits_a != splits_b:
+        raise ValueError(
+            f"{a_dir} is scored on split {sorted(splits_a)}, {b_dir} on {sorted(splits_b)}: "
+            "compare runs scored on the same split"
+        )
+    both = pa[[*KEY, "support_count", matcher]].merge(
+        pb[[*KEY, matcher]], on=KEY, suffixes=("_a", "_b"), validate="one_to_one"
+    )
+    if both.empty:
+        raise ValueError(f"{a_dir} and {b_dir} share no question: were they scored on different subsets?")
+    frame = both.assign(
+        a=both[f"{matcher}_a"].fillna(False).astype(bool), b=both[f"{matcher}_b"].fillna(False).astype(bool)
+    )  # no judge verdict counts as wrong, as in scoring
+    return {
+        "run_a": str(a_dir),
+        "run_b": str(b_dir),
+        "release": rel_a["id"],
+        "split": sorted(splits_a),
+        "matcher": matcher,
+        "bootstrap": {"method": "percentile, paired", "resamples": resamples, "seed": seed,
+                      "confidence": CONFIDENCE},
+        "questions": {"paired": len(frame), "only_a": len(pa) - len(frame), "only_b": len(pb) - len(frame)},
+        "parts": paired_strata(frame, resamples=resamples, seed=seed),
+    }  # fmt: skip
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}"
+
+
+def print_comparison(result: dict, console=None) -> None:
+    """A rich table: one row per part x stratum, the difference in points with its interval."""
+    from rich.console import Console
+    from rich.table import Table
+
+    names = Path(result["run_a"]).name, Path(result["run_b"]).name
+    boot = result["bootstrap"]
+    table = Table(
+        title=f"{names[0]} (A) vs {names[1]} (B): {result['matcher']} on {result['release']} "
+        f"{'/'.join(result['split'])}, {result['questions']['paired']} paired questions",
+        caption=f"A-B in points; 95% percentile paired bootstrap ({boot['resamples']} resamples, "
+        f"seed {boot['seed']}); exact McNemar p on questions only one run got right",
+    )
+    for col in ("part", "stratum", "n", "A %", "B %", "A-B", "95% CI", "A only", "B only", "McNemar p"):
+        table.add_column(col, justify="left" if col in ("part", "stratum") else "right")
+    for part, strata in result["parts"].items():
+        by_support = [(k, v) for k, v in strata["by_support"].items() if k != ">=0"]  # >=0 is "all"
+        rows = [("all", strata["overall"]), *by_support]
+        rows += [(f"[{b['low']}, {b['high'] or 'inf'})", b) for b in strata["buckets"]]
+        for name, d in rows:
+            low, high = d["ci95"]
+            table.add_row(
+                part, name, str(d["n"]), _pct(d["accuracy_a"]), _pct(d["accuracy_b"]),
+                f"{100 * d['difference']:+.1f}", f"[{100 * low:+.1f}, {100 * high:+.1f}]",
+                str(d["a_only"]), str(d["b_only"]), f"{d['p_value']:.3g}",
+            )  # fmt: skip
+    (console or Console(width=140)).print(table)
+
+
+def main(args: CompareArguments) -> dict:
+    """Compare and print (a table, or JSON with ``--json``); return the comparison."""
+    if len(args.runs) != 2:
+        raise ValueError(
+            f"compare takes two run folders, got {len(args.runs)}: continuousbench compare RUN_A RUN_B"
+        )
+    result = compare_runs(*args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print_comparison(result)
+    return result
+
+
+def cli(argv: Sequence[str] | None = None) -> dict:
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)))

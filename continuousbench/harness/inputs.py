@@ -1,0 +1,195 @@
+"""Step 1 of a harness run: everything the run reads, loaded and checked before any training.
+
+The release (verified) and its QA splits, the candidate corpus (plus the replay mixture, documents cut
+at a bounded length), the judge (asked one canned question, so that a dead endpoint is found now and
+not after hours of training), the base model and its tokenizer, and a generation budget that fits the
+model's context. Each input's resolved absolute path is kept beside what was given, so that
+``results.json`` says exactly what was read and a run can be repeated from another directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
+from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
+
+logger = logging.getLogger(__name__)
+
+# The canned pair a judge must get right before the run starts (an obvious match).
+CANNED = {"question": "What colour is a clear daytime sky?", "reference": "blue", "response": "Blue"}
+
+
+@dataclass
+class Inputs:
+    """What a run reads; the ``*_record`` dicts go into ``results.json`` as they are."""
+
+    release: dict  # id, manifest_sha256, track, given, path
+    qa_validation: Any
+    qa_test: dict[str, Any]
+    corpus: Any  # the training text: candidate (+ replay), long documents cut
+    corpus_record: dict  # source, path, documents, fingerprint, replay, cut
+    model: Any
+    tokenizer: Any
+    model_record: dict  # given, path
+    judge: Any | None
+    generation: dict  # track, batch_size, max_new_tokens: keyword arguments of QA generation
+    generation_record: dict  # requested and effective max_new_tokens, model context, longest prompt
+    evaluation: dict | None = None  # the release's canonical evaluation (manifest), when it names one
+
+
+def resolved(source: str | None) -> str | None:
+    """The absolute path of a local file or folder; anything else (a Hub id) unchanged."""
+    if source is None:
+        return None
+    path = Path(source).expanduser()
+    return str(path.resolve()) if path.exists() else source
+
+
+def load_release(release: str, track: str | None) -> dict:
+    """The verified release: id, sha256 of ``release.json``, track, and where it is."""
+    from continuousbench.release.layout import MANIFEST
+    from continuousbench.release.load import resolve_release, verify_release
+
+    folder = resolve_release(release)
+    manifest = verify_release(folder)
+    return {
+        "id": manifest["id"],
+        "manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
+        "track": track or manifest["track"],
+        "seed": manifest.get("seed"),
+        "given": release,
+        "path": str(Path(folder).resolve()),
+        "manifest": manifest,  # taken out by load_inputs: not part of the record
+    }
+
+
+def load_qa(folder: str, part: str, split: str, limit: int | None, seed: int, option: str):
+    from continuousbench.harness.qa_eval import subsample
+    from continuousbench.release.load import load_release as load_part
+
+    return subsample(load_part(folder, part, split=split, verify=False), limit, seed, option)
+
+
+def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_path: str):
+    """(training text, record): the candidate corpus, the replay mixture if any, long documents cut."""
+    from continuousbench.harness.data import (
+        CHARS_PER_TOKEN,
+        cap_documents,
+        corpus_fingerprint,
+        load_corpus,
+        mix_replay,
+    )
+
+    source = h.corpus or release_path
+    corpus = load_corpus(source, h.text_column, h.corpus_split, option="--corpus")
+    record = {
+        "source": source, "path": resolved(source), "documents": len(corpus),
+        "fingerprint": corpus_fingerprint(corpus), "replay": None,
+    }  # fmt: skip
+    if h.replay_corpus:
+        replay = load_corpus(h.replay_corpus, option="--replay_corpus")
+        record["replay"] = {
+            "source": h.replay_corpus, "path": resolved(h.replay_corpus), "fraction": h.replay_fraction,
+            "fingerprint": corpus_fingerprint(replay),
+        }  # fmt: skip
+        corpus = mix_replay(corpus, replay, h.replay_fraction, seed)
+    corpus, record["cut"] = cap_documents(corpus, h.max_document_blocks * max_length * CHARS_PER_TOKEN)
+    return corpus, record
+
+
+def make_judge(spec: str):
+    """The LLM-match judge, asked one canned question now: a judge that does not answer, or answers
+    something other than 0 or 1, fails here in one line rather than after training."""
+    from continuousbench.judge import JUDGE_PROMPT, Judge, parse_verdict
+    from continuousbench.llm import GenerationError, make_generator
+    from continuousbench.release.layout import default_root
+
+    generator = make_generator(spec)
+    check = getattr(generator, "check", None)
+    if check is not None:
+        check()  # an endpoint that is down fails fast, without retries
+    reply = generator.generate([JUDGE_PROMPT.format(**CANNED)], temperature=0.0, max_new_tokens=4)[0]
+    if parse_verdict(reply) is None:
+        raise GenerationError(
+            f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
+            "use an instruction-following model as judge"
+        )
+    return Judge(generator, cache_dir=default_root() / "judge-cache", model_name=spec)
+
+
+def model_context(model) -> int | None:
+    """The most positions the model reads (``max_position_embeddings`` of its text config), if known."""
+    config = model.config
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    return getattr(text, "max_position_embeddings", None)
+
+
+def generation_budget(model, tokenizer, questions, track: str, requested: int, model_name: str) -> dict:
+    """``max_new_tokens`` capped so that the longest QA prompt plus the answer fits the model's context.
+
+    Capping rather than failing: answers stop at the first newline, a few tokens in, so the cap binds
+    only on answers that ramble past it, which score the same cut a few tokens earlier; and the cap
+    depends only on the release's questions and the base model, so every run compared on that pair
+    gets the same one. It is recorded in ``results.json``. A prompt that alone does not fit fails.
+    """
+    from continuousbench.harness.prompts import qa_prompt
+
+    prompts = [qa_prompt(q, track) for q in questions]
+    longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=True)["input_ids"])
+    context = model_context(model)
+    effective = requested if context is None else min(requested, context - longest)
+    if effective < 1:
+        raise ValueError(
+            f"the longest QA prompt has {longest} tokens but --model {model_name} reads at most {context}; "
+            "use a base model with a longer context"
+        )
+    if effective < requested:
+        logger.warning(
+            "--max_new_tokens %d capped to %d: the longest QA prompt (%d tokens) and the answer must fit "
+            "the model's %d positions (recorded in results.json)", requested, effective, longest, context,
+        )  # fmt: skip
+    return {
+        "max_new_tokens": requested, "effective_max_new_tokens": effective, "model_context": context,
+        "longest_prompt_tokens": longest,
+    }  # fmt: skip
+
+
+def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, with_judge: bool) -> Inputs:
+    """Every input of the run, checked; ``with_judge``: build the judge (the main process only)."""
+    from transformers import set_seed
+
+    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.release.layout import configs
+
+    release = load_release(h.release, h.track)
+    manifest = release.pop("manifest")
+    folder, seed = release["path"], t.seed
+    qa_validation = load_qa(folder, "qa_public", "validation", h.qa_eval_limit, seed, "--qa_eval_limit")
+    parts = [p for p in PARTS if p in configs(manifest["track"])]  # a NEWS release has no qa_singleton
+    qa_test = {
+        part: load_qa(folder, part, "test", h.qa_test_limit, seed, "--qa_test_limit") for part in parts
+    }
+    corpus, corpus_record = load_training_text(h, t.max_length, seed, folder)
+    judge = make_judge(h.judge) if with_judge and h.judge else None
+    set_seed(t.seed)  # LoRA initialisation is random
+    model, tokenizer = load_model_and_tokenizer(
+        m.model, tuning=m.tuning, lora_rank=m.lora_r, lora_alpha=m.lora_alpha, dtype=m.dtype,
+        attn_implementation=m.attn_implementation,
+    )  # fmt: skip
+    if t.use_cpu:
+        model = model.to("cpu")
+    questions = [q for qa in (qa_validation, *qa_test.values()) for q in qa["question"]]
+    budget = generation_budget(model, tokenizer, questions, release["track"], h.max_new_tokens, m.model)
+    return Inputs(
+        release=release, qa_validation=qa_validation, qa_test=qa_test, corpus=corpus,
+        corpus_record=corpus_record, model=model, tokenizer=tokenizer,
+        model_record={"given": m.model, "path": resolved(m.model)}, judge=judge,
+        generation={"track": release["track"], "batch_size": h.qa_batch_size,
+                    "max_new_tokens": budget["effective_max_new_tokens"]},
+        generation_record=budget, evaluation=manifest.get("evaluation"),
+    )  # fmt: skip

@@ -1,0 +1,386 @@
+"""The versioned results record (``results.json``, schema 1): build it, validate it, read it.
+
+The record splits like lighteval's ``config_general`` / ``results``: what was run (release and its
+manifest hash, base model and revision, tuning, harness version and recipe hash, the candidate
+corpus's fingerprint and privacy statement, seeds, checkpoint selection) and what came out (every
+accuracy with its Wilson 95% interval and question count, overall, by support threshold and by
+bucket). ``docs/results-format.md`` documents each key; ``docs/results.schema.json`` is the JSON
+Schema generated from :class:`Results` (a test keeps the two equal).
+
+A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
+ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
+submissions question by question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from continuousbench.scoring import INTERVAL, MATCHERS
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = "continuousbench/results"
+SCHEMA_VERSION = 1
+PARTS = ("qa_public", "qa_singleton")
+SELECTION_RULE = (
+    "highest validation qa_public contains accuracy; among equal scores the earliest step "
+    "(Trainer replaces the best checkpoint only when a later one is strictly better)"
+)
+# Harness options that name inputs rather than set the recipe (their content is fingerprinted elsewhere).
+_NOT_RECIPE = {"release", "corpus", "replay_corpus", "text_column", "corpus_split", "model", "seed"}
+# The privacy fields a corpus record republishes: the guarantee, never training losses or histories.
+_GUARANTEE = (
+    "private", "epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier", "steps",
+    "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
+    "physical_batch", "truncation_analysis", "truncation_probability",
+)  # fmt: skip
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Count = Annotated[int, Field(ge=0)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+Bits = Annotated[str, Field(pattern=r"^[01-]*$")]  # per question: 1 correct, 0 wrong, - no judge verdict
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Accuracy(_Strict):
+    """One accuracy: ``count`` questions, ``ci95`` its Wilson interval (all None for no questions)."""
+
+    model_config = ConfigDict(extra="forbid", title="Accuracy")
+    accuracy: Fraction | None
+    ci95: tuple[Fraction, Fraction] | None
+    std: Fraction | None
+    count: Count
+    unparseable: Count | None = Field(None, description="llm_match only: verdicts the judge left unclear")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Accuracy:
+        if (self.accuracy is None) != (self.count == 0) or (self.ci95 is None) != (self.count == 0):
+            raise ValueError("accuracy and ci95 are null exactly when count is 0")
+        if self.ci95 is not None and not self.ci95[0] - 1e-9 <= self.accuracy <= self.ci95[1] + 1e-9:
+            raise ValueError(f"ci95 {list(self.ci95)} does not contain the accuracy {self.accuracy}")
+        return self
+
+
+class Stratum(_Strict):
+    """The questions of one stratum and one :class:`Accuracy` per matcher scored."""
+
+    n: Count
+    exact_match: Accuracy | None = None
+    contains: Accuracy | None = None
+    llm_match: Accuracy | None = None
+
+    @model_validator(mode="after")
+    def _counts(self) -> Stratum:
+        for name in MATCHERS:
+            acc = getattr(self, name)
+            if acc is not None and acc.count != self.n:
+                raise ValueError(f"{name}.count {acc.count} differs from the stratum's n {self.n}")
+        return self
+
+
+class Bucket(Stratum):
+    low: Count
+    high: Count | None
+    mean_support: float | None
+
+
+class Matchers(_Strict):
+    exact_match: Accuracy | None = None
+    contains: Accuracy | None = None
+    llm_match: Accuracy | None = None
+
+
+class PartMetrics(_Strict):
+    n: Annotated[int, Field(ge=1)]
+    metrics: Matchers
+    by_support: dict[Annotated[str, Field(pattern=r"^>=\d+$")], Stratum] = {}
+    buckets: list[Bucket] = []
+
+    @model_validator(mode="after")
+    def _counts(self) -> PartMetrics:
+        for name in MATCHERS:
+            acc = getattr(self.metrics, name)
+            if acc is not None and acc.count != self.n:
+                raise ValueError(f"metrics.{name}.count {acc.count} differs from the part's n {self.n}")
+        return self
+
+
+class Release(_Strict):
+    id: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+-\d{4}q[1-4]$")]
+    manifest_sha256: Sha256
+    track: str
+    seed: int | None = None
+    given: str | None = Field(None, description="The release as given (id or folder)")
+    path: str | None = Field(None, description="The resolved folder it was read from")
+
+
+class Recipe(_Strict):
+    given: str | None = Field(None, description="The --config YAML as given, when one was")
+    path: str | None = Field(description="The --config YAML's resolved path, when one was given")
+    file_sha256: Sha256 | None = Field(description="sha256 of that YAML file")
+    sha256: Sha256 = Field(description="sha256 of the effective settings (seed and input paths left out)")
+
+
+class Privacy(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    private: bool
+    epsilon: Annotated[float, Field(gt=0)] | None = None
+    delta: Annotated[float, Field(ge=0, lt=1)] | None = None
+    unit: str | None = None
+
+
+class Corpus(_Strict):
+    source: str
+    path: str | None = Field(None, description="The resolved path of a local corpus")
+    cut: dict[str, Any] | None = Field(None, description="Documents cut at the length limit, and the limit")
+    documents: Annotated[int, Field(ge=1)]
+    fingerprint: Sha256
+    replay: dict[str, Any] | None = None
+    privacy: Privacy | None = Field(None, description="The generator's guarantee; null: no statement found")
+    generation: dict[str, Any] | None = Field(None, description="The synthesis settings (sampling seed...)")
+
+
+class Selection(_Strict):
+    name: str
+    step: Count
+    validation_contains: Fraction | None
+    rule: str
+    tied_steps: list[Count] = Field(description="Validated steps scoring the selected score (>1: a tie)")
+
+
+class Statistics(_Strict):
+    interval: Literal["wilson"]
+    confidence: Literal[0.95]
+
+
+class QuestionOutcomes(_Strict):
+    ids: list[str]
+    support_counts: list[Count]
+    outcomes: dict[Literal["exact_match", "contains", "llm_match"], Bits]
+
+    @model_validator(mode="after")
+    def _lengths(self) -> QuestionOutcomes:
+        n = len(self.ids)
+        if len(set(self.ids)) != n or len(self.support_counts) != n:
+            raise ValueError("ids must be distinct, with one support count per id")
+        for name, bits in self.outcomes.items():
+            if len(bits) != n:
+                raise ValueError(f"outcomes.{name} has {len(bits)} characters for {n} questions")
+        return self
+
+
+class Results(_Strict):
+    """``results.json`` of one harness run (schema 1)."""
+
+    model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
+    schema_: Literal["continuousbench/results"] = Field(alias="schema")
+    schema_version: Literal[1]
+    release: Release
+    base_model: str
+    base_model_revision: str | None
+    model: dict[str, Any] | None = Field(None, description="The base model as given and resolved")
+    generation: dict[str, Any] | None = Field(
+        None, description="max_new_tokens requested and effective (capped by the model's context)"
+    )
+    tuning: Literal["lora", "full"]
+    package_version: str
+    recipe: Recipe
+    corpus: Corpus
+    seed: int
+    steps: Count
+    tokens_per_step: Count
+    model_args: dict[str, Any]
+    harness_args: dict[str, Any]
+    training_args: dict[str, Any]
+    selected_checkpoint: Selection
+    validation_history: list[dict[str, float | int | None]]
+    statistics: Statistics
+    matchers: list[Literal["exact_match", "contains", "llm_match"]]
+    metrics: dict[Literal["qa_public", "qa_singleton"], PartMetrics]
+    hub_commit: str | None = None
+    canonical: dict[str, Any] | None = Field(
+        None, description="The release's canonical evaluation (its manifest) and its accuracy, by stratum"
+    )
+    questions: dict[Literal["qa_public", "qa_singleton"], QuestionOutcomes] | None = None
+
+    @model_validator(mode="after")
+    def _agree(self) -> Results:
+        for part, m in self.metrics.items():
+            missing = [k for k in self.matchers if getattr(m.metrics, k) is None]
+            if missing:
+                raise ValueError(f"metrics.{part} lacks matcher {missing[0]} listed in matchers")
+        for part, q in (self.questions or {}).items():
+            for name, bits in q.outcomes.items():
+                acc = getattr(self.metrics[part].metrics, name) if part in self.metrics else None
+                correct = None if acc is None or acc.count == 0 else round(acc.accuracy * acc.count)
+                if acc is None or (len(bits), bits.count("1")) != (acc.count, correct):
+                    raise ValueError(f"questions.{part}.outcomes.{name} disagree with metrics.{part}")
+        return self
+
+
+def validate(record: Any) -> list[str]:
+    """One line per problem of ``record`` (empty when it follows the schema)."""
+    if not isinstance(record, dict):
+        return [f"a results record is a JSON object, got {type(record).__name__}"]
+    version = record.get("schema_version")
+    if version != SCHEMA_VERSION:
+        return [f"schema_version is {version!r}, this package reads {SCHEMA_VERSION}; rerun the evaluation"]
+    try:
+        Results.model_validate(record)
+    except ValidationError as err:
+        return [_line(e) for e in err.errors()]
+    return []
+
+
+def _line(error: dict) -> str:
+    where = ".".join(str(p) for p in error["loc"] if p not in ("function-after",)) or "record"
+    message = error["msg"].removeprefix("Value error, ").splitlines()[0]
+    return f"{where}: {message}"
+
+
+def check(record: Any, source: str | Path) -> dict:
+    """``record`` if valid, else ValueError naming ``source`` and the first problem (one line)."""
+    problems = validate(record)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"{source} is not a valid results record: {problems[0]}{more}")
+    return record
+
+
+def load(path: str | Path) -> dict:
+    """The record in a run folder (or a results JSON file), unvalidated; errors are one line."""
+    path = Path(path).expanduser()
+    file = path / "results.json" if path.is_dir() else path
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"{path} has no results.json: is it a finished `continuousbench evaluate` run?"
+        )
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{file} is not the results.json of a `continuousbench evaluate` run")
+    return record
+
+
+# ---------------------------------------------------------------------------------------------------
+# Building the record (called by harness/run.py once the metrics are in)
+
+
+def selection(selected: dict, history: list[dict]) -> dict:
+    """``selected`` plus the rule and every validated step that scored the same (ties made visible)."""
+    best = selected.get("validation_contains")
+    tied = [
+        int(h["step"])
+        for h in history
+        if best is not None and h.get("contains") is not None and math.isclose(h["contains"], best)
+    ]
+    if len(tied) > 1:
+        logger.warning(
+            "validation tie: steps %s all score %.4f; %s is selected (%s)", tied, best, selected["name"],
+            SELECTION_RULE,
+        )  # fmt: skip
+    rule = SELECTION_RULE if selected.get("step") else "no training: the base model is scored"
+    return {**selected, "rule": rule, "tied_steps": tied}
+
+
+def recipe_hash(results: dict) -> str:
+    """sha256 of the effective settings: what makes two runs comparable, seeds and input paths aside."""
+    settings = {  # records older than schema 1 may lack a group: it then hashes as empty
+        group: {k: v for k, v in (results.get(group) or {}).items() if k not in _NOT_RECIPE}
+        for group in ("model_args", "harness_args", "training_args")
+    }
+    replay = (results.get("corpus") or {}).get("replay")
+    settings["replay"] = replay and {"fraction": replay["fraction"], "fingerprint": replay["fingerprint"]}
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def corpus_privacy(source: str | Path) -> dict | None:
+    """The privacy guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none.
+
+    Our DP generators protect one record (document) under add-or-remove adjacency; that is the unit
+    unless the statement names another.
+    """
+    folder = Path(str(source)).expanduser()
+    if not folder.is_dir():
+        return None
+    file = folder / "privacy.json"
+    if file.is_file():
+        stated = json.loads(file.read_text(encoding="utf-8"))
+    elif (folder / "README.md").is_file():
+        stated = _privacy_from_card((folder / "README.md").read_text(encoding="utf-8"))
+    else:
+        return None
+    if stated is None or "private" not in stated:
+        return None
+    privacy = {k: stated[k] for k in _GUARANTEE if stated.get(k) is not None}
+    if privacy["private"]:
+        privacy.setdefault("unit", "record")
+        privacy.setdefault("adjacency", "add-or-remove")
+    return privacy
+
+
+def _privacy_from_card(card: str) -> dict | None:
+    """The guarantee of a synthetic corpus card written before corpora carried ``privacy.json``."""
+    if "without differential privacy" in card:
+        return {"private": False}
+    rows = dict(re.findall(r"^\| (epsilon|delta) \| ([0-9.eE+-]+) \|$", card, flags=re.MULTILINE))
+    if {"epsilon", "delta"} <= rows.keys():
+        return {"private": True, "epsilon": float(rows["epsilon"]), "delta": float(rows["delta"])}
+    return None
+
+
+def _generation(source: str | Path) -> dict | None:
+    file = Path(str(source)).expanduser() / "synthesis.json"
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None
+
+
+def complete(results: dict, *, model=None) -> dict:
+    """Turn the harness's raw results into a schema-1 record, validate it and return it.
+
+    Adds the schema and its version, the base model's Hub revision (None for a local folder), the
+    corpus's privacy statement and synthesis settings, the recipe hashes, the interval method, and the
+    checkpoint-selection rule with its ties.
+    """
+    config = getattr(getattr(model, "config", None), "_commit_hash", None)
+    source = results["corpus"]["source"]
+    record = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        **results,
+        "base_model_revision": config if isinstance(config, str) else None,
+        "corpus": {**results["corpus"], "privacy": corpus_privacy(source), "generation": _generation(source)},
+        "selected_checkpoint": selection(results["selected_checkpoint"], results["validation_history"]),
+        "statistics": dict(INTERVAL),
+    }
+    given = results.get("recipe") or {}
+    record["recipe"] = {
+        "given": given.get("given"),
+        "path": given.get("path"),
+        "file_sha256": given.get("sha256"),
+        "sha256": recipe_hash(record),
+    }
+    return check(json.loads(json.dumps(record, default=str)), "the run's results.json")
+
+
+def json_schema() -> dict:
+    """The JSON Schema of :class:`Results` (``docs/results.schema.json``)."""
+    return Results.model_json_schema(by_alias=True)
+
+
+if __name__ == "__main__":  # python -m continuousbench.harness.results > docs/results.schema.json
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -1,0 +1,191 @@
+"""``continuousbench submit RUN --to <folder | org/name>``: add a run's record to a results dataset.
+
+The record is the run's ``results.json`` (validated against schema 1 first) plus ``questions``: per
+part, the question ids, support counts and one ``0``/``1`` per question and matcher from
+``predictions.parquet``, so that the leaderboard can compare submissions question by question.
+Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs,
+and a record that still holds something shaped like an access token is refused.
+
+One file per run, ``<release id>/<name>-<sha256 of the record, 12 hex>.json``: content-addressed, so a
+submission never replaces another's; submitting the same record twice finds it already there. A local
+folder is written atomically without ever replacing a file (``os.link``); a Hub dataset repo gets one
+commit (or a pull request with ``--pr``), with the token from ``HF_TOKEN`` or ``hf auth login``.
+
+    continuousbench submit runs/dp-syn-eps10 --to ./results
+    continuousbench submit runs/dp-syn-eps10 --to my-org/continuousbench-results --pr
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from continuousbench.harness import results
+from continuousbench.harness.outputs import PREDICTIONS
+
+# hub_token, api_key, password... but not max_new_tokens or tokens_per_step
+_SECRET_KEY = re.compile(
+    r"(^|_)(token|secret|password|passwd|api_?key|authorization|credentials?)($|_)", re.IGNORECASE
+)
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s#]+@")
+_TOKEN_SHAPES = re.compile(
+    r"\bhf_[A-Za-z0-9]{20,}|\bsk-[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bBearer\s+\S{10,}"
+)
+_HUB_REPO = re.compile(r"^(?:hf://datasets/)?([\w.-]+/[\w.-]+)$")
+
+
+def scrub(value: Any, where: str = "record") -> Any:
+    """A copy of ``value`` without secret-named keys or URL credentials; ValueError on a token shape."""
+    if isinstance(value, dict):
+        return {k: scrub(v, f"{where}.{k}") for k, v in value.items() if not _SECRET_KEY.search(str(k))}
+    if isinstance(value, list):
+        return [scrub(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, str):
+        value = _URL_USERINFO.sub("", value)
+        if _TOKEN_SHAPES.search(value):
+            raise ValueError(
+                f"{where} holds what looks like an access token; remove it from the run's settings"
+            )
+    return value
+
+
+def question_outcomes(run_dir: Path, record: dict) -> dict | None:
+    """``questions`` of the record from the run's predictions (None when the run has none)."""
+    file = run_dir / PREDICTIONS
+    if not file.is_file():
+        return None
+    import pandas as pd
+
+    table = pd.read_parquet(file)
+    out = {}
+    for part, rows in table.groupby("part", sort=True):
+        outcomes = {
+            m: "".join("-" if pd.isna(v) else "1" if v else "0" for v in rows[m])
+            for m in record["matchers"]
+            if m in rows.columns
+        }
+        support = [int(c) for c in rows["support_count"]]
+        out[part] = {"ids": rows["id"].astype(str).tolist(), "support_counts": support, "outcomes": outcomes}
+    return out
+
+
+def build_submission(run_dir: str | Path) -> dict:
+    """The validated, scrubbed record of a finished run, with its per-question outcomes."""
+    run_dir = Path(run_dir)
+    record = results.check(results.load(run_dir), run_dir / "results.json")
+    record = scrub({k: v for k, v in record.items() if k != "questions"})
+    record["questions"] = question_outcomes(run_dir, record)
+    return results.check(record, f"the submission of {run_dir}")
+
+
+def submission_path(record: dict, name: str) -> str:
+    """``<release id>/<name>-<12 hex of the record's sha256>.json``."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "run"
+    digest = hashlib.sha256(_dump(record)).hexdigest()[:12]
+    return f"{record['release']['id']}/{slug}-{digest}.json"
+
+
+def _dump(record: dict) -> bytes:
+    return (json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _to_folder(data: bytes, folder: Path, relative: str) -> tuple[str, bool]:
+    target = folder / relative
+    if target.exists():
+        if target.read_bytes() == data:
+            return str(target), False
+        raise FileExistsError(f"{target} exists with other content; it is never replaced")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.link(tmp, target)  # atomic, and fails rather than replace a file that appeared meanwhile
+    except FileExistsError:
+        raise FileExistsError(f"{target} appeared while submitting; it is never replaced") from None
+    finally:
+        os.remove(tmp)
+    return str(target), True
+
+
+def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bool]:
+    from huggingface_hub import HfApi
+
+    from continuousbench.release.push import hub_failure
+
+    api = HfApi()
+    try:
+        if api.file_exists(repo_id, relative, repo_type="dataset"):
+            return f"{api.endpoint}/datasets/{repo_id}/blob/main/{relative}", False
+        info = api.upload_file(
+            path_or_fileobj=data, path_in_repo=relative, repo_id=repo_id, repo_type="dataset",
+            commit_message=f"Submit {relative}", create_pr=pr,
+        )  # fmt: skip
+    except OSError as err:
+        raise hub_failure(err, f"submitting to dataset repo {repo_id}") from None
+    return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)), True
+
+
+def is_hub_target(to: str) -> bool:
+    """``org/name`` or ``hf://datasets/org/name`` that is not a local path."""
+    return bool(_HUB_REPO.match(to)) and not Path(to).expanduser().exists() and not to.startswith((".", "~"))
+
+
+@dataclass
+class SubmitArguments:
+    run: str | None = field(
+        default=None, metadata={"help": "A finished run folder (results.json, predictions.parquet).",
+                                "positional": True}
+    )  # fmt: skip
+    to: str | None = field(
+        default=None, metadata={"help": "A local results folder, or a Hub dataset repo org/name."}
+    )
+    name: str | None = field(
+        default=None, metadata={"help": "Name of the submission (default: the run folder's)."}
+    )
+    pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        [SubmitArguments], prog="continuousbench submit", description=__doc__.splitlines()[0]
+    )
+
+
+def main(args: SubmitArguments) -> dict:
+    """Submit; return ``{"path", "added"}`` (``added`` False when the same record was already there)."""
+    if args.run is None or args.to is None:
+        raise ValueError("continuousbench submit RUN --to <results folder | org/name>: give both")
+    record = build_submission(args.run)
+    relative = submission_path(record, args.name or Path(args.run).resolve().name)
+    data = _dump(record)
+    if is_hub_target(args.to):
+        where, added = _to_hub(data, _HUB_REPO.match(args.to).group(1), relative, args.pr)
+    else:
+        folder = Path(args.to).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(
+                f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name"
+            )
+        where, added = _to_folder(data, folder, relative)
+    return {"path": where, "added": added}
+
+
+def _report(result: dict) -> None:
+    print(("submitted: " if result["added"] else "already submitted: ") + result["path"])
+
+
+def cli(argv: Sequence[str] | None = None) -> dict:
+    from continuousbench.commands import run
+
+    return run(lambda: main(*make_parser().parse(argv)), report=_report)

@@ -1,0 +1,214 @@
+"""``continuousbench build news``: every NEWS stage, in order, into a release ``news-<size>-<quarter>``.
+
+    continuousbench build news --warc 'cc-news/2026/0[1-3]/*.warc.gz' --start 2026-01-01 --end 2026-03-31 \\
+        --size small --quarter 2026q1 --llm endpoint:http://localhost:8000/v1#gemma-3-27b-it \\
+        --tasks 16 --workers 2
+
+Each stage writes its own folder under ``<root>/.work/<release-id>-seed<seed>/`` (or ``--work``):
+a finished stage is skipped, an unfinished one resumed, so a killed build continues where it stopped
+and the endpoint's answer cache means no prompt is paid for twice. The stage folders stay after the
+release is written (their ``stats.json`` say what each stage dropped and why); remove them by hand.
+Every random choice is seeded from (seed, year, quarter): the same inputs and model answers give a
+byte-identical release.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from continuousbench.commands import bounds
+from continuousbench.news.embed import DEFAULT_ENCODER
+from continuousbench.news.executors import ExecutorArguments
+from continuousbench.news.models import ModelArguments
+from continuousbench.news.subsample import SIZES
+
+log = logging.getLogger(__name__)
+STAGES = ("extract", "dedup", "subsample", "cluster", "facts", "qa", "filter", "support")
+SEED_KEYS = ("subsample", "cluster", "facts", "release")
+_QUARTER = re.compile(r"\d{4}q[1-4]")
+LOCAL = ("warc", "articles", "out", "work", "overwrite")  # machine-specific: not in the release's provenance
+
+
+@dataclass
+class NewsBuildArguments:
+    warc: list[str] | None = field(default=None, metadata={"help": "CC-News WARC files or globs."})
+    articles: list[str] | None = field(
+        default=None, metadata={"help": "Already-extracted articles (JSONL/parquet) instead of --warc."}
+    )
+    size: str = field(default="small", metadata={"help": "tiny, small (200k), medium (600k) or large (all).",
+                                                 "choices": list(SIZES)})  # fmt: skip
+    quarter: str = field(default="2026q1", metadata={"help": "Release quarter, YYYYqN."})
+    seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of every random choice."))
+    out: str | None = field(default=None, metadata={"help": "Root folder (default $CONTINUOUSBENCH_HOME)."})
+    work: str | None = field(
+        default=None, metadata={"help": "Stage folders (default <out>/.work/<id>-seed<seed>)."}
+    )
+    overwrite: bool = field(default=False, metadata={"help": "Replace an existing release."})
+    start: str | None = field(default=None, metadata={"help": "First publication day kept (YYYY-MM-DD)."})
+    end: str | None = field(default=None, metadata={"help": "Last publication day kept (YYYY-MM-DD)."})
+    count: int | None = field(default=None, metadata=bounds("[1, inf)", "Articles kept (overrides --size)."))
+    candidates: str = field(default="jaccard", metadata={"help": "Dedup candidates: jaccard or ensemble.",
+                                                          "choices": ["ensemble", "jaccard"]})  # fmt: skip
+    encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": "st:<model folder or id>, or tfidf."})
+    min_cluster_size: int = field(default=25, metadata=bounds("[2, inf)", "Smallest cluster kept."))
+    min_similarity: float = field(default=0.55, metadata=bounds("[-1, 1]", "Cosine of a kNN graph edge."))
+    top_clusters: int = field(default=500, metadata=bounds("[1, inf)", "Largest clusters sent for facts."))
+    max_questions: int = field(default=12, metadata=bounds("[1, inf)", "Questions kept per cluster."))
+    reader: str | None = field(
+        default=None, metadata={"help": "Open-book model of news support (default --llm)."}
+    )
+    neighbours: int = field(default=2, metadata=bounds("[0, 5]", "Nearest clusters read for support."))
+    max_candidates: int | None = field(
+        default=None, metadata=bounds("[1, inf)", "Articles read per question.")
+    )
+    min_support: int = field(default=200, metadata=bounds("[0, inf)", "Canonical evaluation: least support."))
+    corpus_validation: float = field(default=0.01, metadata=bounds("(0, 1)", "Share of articles held out."))
+    qa_validation: float = field(default=0.2, metadata=bounds("(0, 1)", "Share of questions for validation."))
+
+
+def release_id(size: str, quarter: str):
+    from continuousbench.release.ids import ReleaseId
+
+    if not _QUARTER.fullmatch(str(quarter)):
+        raise ValueError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
+    return ReleaseId.parse(f"news-{size}-{quarter}")
+
+
+def stage_seeds(seed: int, year: int, quarter: int) -> dict[str, int]:
+    import numpy as np
+
+    children = np.random.SeedSequence([seed, year, quarter]).spawn(len(SEED_KEYS))
+    return {k: int(c.generate_state(1, dtype=np.uint32)[0]) for k, c in zip(SEED_KEYS, children, strict=True)}
+
+
+def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
+    """(name, run(output folder, earlier folders) -> folder, or a note while queued) of every stage."""
+    from dataclasses import replace
+
+    from continuousbench.news import cluster, dedup, extract, facts, qa, subsample, support
+    from continuousbench.news import filter as filtering
+
+    reader = replace(model, llm=args.reader or model.llm, judge=model.judge or model.llm)
+
+    def run_extract(out: str, f: dict) -> Path | str:
+        found = extract.ExtractArguments(out, warc=args.warc, articles=args.articles, start=args.start,
+                                         end=args.end)  # fmt: skip
+        return extract.main(found, ex, resume=None)
+
+    def run_dedup(out: str, f: dict) -> Path | str:
+        return dedup.main(
+            dedup.DedupArguments(f["extract"], out, candidates=args.candidates), ex, resume=None
+        )
+
+    def run_subsample(out: str, f: dict) -> Path:
+        found = subsample.SubsampleArguments(f["dedup"], out, size=args.size, count=args.count,
+                                             seed=seeds["subsample"])  # fmt: skip
+        return subsample.main(found, resume=None)
+
+    def run_cluster(out: str, f: dict) -> Path:
+        found = cluster.ClusterArguments(f["subsample"], out, encoder=args.encoder, seed=seeds["cluster"],
+                                         min_cluster_size=args.min_cluster_size,
+                                         min_similarity=args.min_similarity)  # fmt: skip
+        return cluster.main(found, resume=None)
+
+    def run_facts(out: str, f: dict) -> Path:
+        found = facts.FactsArguments(f["cluster"], out, top_clusters=args.top_clusters, seed=seeds["facts"])
+        return facts.main(found, model, resume=None)
+
+    def run_qa(out: str, f: dict) -> Path:
+        found = qa.QAArguments(f["facts"], f["cluster"], out, max_questions=args.max_questions)
+        return qa.main(found, model, resume=None)
+
+    def run_filter(out: str, f: dict) -> Path:
+        return filtering.main(filtering.FilterArguments(f["qa"], out), model, resume=None)
+
+    def run_support(out: str, f: dict) -> Path:
+        found = support.SupportArguments(f["filter"], f["cluster"], out, neighbours=args.neighbours,
+                                         max_candidates=args.max_candidates)  # fmt: skip
+        return support.main(found, reader, resume=None)
+
+    runs = (run_extract, run_dedup, run_subsample, run_cluster, run_facts, run_qa, run_filter, run_support)
+    return list(zip(STAGES, runs, strict=True))
+
+
+def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments) -> Path | str:
+    """Build the release and return its folder (or a note while Slurm jobs are queued)."""
+    import json
+
+    from continuousbench.news import release
+    from continuousbench.news.models import check
+    from continuousbench.news.shards import STATS, finished, input_files, read_rows
+    from continuousbench.release.layout import default_root
+
+    rid = release_id(args.size, args.quarter)
+    if bool(args.warc) == bool(args.articles):
+        raise ValueError("pass exactly one of --warc <files> or --articles <files>")
+    root = Path(args.out).expanduser() if args.out else default_root()
+    if (root / str(rid)).exists() and not args.overwrite:
+        raise FileExistsError(
+            f"release {rid} already exists at {root / str(rid)}; pass --overwrite to replace it"
+        )
+    check(model, judge=True)
+    if args.reader:
+        check(ModelArguments(llm=args.reader))
+    work = Path(args.work).expanduser() if args.work else root / ".work" / f"{rid}-seed{args.seed}"
+    from dataclasses import asdict
+
+    from continuousbench.stages import WorkDir
+
+    # Finished stages are reused only for the same settings: another setting refuses in one line.
+    WorkDir(
+        work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")} | asdict(model)
+    )
+    seeds = stage_seeds(args.seed, rid.year, rid.quarter)
+    folders: dict[str, str] = {}
+    for name, run in _stages(args, model, ex, seeds):
+        folder = work / name
+        if finished(folder, name):
+            log.info("%s: finished before, kept (%s)", name, folder)
+        else:
+            log.info("%s: running into %s", name, folder)
+            result = run(str(folder), folders)
+            if isinstance(result, str):  # queued on Slurm
+                return result
+        folders[name] = str(folder)
+    stats = {name: json.loads((Path(folders[name]) / STATS).read_text()) for name in STAGES}
+    parts = release.assemble(
+        read_rows(folders["cluster"]).to_pylist(), read_rows(folders["support"]).to_pylist(),
+        corpus_validation=args.corpus_validation, qa_validation=args.qa_validation, seed=seeds["release"],
+    )  # fmt: skip
+    sources = sorted({p.name for p in input_files(args.warc or args.articles)})
+    generator = {
+        "builder": "continuousbench.news.build",
+        "inputs": sources,
+        "llm": model.llm, "judge": model.judge or model.llm, "reader": args.reader or model.llm,
+        "settings": {k: v for k, v in vars(args).items() if k not in LOCAL},
+        "seeds": seeds,
+        "stages": stats,
+    }  # fmt: skip
+    return release.write(str(rid), parts, root=root, seed=args.seed, generator=generator,
+                         overwrite=args.overwrite, min_support=args.min_support)  # fmt: skip
+
+
+def make_parser():
+    from continuousbench.commands import CommandParser
+
+    return CommandParser(
+        (NewsBuildArguments, ModelArguments, ExecutorArguments),
+        prog="continuousbench build news",
+        description="Build a NEWS release from CC-News WARC files: every stage, resumable, into a dataset.",
+    )
+
+
+def cli(argv: Sequence[str] | None = None) -> Path | str:
+    from continuousbench.commands import run
+
+    return run(
+        lambda: main(*make_parser().parse(argv)),
+        report=print,
+        resume_hint="finished stages are kept in the work folder; rerun the same command to resume",
+    )

@@ -1,0 +1,107 @@
+"""datatrove executors for the parallel stages (extract, dedup): local by default, Slurm or Ray unchanged.
+
+A stage is one or more datatrove pipelines run in order (each a list of steps and a task count). The
+executors' own completion markers (``logs/<pipeline>/completions/``) make every task resumable: a
+rerun skips finished tasks. Slurm returns as soon as the jobs are queued; rerunning the command with
+``--resume`` once they have finished publishes the output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from continuousbench.commands import bounds
+
+EXECUTORS = ("local", "slurm", "ray")
+LABELS = ("records", "articles", "candidate_pairs")  # our steps' other counters (not datatrove's own)
+
+
+@dataclass
+class ExecutorArguments:
+    """Where the datatrove pipelines run: ``--executor local|slurm|ray``, tasks and workers."""
+
+    executor: str = field(
+        default="local", metadata={"help": "local, slurm or ray.", "choices": list(EXECUTORS)}
+    )
+    tasks: int = field(default=1, metadata=bounds("[1, inf)", "Tasks: input shards are split among them."))
+    workers: int = field(default=1, metadata=bounds("[1, inf)", "Tasks run at once (local/ray)."))
+    partition: str | None = field(default=None, metadata={"help": "Slurm partition (slurm only)."})
+    time: str = field(default="24:00:00", metadata={"help": "Slurm time limit per task (slurm only)."})
+    cpus_per_task: int = field(default=1, metadata=bounds("[1, inf)", "CPUs per task (slurm/ray)."))
+    mem_per_cpu_gb: float = field(default=2.0, metadata=bounds("(0, inf)", "Memory per CPU (slurm/ray)."))
+    venv_path: str | None = field(default=None, metadata={"help": "Virtualenv to activate (slurm only)."})
+
+
+@dataclass
+class Pipeline:
+    """One datatrove pipeline of a stage: its steps and how many tasks split its input."""
+
+    name: str
+    steps: list
+    tasks: int
+
+
+def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: Any) -> Any:
+    common = {"pipeline": pipeline.steps, "tasks": pipeline.tasks, "logging_dir": str(logs / pipeline.name)}
+    if args.executor == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        workers = min(args.workers, pipeline.tasks)
+        return LocalPipelineExecutor(**common, workers=workers, depends=depends)
+    if args.executor == "slurm":
+        if not args.partition:
+            raise ValueError("--executor slurm needs --partition <slurm partition>")
+        from datatrove.executor import SlurmPipelineExecutor
+
+        return SlurmPipelineExecutor(
+            **common, time=args.time, partition=args.partition, cpus_per_task=args.cpus_per_task,
+            mem_per_cpu_gb=args.mem_per_cpu_gb, venv_path=args.venv_path, depends=depends,
+            job_name=f"news-{pipeline.name}",
+        )  # fmt: skip
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise ImportError("--executor ray needs Ray: pip install 'ray[default]'") from None
+    from datatrove.executor import RayPipelineExecutor
+
+    return RayPipelineExecutor(
+        **common, workers=args.workers, cpus_per_task=args.cpus_per_task,
+        mem_per_cpu_gb=args.mem_per_cpu_gb, depends=depends,
+    )  # fmt: skip
+
+
+def run_pipelines(pipelines: Sequence[Pipeline], args: ExecutorArguments, logs: Path) -> bool:
+    """Run the pipelines in order (each depends on the one before); True once every task has finished."""
+    executors, depends = [], None
+    for pipeline in pipelines:
+        depends = _executor(args, pipeline, logs, depends)
+        executors.append(depends)
+    if args.executor == "local":
+        for executor in executors:  # in order, so a failure stops before the next pipeline starts
+            executor.run()
+    else:
+        executors[-1].run()  # launches its dependencies first
+    return all(not e.get_incomplete_ranks() for e in executors)
+
+
+def queued(output: str) -> str:
+    """What a command prints when it has queued Slurm jobs instead of finishing."""
+    return f"queued on Slurm; once the jobs finish, rerun the same command with --resume to publish {output}"
+
+
+def pipeline_counts(logs: Path, names: Sequence[str]) -> dict[str, int]:
+    """Counters of our steps (``dropped_*`` and friends) summed over every task of the named pipelines."""
+    counts: dict[str, int] = {}
+    for name in names:
+        for path in sorted((logs / name / "stats").glob("*.json")):
+            for step in json.loads(path.read_text()):
+                for label, value in step.get("stats", {}).items():
+                    if not label.startswith(("dropped_", "skipped_", "truncated_")) and label not in LABELS:
+                        continue
+                    total = value.get("total", 0) if isinstance(value, dict) else value
+                    counts[label] = counts.get(label, 0) + int(total)
+    return dict(sorted(counts.items()))

@@ -1,0 +1,64 @@
+"""Reading model answers: JSON lists of objects despite fences, prose and broken items; verbatim checks.
+
+Models wrap JSON in markdown fences, put prose around it, or break one item (vllm #15236 reports
+unreliable structured output). :func:`json_objects` takes the first JSON list it can decode, else the
+objects it can decode one by one, and counts what it had to drop, as datatrove steps do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s+")
+
+
+def json_objects(text: str) -> tuple[list[dict], Counter]:
+    """The objects of the model's JSON list, and ``dropped_*`` counts of what could not be read."""
+    stats: Counter = Counter()
+    if not text or not text.strip():
+        stats["dropped_empty_response"] += 1
+        return [], stats
+    decoded: list | None = None
+    loose: list = []
+    i = 0
+    while i < len(text):
+        if text[i] not in "[{":
+            i += 1
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i += 1
+            continue
+        if isinstance(value, list):
+            decoded = value
+            break
+        loose.append(value)  # an object outside any list: keep it, look for more
+        i = end
+    items = decoded if decoded is not None else loose
+    if decoded is None and not loose:
+        stats["dropped_malformed_output"] += 1
+        return [], stats
+    objects = [item for item in items if isinstance(item, dict)]
+    stats["dropped_not_an_object"] += len(items) - len(objects)
+    return objects, +stats
+
+
+def text_field(item: dict, key: str) -> str:
+    """A string field of a model's object, whitespace collapsed ('' when missing or not text)."""
+    value = item.get(key)
+    return _SPACE.sub(" ", value).strip() if isinstance(value, str) else ""
+
+
+def fold(text: str) -> str:
+    """NFC, case-folded, whitespace collapsed: the form in which the verbatim rule compares strings."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).casefold().strip()
+
+
+def verbatim_pattern(answer: str) -> re.Pattern:
+    """The answer as a whole-word match inside a folded text."""
+    return re.compile(rf"(?<!\w){re.escape(fold(answer))}(?!\w)")

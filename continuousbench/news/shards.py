@@ -1,0 +1,180 @@
+"""Stage folders: ``data/`` shards in, ``data/`` shards out, with counts of what was dropped and why.
+
+A stage's output folder holds ``data/part-NNNNN.parquet`` (the rows it passes on, every input column
+kept), ``stats.json`` (rows in, rows out, ``dropped_<reason>`` counts) and stage-specific side tables.
+It is written through :class:`continuousbench.files.StagedOutput`: the run happens in a hidden work
+folder, finished shards survive an interruption, ``--resume`` skips them, and the previous output is
+replaced only once the new one is complete.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from continuousbench.files import OWNED_FILE, StagedOutput, atomic_write, read_json, write_json
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+DATA = "data"
+STATS = "stats.json"
+SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".json")
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+def input_files(source: str | Path | list, option: str = "--input") -> list[Path]:
+    """Shard files of a stage folder (its ``data/``), a folder of shards, a file, or a glob; sorted."""
+    sources = source if isinstance(source, list) else [source]
+    files: list[Path] = []
+    for item in sources:
+        path = Path(str(item)).expanduser()
+        if path.is_dir():
+            folder = path / DATA if (path / DATA).is_dir() else path
+            files += [p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and not p.name.startswith(".")]
+        elif path.is_file():
+            files.append(path)
+        else:
+            files += [Path(p) for p in glob.glob(str(path)) if Path(p).is_file()]
+    if not files:
+        raise FileNotFoundError(
+            f"{option} {source} has no .parquet or .jsonl shards; pass the output folder of the previous "
+            "stage, a folder of shards, or a glob"
+        )
+    return sorted(set(files))
+
+
+def read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """One parquet or JSON-lines shard as an Arrow table; a damaged file is one line naming it."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    try:
+        if path.name.endswith(".parquet"):
+            return pq.read_table(path, columns=columns)
+        table = pj.read_json(path)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise ValueError(f"{path} cannot be read ({str(err).splitlines()[0]}); fix or remove it") from None
+    return table.select(columns) if columns is not None else table
+
+
+def require_columns(table: pa.Table, needed: tuple[str, ...], where: str) -> None:
+    missing = [c for c in needed if c not in table.column_names]
+    if missing:
+        raise ValueError(
+            f"{where} lacks column(s) {', '.join(missing)} (it has {', '.join(table.column_names)}); "
+            "pass the output of the previous stage"
+        )
+
+
+def read_rows(
+    source: str | Path | list, columns: list[str] | None = None, option: str = "--input"
+) -> pa.Table:
+    """Every shard of ``source`` as one table, in shard order."""
+    import pyarrow as pa
+
+    tables = [read_shard(p, columns) for p in input_files(source, option)]
+    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+
+
+def write_parquet(path: Path, table: pa.Table) -> Path:
+    """Atomically write one parquet file (fixed writer settings: equal tables give equal bytes)."""
+    import pyarrow.parquet as pq
+
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def sum_counts(*counts: Mapping[str, int]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            total[k] = total.get(k, 0) + int(v)
+    return dict(sorted(total.items()))
+
+
+class StageOutput:
+    """The output folder of one stage run: shards written into a staged work folder, then published.
+
+    ``resume=None`` (used by ``build news``) resumes an unfinished run when there is one and starts a
+    new one otherwise.
+    """
+
+    def __init__(
+        self,
+        out: str | Path,
+        stage: str,
+        config: Mapping[str, Any],
+        *,
+        overwrite: bool = False,
+        resume: bool | None = False,
+    ):
+        command = f"news-{stage}"
+        if resume is None:
+            work = Path(out).expanduser() / f".{command}-work"
+            resume = work.is_dir() and any(work.iterdir()) and not overwrite
+        self.stage = stage
+        self.staged = StagedOutput(out, command, overwrite=overwrite, resume=resume, option="--output")
+        self.staged.pin_config(dict(config))
+        self.work = self.staged.work
+        (self.work / DATA).mkdir(exist_ok=True)
+
+    def path(self, name: str) -> Path:
+        return self.work / name
+
+    def done(self, name: str) -> bool:
+        """Whether a shard or side file of this run is already complete (files appear atomically)."""
+        return (self.work / name).exists()
+
+    def write(self, name: str, table: pa.Table) -> Path:
+        return write_parquet(self.work / name, table)
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return write_json(self.work / name, data)
+
+    def read_json(self, name: str) -> Any:
+        return read_json(self.work / name)
+
+    def chunks(
+        self, units: Sequence[Any], size: int, work: Callable[[list[Any]], tuple[pa.Table, Mapping[str, int]]]
+    ) -> tuple[pa.Table | None, dict[str, int]]:
+        """Run ``work`` on ``units`` ``size`` at a time; each finished chunk (table + counts) is kept, so a
+        resumed run does only the missing ones. Returns the chunks' tables concatenated and summed counts."""
+        import pyarrow as pa
+
+        tables, counts = [], []
+        for start in range(0, len(units), size):
+            name = f"chunks/{start // size:05d}"
+            if not self.done(f"{name}.json"):
+                table, found = work(list(units[start : start + size]))
+                self.write(f"{name}.parquet", table)
+                self.write_json(f"{name}.json", dict(found))  # written last: marks the chunk finished
+            tables.append(read_shard(self.path(f"{name}.parquet")))
+            counts.append(self.read_json(f"{name}.json"))
+        tables = [t for t in tables if t.num_rows]
+        table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+        return table, sum_counts(*counts)
+
+    def finish(
+        self,
+        rows_in: int,
+        rows_out: int,
+        counts: Mapping[str, int],
+        *,
+        publish: Sequence[str] = (),
+        **extra: Any,
+    ) -> Path:
+        """Write ``stats.json`` and publish ``data/``, it and the side files named in ``publish``."""
+        stats = {"stage": self.stage, "input": rows_in, "output": rows_out, **sum_counts(counts), **extra}
+        write_json(self.work / STATS, stats)
+        return self.staged.publish([DATA, STATS, *publish])
+
+
+def finished(out: str | Path, stage: str) -> bool:
+    """Whether ``out`` holds a published run of ``stage``."""
+    return (Path(out).expanduser() / OWNED_FILE.format(command=f"news-{stage}")).is_file()

@@ -1,0 +1,129 @@
+"""`continuousbench demo --quick` end to end from an installed wheel: every stage runs; table, PNG and
+results.json files exist."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from continuousbench.demo import demo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wheel_install(tmp: Path) -> Path:
+    """Build the wheel (not editable) from a copy of the tree and install it alone into a fresh venv.
+
+    The venv borrows the dependencies (torch & co.) from the test's own environment through a ``.pth``
+    line instead of installing them again, and the wheel goes in with ``--no-deps``. So this proves what
+    a wheel carries (code, recipes, priors, metric files) and that the demo needs nothing from the
+    source tree; it does not test dependency resolution. Returns the venv's ``continuousbench`` script.
+    """
+    src = tmp / "src"
+    shutil.copytree(
+        ROOT / "continuousbench", src / "continuousbench", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp / "dist", src], check=True)
+    (wheel,) = (tmp / "dist").glob("continuousbench-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(purelib) / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    probe = [python, "-c", "import continuousbench; print(continuousbench.__file__)"]
+    before = subprocess.run(probe, cwd=tmp, env=_env(), capture_output=True, text=True)
+    assert before.returncode != 0 and "No module named 'continuousbench'" in before.stderr  # not leaked
+    subprocess.run(
+        [*pip, "--python", python, "install", "--no-deps", "--no-index", wheel], check=True, env=_env()
+    )
+    after = subprocess.run(probe, cwd=tmp, env=_env(), capture_output=True, text=True, check=True)
+    assert Path(after.stdout.strip()).is_relative_to(purelib)  # the wheel's copy, not the tree's
+    return venv / "bin" / "continuousbench"
+
+
+def _env() -> dict[str, str]:
+    """This environment without PYTHONPATH (which points at the source tree during the tests)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+@pytest.mark.slow
+def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
+    program = wheel_install(tmp_path / "install")
+    elsewhere = tmp_path / "elsewhere"  # no recipes/ or continuousbench/ in sight
+    elsewhere.mkdir()
+    out = elsewhere / "demo"
+    command = [program, "demo", "--out", str(out), "--quick", "--threads", "1"]
+    first = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=1800)
+    assert first.returncode == 0, first.stderr[-3000:]
+    rows = json.loads((out / "results.json").read_text())
+
+    assert [r["run"] for r in rows] == list(demo.RUNS)
+    for row in rows:
+        results = json.loads((out / "runs" / row["run"] / "results.json").read_text())
+        assert set(results["metrics"]) == {"qa_public", "qa_singleton"}
+        assert (
+            row["qa_public/exact_match"]
+            == results["metrics"]["qa_public"]["metrics"]["exact_match"]["accuracy"]
+        )
+    for gen in demo.GENERATORS:
+        assert (out / "generators" / gen / "privacy.json").is_file()
+        assert (out / "synthetic" / gen / "README.md").is_file()
+    assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    mauve = json.loads((out / "mauve.json").read_text())
+    assert set(mauve) == {"real", *demo.GENERATORS} and all(0 <= m["mean"] <= 1 for m in mauve.values())
+    assert [r["mauve"] for r in rows] == [
+        mauve[c]["mean"] if c in mauve else None for c in demo.RUNS.values()
+    ]
+    printed = first.stdout
+    assert "train-on-real" in printed and "MAUVE" in printed and "Wilson 95% interval" in printed
+    assert "syn (A) vs dp-syn-eps10 (B): exact_match" in printed and "McNemar" in printed  # paired difference
+
+    # Figures: the quick base model has seen 40 steps, so only the shape of the results is checked here;
+    # docs/demo.md reports the full demo's figures.
+    assert [r["steps"] for r in rows] == [0, 20, 20, 20, 20]
+    assert all(0 <= r[f"{p}/{m}"] <= 1 for r in rows for p in ("qa_public", "qa_singleton")
+               for m in ("exact_match", "contains"))  # fmt: skip
+    base = json.loads((out / "base-model" / "pretraining.json").read_text())
+    assert base["pretraining_world"]["entities"] == 18 and base["training"]["steps"] == 40
+
+    # A rerun skips every finished stage and gives the same table.
+    again = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "done already, skipped" in again.stdout
+    assert json.loads((out / "results.json").read_text()) == rows
+
+
+def test_settings_mismatch_is_refused(tmp_path):
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "settings.json").write_text(json.dumps({"quick": False}))
+    with pytest.raises(SystemExit) as err:
+        demo.cli(["--out", str(out), "--quick"])
+    assert err.value.code == 2
+
+
+def test_demo_recipes_parse_with_the_real_parsers():
+    from continuousbench.dp.train import make_parser as generator_parser
+    from continuousbench.harness.run import make_parser as evaluator_parser
+
+    harness, model, t = evaluator_parser().parse(
+        ["--config", str(demo.EVALUATOR_RECIPE), "--output_dir", "/tmp/cb-unused"]
+    )
+    assert model.tuning == "full" and t.max_length == 256 and 0 < harness.replay_fraction < 1
+    assert harness.replay_corpus is None  # the demo passes its own pretraining world's QA documents
+    args, model, config = generator_parser().parse(
+        ["--config", str(demo.GENERATOR_RECIPE), "--output_dir", "/tmp/cb-unused", "--epsilon", "10"]
+    )
+    assert model.tuning == "lora" and config.private and config.sampling == "poisson"

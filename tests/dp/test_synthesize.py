@@ -1,0 +1,142 @@
+"""`continuousbench synthesize`: start tokens, sampling settings, several processes."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from continuousbench.dp.synthesize import cli, start_prompt
+from continuousbench.harness.data import load_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+PARQUET = "data/train-00000-of-00001.parquet"
+
+
+def _tokenizer(*, bos: bool, eos: bool = True):
+    from tokenizers import processors
+
+    from continuousbench.demo.tinymodel import train_tokenizer
+
+    tok = train_tokenizer([f"Geminon {i} has attack {i * 7 % 100}." for i in range(100)], vocab_size=300)
+    if not bos:  # GPT-2 style: nothing added around the text, no BOS token at all
+        tok.backend_tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+        tok.bos_token = None
+    if not eos:
+        tok.eos_token = None
+    return tok
+
+
+@pytest.fixture(scope="module")
+def no_bos_generator(tmp_path_factory):
+    """A tiny model whose tokenizer adds no start token and has no BOS (empty prompts used to crash)."""
+    from continuousbench.demo.tinymodel import make_tiny_model
+
+    out = tmp_path_factory.mktemp("no-bos")
+    tok = _tokenizer(bos=False)
+    tok.save_pretrained(out)
+    make_tiny_model(tok, hidden_size=32, num_layers=1).save_pretrained(out)
+    return out
+
+
+def test_empty_prompt_starts_with_bos_else_eos_else_fails():
+    assert start_prompt(_tokenizer(bos=True)) == ""  # the tokenizer adds <bos> itself
+    no_bos = _tokenizer(bos=False)
+    assert no_bos("")["input_ids"] == [] and start_prompt(no_bos) == "<eos>"
+    assert no_bos(start_prompt(no_bos))["input_ids"] == [no_bos.eos_token_id]
+    with pytest.raises(ValueError, match="no BOS and no EOS token"):
+        start_prompt(_tokenizer(bos=False, eos=False))
+
+
+def test_generator_without_bos_samples(no_bos_generator, tmp_path):
+    out = cli(["--generator", str(no_bos_generator), "--output_dir", str(tmp_path / "s"),
+               "--num_samples", "3", "--max_new_tokens", "6", "--batch_size", "2"])  # fmt: skip
+    assert out == tmp_path / "s" and 1 <= len(load_corpus(str(out))) <= 3
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--top_p", "2", "--top_p 2.0 is out of range"),
+        ("--temperature", "-1", "--temperature -1.0 is out of range"),
+        ("--num_samples", "0", "--num_samples 0 is out of range"),
+    ],
+)
+def test_bad_sampling_settings_fail_at_parse_time(no_bos_generator, tmp_path, capsys, option, value, message):
+    with pytest.raises(SystemExit) as info:
+        cli(["--generator", str(no_bos_generator), "--output_dir", str(tmp_path / "x"), option, value])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and err.splitlines() == [err] and message in err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes_write_one_corpus_equal_to_one_process(dp_model_dir, tmp_path):
+    args = [
+        "--generator",
+        str(dp_model_dir),
+        "--num_samples",
+        "10",
+        "--batch_size",
+        "3",
+        "--max_new_tokens",
+        "8",
+    ]
+    env = os.environ | {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    two = subprocess.run(
+        [*torchrun, str(ROOT / "recipes/synthesize.py"), *args, "--output_dir", str(tmp_path / "two")],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert two.stdout.strip() == str(tmp_path / "two")  # process 0 alone reports the folder
+    cli([*args, "--output_dir", str(tmp_path / "one")])
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == sorted(
+        p.name for p in (tmp_path / "one").iterdir()
+    )
+    assert (tmp_path / "two" / PARQUET).read_bytes() == (tmp_path / "one" / PARQUET).read_bytes()
+    again = subprocess.run(
+        [*torchrun, str(ROOT / "recipes/synthesize.py"), *args, "--output_dir", str(tmp_path / "two")],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    errors = [line for line in again.stderr.splitlines() if line.startswith("error:")]
+    assert again.returncode != 0 and len(errors) == 1 and "--overwrite" in errors[0]
+
+
+def test_endpoint_backend_samples_through_the_server_with_its_cache(
+    no_bos_generator, fake_openai_server, tmp_path, invoke
+):
+    server = fake_openai_server(reply=lambda body: f"Geminon {body['seed']} has attack 7.", latency=0.01)
+    cache = tmp_path / "cache"
+    args = ["synthesize", "--generator", no_bos_generator, "--backend", f"completions:{server.url}#gen",
+            "--num_samples", "20", "--max_in_flight", "8", "--temperature", "0.9", "--top_p", "0.95",
+            "--seed", "5", "--cache_dir", cache]  # fmt: skip
+    first = invoke([*args, "--output_dir", tmp_path / "a"])
+    assert first.exit_code == 0, first.output
+    requests = [r for r in server.requests if "prompt" in r]
+    assert len(requests) == 20 and {r["prompt"] for r in requests} == {"<eos>"}  # no BOS: EOS starts
+    assert {r["model"] for r in requests} == {"gen"} and sorted(r["seed"] for r in requests) == list(
+        range(5, 25)
+    )
+    assert {(r["temperature"], r["top_p"], r["max_tokens"]) for r in requests} == {(0.9, 0.95, 256)}
+    texts = load_corpus(str(tmp_path / "a"))["text"]
+    assert texts == [f"Geminon {s} has attack 7." for s in range(5, 25)]  # prompt order, not arrival order
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert f"completions:{server.url}#gen" in card
+    again = invoke([*args, "--output_dir", tmp_path / "b"])
+    assert again.exit_code == 0 and len([r for r in server.requests if "prompt" in r]) == 20  # all cached
+    assert (tmp_path / "a" / PARQUET).read_bytes() == (tmp_path / "b" / PARQUET).read_bytes()
+
+
+def test_chat_endpoint_and_a_dead_endpoint(dp_model_dir, fake_openai_server, tmp_path, invoke):
+    server = fake_openai_server(reply=lambda body: "A chat answer.")
+    args = ["synthesize", "--generator", dp_model_dir, "--num_samples", "3"]
+    result = invoke([*args, "--backend", f"endpoint:{server.url}#gen", "--output_dir", tmp_path / "chat"])
+    assert result.exit_code == 0 and all(r["messages"][0]["content"] == "" for r in server.requests[1:])
+    dead = invoke(
+        [*args, "--backend", "completions:http://127.0.0.1:9/v1#gen", "--output_dir", tmp_path / "x"]
+    )
+    errors = [line for line in dead.stderr.splitlines() if line.startswith("error")]
+    assert dead.exit_code == 2 and len(errors) == 1 and "does not answer" in errors[0]
+    assert not (tmp_path / "x" / ".synthesize-work").exists()  # nothing to resume: a rerun just works

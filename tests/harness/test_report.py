@@ -1,0 +1,82 @@
+"""`continuousbench report`: intervals per run, mean ± sd over seeds, plots with error bars, safe outputs."""
+
+import copy
+import json
+
+import pytest
+
+from continuousbench.harness import report
+from continuousbench.stats import mean_sd
+
+
+def _tree(folder):
+    return {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def test_runs_differing_only_by_seed_form_a_group(finished_run, seed_twin, baseline_run, tmp_path, capsys):
+    before = {run: _tree(run) for run in (finished_run, seed_twin, baseline_run)}
+    support, bars, rows = tmp_path / "support.png", tmp_path / "bars.png", tmp_path / "rows.json"
+    argv = [str(finished_run), str(seed_twin), str(baseline_run), "--support_plot", str(support)]
+    result = report.cli([*argv, "--plot", str(bars), "--json", str(rows)])
+    groups = result["seed_groups"]
+    assert [len(g["runs"]) for g in groups] == [2, 1] and groups[0]["seeds"] == [0, 1]
+    assert groups[1]["runs"] == ["no-training"]
+    records = [json.loads((r / "results.json").read_text()) for r in (finished_run, seed_twin)]
+    em = [r["metrics"]["qa_public"]["metrics"]["exact_match"]["accuracy"] for r in records]
+    mean, sd = mean_sd(em)
+    assert groups[0]["metrics"]["qa_public/exact_match"] == {"mean": mean, "sd": sd, "runs": 2}
+    out = capsys.readouterr().out
+    assert "mean ± sd, 2 seeds" in out and "Wilson 95% interval" in out
+    ci = records[0]["metrics"]["qa_public"]["metrics"]["exact_match"]["ci95"]
+    assert f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" in out
+    for png in (support, bars):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(rows.read_text())["seed_groups"][0]["runs"] == groups[0]["runs"]
+    assert {run: _tree(run) for run in before} == before  # nothing written into a run folder
+
+
+def test_mean_and_sd_over_seeds_per_metric_and_bucket(finished_run):
+    base = json.loads((finished_run / "results.json").read_text())
+    runs = {}
+    for seed, acc in ((0, 0.2), (1, 0.4), (2, 0.9)):
+        r = copy.deepcopy(base)
+        r["seed"] = r["training_args"]["seed"] = seed
+        r["metrics"]["qa_public"]["metrics"]["contains"]["accuracy"] = acc
+        r["metrics"]["qa_public"]["buckets"][-1]["n"] = 5
+        r["metrics"]["qa_public"]["buckets"][-1]["mean_support"] = 2000.0 + seed
+        r["metrics"]["qa_public"]["buckets"][-1]["contains"] = {
+            "accuracy": acc / 2,
+            "ci95": [0, 1],
+            "count": 5,
+        }
+        runs[f"syn-seed{seed}"] = r
+    other = copy.deepcopy(base)
+    other["training_args"]["learning_rate"] = 0.5  # another recipe: not a seed twin
+    runs["syn-lr"] = other
+    groups = report.seed_groups(runs)
+    assert [g["runs"] for g in groups] == [["syn-seed0", "syn-seed1", "syn-seed2"], ["syn-lr"]]
+    assert groups[0]["label"] == "syn-seed"
+    stats = groups[0]["metrics"]["qa_public/contains"]
+    assert (stats["mean"], stats["sd"]) == pytest.approx(mean_sd([0.2, 0.4, 0.9]))
+    last = [b for b in groups[0]["buckets"]["qa_public"]["contains"] if b["high"] is None][0]
+    assert (last["mean"], last["sd"]) == pytest.approx(mean_sd([0.1, 0.2, 0.45]))
+    assert last["mean_support"] == pytest.approx(2001.0) and last["runs"] == 3
+
+
+@pytest.mark.parametrize("where", ["inside", "exists"])
+def test_outputs_never_land_in_a_run_folder_nor_replace_a_file_silently(
+    finished_run, tmp_path, capsys, where
+):
+    target = finished_run / "report.png" if where == "inside" else tmp_path / "old.png"
+    if where == "exists":
+        target.write_bytes(b"keep")
+    with pytest.raises(SystemExit) as info:
+        report.cli([str(finished_run), "--plot", str(target)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1
+    if where == "inside":
+        assert "an input of this command" in err and not target.exists()
+    else:
+        assert "pass --overwrite" in err and target.read_bytes() == b"keep"
+        report.cli([str(finished_run), "--plot", str(target), "--overwrite"])
+        assert target.read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,156 @@
+"""The results record: a real run's results.json follows schema 1, bad records fail in one line each."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from continuousbench.harness import results
+from continuousbench.harness.outputs import RESULTS
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.fixture(scope="module")
+def record(finished_run):
+    return json.loads((finished_run / RESULTS).read_text())
+
+
+def test_a_run_writes_a_valid_schema_1_record(record):
+    assert results.validate(record) == []
+    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 1
+    assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
+    assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
+    assert len(record["recipe"]["sha256"]) == 64 and record["recipe"]["path"] is None
+    assert record["corpus"]["privacy"] is None  # the release's own corpus states no privacy guarantee
+    selected = record["selected_checkpoint"]
+    assert selected["rule"] == results.SELECTION_RULE and selected["step"] in selected["tied_steps"]
+    for part in ("qa_public", "qa_singleton"):
+        m = record["metrics"][part]
+        strata = [m["metrics"], *m["by_support"].values(), *m["buckets"]]
+        for s in strata:
+            for name in record["matchers"]:
+                acc = s[name]
+                assert acc["ci95"] is None if acc["count"] == 0 else acc["ci95"][0] <= acc["accuracy"]
+
+
+def test_recipe_hash_ignores_the_seed_and_paths_but_not_the_recipe(record):
+    other = copy.deepcopy(record)
+    other["training_args"]["seed"] = 7
+    other["harness_args"]["corpus"] = "/elsewhere"
+    assert results.recipe_hash(other) == results.recipe_hash(record)
+    other["training_args"]["learning_rate"] = 1.0
+    assert results.recipe_hash(other) != results.recipe_hash(record)
+
+
+def _set(record, path: str, value):
+    *parents, last = path.split(".")
+    node = record
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+
+
+BAD = [
+    ("schema_version", KeyError, "schema_version is None, this package reads 1"),
+    ("schema_version", 2, "schema_version is 2"),
+    ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
+    ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),
+    ("corpus.fingerprint", KeyError, "corpus.fingerprint: Field required"),
+    ("surprise", 1, "surprise: Extra inputs are not permitted"),
+    (
+        "metrics.qa_public.metrics.exact_match.accuracy",
+        1.5,
+        "accuracy: Input should be less than or equal to 1",
+    ),
+    ("metrics.qa_public.metrics.contains.ci95", [0.99, 1.0], "does not contain the accuracy"),
+    ("metrics.qa_public.metrics.contains.ci95", None, "accuracy and ci95 are null exactly when count is 0"),
+    ("metrics.qa_public.metrics.contains.count", 99, "metrics.contains.count 99 differs from the part's n 6"),
+    ("metrics.qa_public.by_support.>=0.exact_match.count", 999, "differs from the stratum's n"),
+    ("metrics.qa_public.by_support.200", {"n": 0}, "String should match pattern '^>=\\d+$'"),
+    ("selected_checkpoint.tied_steps", KeyError, "selected_checkpoint.tied_steps: Field required"),
+    ("matchers", ["exact_match", "contains", "llm_match"], "metrics.qa_public lacks matcher llm_match"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "message"), BAD, ids=[b[0] + "=" + repr(b[1])[:12] for b in BAD])
+def test_each_bad_record_gives_one_line(record, path, value, message):
+    bad = copy.deepcopy(record)
+    _set(bad, path, value)
+    problems = results.validate(bad)
+    assert len(problems) == 1 and "\n" not in problems[0], problems
+    assert message in problems[0]
+    with pytest.raises(ValueError, match="^run-x is not a valid results record: ") as info:
+        results.check(bad, "run-x")
+    assert "\n" not in str(info.value)
+
+
+def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):
+    good = copy.deepcopy(record)
+    n = record["metrics"]["qa_public"]["n"]
+    k = round(record["metrics"]["qa_public"]["metrics"]["exact_match"]["accuracy"] * n)
+    bits = "1" * k + "0" * (n - k)
+    good["questions"] = {
+        "qa_public": {"ids": [f"q{i}" for i in range(n)], "support_counts": [1] * n,
+                      "outcomes": {"exact_match": bits}}
+    }  # fmt: skip
+    assert results.validate(good) == []
+    flipped = "0" + bits[1:] if bits[0] == "1" else "1" + bits[1:]
+    good["questions"]["qa_public"]["outcomes"]["exact_match"] = flipped
+    problem = "record: questions.qa_public.outcomes.exact_match disagree with metrics.qa_public"
+    assert results.validate(good) == [problem]
+    assert results.validate([1]) == ["a results record is a JSON object, got list"]
+
+
+def test_selection_records_ties_and_the_rule():
+    history = [{"step": 10, "contains": 0.25}, {"step": 20, "contains": 0.5}, {"step": 30, "contains": 0.5}]
+    chosen = results.selection({"name": "checkpoint-20", "step": 20, "validation_contains": 0.5}, history)
+    assert chosen["tied_steps"] == [20, 30] and chosen["rule"] == results.SELECTION_RULE
+    base = results.selection({"name": "base", "step": 0, "validation_contains": 0.1}, [])
+    assert base["tied_steps"] == [] and base["rule"].startswith("no training")
+
+
+def test_corpus_privacy_from_privacy_json_and_from_older_cards(tmp_path):
+    from continuousbench.dp.accounting import PrivacyGuarantee
+    from continuousbench.dp.statement import privacy_statement
+
+    dp = tmp_path / "dp"
+    dp.mkdir()
+    stated = {
+        "private": True,
+        "epsilon": 10.0,
+        "delta": 1e-6,
+        "steps": 20,
+        "history": [1],
+        "validation_loss": 2.0,
+    }
+    (dp / "privacy.json").write_text(json.dumps(stated))
+    assert results.corpus_privacy(dp) == {
+        "private": True, "epsilon": 10.0, "delta": 1e-6, "steps": 20,
+        "unit": "record", "adjacency": "add-or-remove",
+    }  # fmt: skip
+    guarantee = PrivacyGuarantee(
+        epsilon=3.0, delta=2e-7, noise_multiplier=1.1, sampling_probability=0.01, expected_batch_size=5.0,
+        steps=10, dataset_size=500, sampling="poisson", physical_batch=None, truncation_analysis=None,
+        truncation_probability=None, clip_norm=1e-3, event_json="{}",
+    )  # fmt: skip
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "README.md").write_text("# Synthetic corpus\n\n" + privacy_statement(guarantee))
+    assert results.corpus_privacy(old) == {
+        "private": True, "epsilon": 3.0, "delta": 2e-7, "unit": "record", "adjacency": "add-or-remove",
+    }  # fmt: skip
+    (old / "README.md").write_text(privacy_statement(None))
+    assert results.corpus_privacy(old) == {"private": False}
+    assert results.corpus_privacy(tmp_path / "missing") is None
+
+
+def test_the_documented_json_schema_is_the_code(tmp_path):
+    assert json.loads((DOCS / "results.schema.json").read_text()) == results.json_schema()
+    doc = (DOCS / "results-format.md").read_text()
+    for key in results.Results.model_json_schema(by_alias=True)["properties"]:
+        assert f"`{key}`" in doc, f"docs/results-format.md does not describe {key}"

@@ -1,0 +1,104 @@
+"""`continuousbench submit`: a real run's record, validated, scrubbed, one file per run, never replaced."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+from continuousbench.harness import results, submit
+
+TOKEN = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
+
+
+def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_twin, tmp_path, capsys):
+    to = tmp_path / "results-dataset"
+    first = submit.cli([str(finished_run), "--to", str(to)])
+    assert first["added"] and capsys.readouterr().out.startswith("submitted: ")
+    files = sorted(to.rglob("*.json"))
+    assert [f.parent.name for f in files] == ["geminon-tiny-2026q1"] and files[0].name.startswith(
+        "llama-lora-"
+    )
+    record = json.loads(files[0].read_text())
+    assert results.validate(record) == []
+    own = json.loads((finished_run / "results.json").read_text())
+    assert record["metrics"] == own["metrics"] and record["corpus"] == own["corpus"]
+    public = record["questions"]["qa_public"]
+    assert len(public["ids"]) == own["metrics"]["qa_public"]["n"] == len(public["outcomes"]["exact_match"])
+    # The same record again: found, nothing rewritten. Another run: another file beside it.
+    stamp = files[0].stat().st_mtime_ns
+    again = submit.cli([str(finished_run), "--to", str(to)])
+    assert not again["added"] and capsys.readouterr().out.startswith("already submitted: ")
+    assert files[0].stat().st_mtime_ns == stamp
+    submit.cli([str(seed_twin), "--to", str(to)])
+    assert len(list(to.rglob("*.json"))) == 2
+
+
+def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
+    record = json.loads((run / "results.json").read_text())
+    record["harness_args"]["judge"] = "endpoint:https://me:s3cret@judge.example/v1#judge-model"
+    record["training_args"]["hub_token"] = TOKEN
+    (run / "results.json").write_text(json.dumps(record))
+    out = submit.cli([str(run), "--to", str(tmp_path / "to")])
+    text = Path(out["path"]).read_text()
+    assert "s3cret" not in text and TOKEN not in text and "hub_token" not in text
+    assert "https://judge.example/v1#judge-model" in text and '"max_new_tokens"' in text
+    record["model_args"]["model"] = f"/models/{TOKEN}"
+    (run / "results.json").write_text(json.dumps(record))
+    with pytest.raises(SystemExit) as info:
+        submit.cli([str(run), "--to", str(tmp_path / "to")])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1
+    assert "record.model_args.model holds what looks like an access token" in err and TOKEN not in err
+
+
+def test_an_invalid_record_is_refused_before_anything_is_written(finished_run, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
+    record = json.loads((run / "results.json").read_text())
+    record["metrics"]["qa_public"]["metrics"]["exact_match"]["ci95"] = [0.5, 0.9]
+    (run / "results.json").write_text(json.dumps(record))
+    with pytest.raises(SystemExit):
+        submit.cli([str(run), "--to", str(tmp_path / "to")])
+    err = capsys.readouterr().err.strip()
+    assert "is not a valid results record: metrics.qa_public.metrics.exact_match" in err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "to").exists()
+
+
+def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch, capsys):
+    calls = []
+    monkeypatch.setattr(
+        HfApi, "file_exists", lambda self, repo, path, **kw: calls.append(("exists", repo, path))
+    )
+    monkeypatch.setattr(
+        HfApi, "upload_file",
+        lambda self, **kw: calls.append(("upload", kw)) or type("Info", (), {"commit_url": "https://hub/c/1"})(),
+    )  # fmt: skip
+    out = submit.cli([str(finished_run), "--to", "my-org/cb-results", "--pr"])
+    (_, repo, path), (_, upload) = calls
+    assert repo == "my-org/cb-results" and path.startswith("geminon-tiny-2026q1/llama-lora-")
+    assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
+    assert results.validate(json.loads(upload["path_or_fileobj"])) == []
+    assert out == {"path": "https://hub/c/1", "added": True}
+
+
+def test_hub_failures_are_one_line(finished_run, monkeypatch, capsys):
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    def offline(self, *args, **kwargs):
+        raise OfflineModeIsEnabled("Cannot reach https://huggingface.co: offline mode is enabled.")
+
+    monkeypatch.setattr(HfApi, "file_exists", offline)
+    with pytest.raises(SystemExit):
+        submit.cli([str(finished_run), "--to", "my-org/cb-results"])
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: submitting to dataset repo my-org/cb-results failed (Cannot reach")
+    assert len(err.splitlines()) == 1
+
+
+def test_targets():
+    assert submit.is_hub_target("org/name") and submit.is_hub_target("hf://datasets/org/name")
+    assert not submit.is_hub_target("./org/name") and not submit.is_hub_target("/abs/folder")

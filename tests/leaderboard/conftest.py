@@ -1,0 +1,57 @@
+"""A results dataset for the leaderboard: a real harness run's record beside three rescored copies of it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
+from continuousbench.harness.submit import cli as submit
+from continuousbench.scoring import score
+
+# name -> (correct public answers of 6, privacy statement, keep per-question outcomes)
+VARIANTS = {
+    "syn": (6, {"private": False}, True),
+    "dp-eps100": (5, {"private": True, "epsilon": 100.0, "delta": 1e-6, "unit": "record"}, True),
+    "dp-eps10": (2, {"private": True, "epsilon": 10.0, "delta": 1e-6, "unit": "record"}, False),
+}
+
+
+def rescored_copy(run, out, correct: int, privacy: dict):
+    """``run`` with its first ``correct`` public answers made right, rescored by the library's scorer."""
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
+    table = pd.read_parquet(out / "predictions.parquet")
+    public = table.index[table["part"] == "qa_public"]
+    table.loc[public, "prediction"] = [
+        a if i < correct else "no idea" for i, a in enumerate(table.loc[public, "answer"])
+    ]
+    rows = table.loc[public]
+    report = score(
+        list(rows["prediction"]), [[a] for a in rows["answer"]], support_counts=list(rows["support_count"]),
+        buckets=SUPPORT_BUCKETS,
+    )  # fmt: skip
+    for name, values in report.pop("per_example").items():
+        table.loc[public, name] = values
+    table.to_parquet(out / "predictions.parquet", index=False)
+    record = json.loads((out / "results.json").read_text())
+    record["metrics"]["qa_public"] = report
+    record["corpus"]["privacy"] = privacy
+    (out / "results.json").write_text(json.dumps(record))
+    return out
+
+
+@pytest.fixture(scope="session")
+def results_dataset(tmp_path_factory, finished_run):
+    """A local results dataset: ``finished_run`` submitted as is, and the VARIANTS submitted beside it."""
+    root = tmp_path_factory.mktemp("results-dataset")
+    work = tmp_path_factory.mktemp("variants")
+    submit([str(finished_run), "--to", str(root / "results"), "--name", "real-run"])
+    for name, (correct, privacy, outcomes) in VARIANTS.items():
+        run = rescored_copy(finished_run, work / name, correct, privacy)
+        if not outcomes:
+            (run / "predictions.parquet").unlink()
+        submit([str(run), "--to", str(root / "results")])
+    return root / "results"

@@ -1,0 +1,146 @@
+"""The leaderboard Space in a real browser: app.py served on 127.0.0.1, driven by headless Chromium.
+
+The results dataset holds a record submitted from a real harness run (``finished_run``) beside three
+rescored copies; the page must rank all four, a filter must change the rows, and nothing may leave
+127.0.0.1 (the browser resolves no other host; its network log is checked).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1400,2000",
+]  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def space(results_dataset, tmp_path):
+    """``python leaderboard/app.py`` on a free port of 127.0.0.1; yields its URL, stops it afterwards."""
+    port, log = _free_port(), tmp_path / "app.log"
+    env = {
+        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results_dataset), "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }  # fmt: skip
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "leaderboard" / "app.py")], env=env, stdout=out,
+                                stderr=subprocess.STDOUT)  # fmt: skip
+    url, deadline = f"http://127.0.0.1:{port}/", time.monotonic() + 120
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Space did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        message = "Debian chromium and chromium-driver are missing (`make test` installs them)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
+        options.add_argument(flag)
+    options.add_argument("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")  # no host but ours
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+ROWS_JS = """return Array.from(document.querySelectorAll('#ranking [role=row].virtual-row'), row =>
+    Array.from(row.querySelectorAll('[role=gridcell]'), cell => cell.innerText.trim()));"""
+
+
+IDLE_JS = """return Array.from(document.querySelectorAll('[data-testid=status-tracker]'))
+    .every(tracker => tracker.classList.contains('hide'));"""
+
+
+def _rows(driver) -> list[list[str]]:
+    """The ranking table's rows as the page shows them, read in one step (the table re-renders)."""
+    return driver.execute_script(ROWS_JS)
+
+
+def _wait_rows(driver, predicate, timeout: float = 60) -> list[list[str]]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(lambda d: d.execute_script(IDLE_JS) and predicate(_rows(d)))
+    return _rows(driver)
+
+
+def _choose(driver, control: str, value: str) -> None:
+    """Pick ``value`` in the Gradio dropdown ``#control`` as a user does: open it, click the option."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    box = driver.find_element(By.CSS_SELECTOR, f"#{control} input[role=combobox]")
+    box.click()
+    listbox = box.get_attribute("aria-controls")
+    option = f'#{listbox} [role=option][aria-label="{value}"]'
+    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, option))[0].click()
+
+
+def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser, tmp_path):
+    browser.get(space)
+    rows = _wait_rows(browser, lambda r: len(r) == 4)
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert [r[1].rsplit("-", 1)[0] for r in rows] == ["syn", "dp-eps100", "dp-eps10", "real-run"]
+    real = rows[3]  # the record submitted from the real harness run, ranked last at 0 of 6
+    assert real[4] == "no statement" and real[5] == "0.0" and real[6] == "[0.0, 39.0]" and real[7] == "6"
+    assert rows[0][5] == "100.0" and rows[1][9].startswith("≈ not separable (McNemar p = 1")
+    assert "no per-question outcomes" in rows[2][9]
+    browser.save_screenshot(str(tmp_path / "leaderboard.png"))
+
+    _choose(browser, "epsilon", "10")
+    rows = _wait_rows(browser, lambda r: len(r) == 1)
+    assert rows[0][1].startswith("dp-eps10-") and rows[0][4] == "10"
+    browser.save_screenshot(str(tmp_path / "leaderboard-epsilon-10.png"))
+    assert (tmp_path / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+
+    requests = {
+        json.loads(entry["message"])["message"]["params"]["request"]["url"]
+        for entry in browser.get_log("performance")
+        if '"Network.requestWillBeSent"' in entry["message"]
+    }
+    outside = [
+        u for u in requests if u.split(":")[0] in ("http", "https", "ws", "wss") and not u.startswith(space)
+    ]
+    assert outside == []

@@ -1,0 +1,106 @@
+"""``build news`` end to end on the fixture's WARC files with the offline model; the harness on it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from newspages import TINY_CLUSTERING
+
+from continuousbench.news.build import NewsBuildArguments, main
+from continuousbench.news.executors import ExecutorArguments
+from continuousbench.news.models import ModelArguments
+from continuousbench.release import load_release, verify_release
+
+pytestmark = pytest.mark.slow
+
+
+def build(warc_dir, root, **kw):
+    args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
+                              **TINY_CLUSTERING, **kw)  # fmt: skip
+    return main(args, ModelArguments(llm="offline:news"), ExecutorArguments(tasks=2))
+
+
+@pytest.fixture(scope="module")
+def news_release(warc_dir, tmp_path_factory):
+    return build(warc_dir, tmp_path_factory.mktemp("news-home"))
+
+
+def files(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_release_parts_agree(news_release):
+    manifest = verify_release(news_release)
+    assert manifest["id"] == "news-tiny-2026q1" and manifest["track"] == "news"
+    assert manifest["evaluation"] == {
+        "part": "qa_public",
+        "split": "test",
+        "primary_metric": "llm_match",
+        "selection_metric": "contains",
+        "min_support": 2,
+        "strata": [400, 600, 800],
+    }
+    assert "## Canonical evaluation" in (news_release / "README.md").read_text()
+    corpus = load_release(news_release, "corpus")
+    train = set(corpus["train"]["id"])
+    assert train.isdisjoint(corpus["validation"]["id"])
+    qa = load_release(news_release, "qa_public")
+    support = {r["id"]: r for r in load_release(news_release, "support_counts", "train")}
+    assert len(support) == len(qa["validation"]) + len(qa["test"]) >= 2
+    for split in ("validation", "test"):
+        for q in qa[split]:
+            s = support[q["id"]]
+            assert q["support_count"] == s["support_count"] == len(s["article_ids"]) and s["split"] == split
+            assert set(s["article_ids"]) <= train  # support counts only what a participant trains on
+    assert set(qa["validation"]["cluster"]).isdisjoint(qa["test"]["cluster"])
+    with pytest.raises(ValueError, match="has no part 'qa_singleton'"):
+        load_release(news_release, "qa_singleton")
+
+
+def test_rebuild_is_byte_identical_and_resumes_by_stage(news_release, warc_dir, tmp_path):
+    again = build(warc_dir, tmp_path)
+    assert files(again) == files(news_release)
+    work = tmp_path / ".work" / "news-tiny-2026q1-seed0"
+    shutil.rmtree(work / "support")  # as if the build had been killed during its last stage
+    before = {s: (work / s / "stats.json").stat().st_mtime_ns for s in ("extract", "cluster", "filter")}
+    assert files(build(warc_dir, tmp_path, overwrite=True)) == files(news_release)
+    assert before == {s: (work / s / "stats.json").stat().st_mtime_ns for s in before}  # kept, not rerun
+
+
+def test_existing_release_is_one_line(news_release, warc_dir, capsys):
+    from continuousbench.news.build import cli
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli(["--warc", str(warc_dir / "a.warc.gz"), "--size", "tiny", "--out", str(news_release.parent),
+             "--llm", "offline:news"])  # fmt: skip
+    assert exit_info.value.code == 2 and "--overwrite" in capsys.readouterr().err
+
+
+def test_harness_scores_the_news_release(news_release, tmp_path):
+    from datasets import load_dataset
+
+    from continuousbench.demo.tinymodel import save_tiny_model
+    from continuousbench.harness import run
+    from continuousbench.news.models import generator
+
+    generator("offline:news", None)  # registers the offline judge
+    texts = load_dataset(str(news_release), "corpus", split="train")["text"]
+    model = save_tiny_model(tmp_path / "model", texts, arch="llama", vocab_size=512)
+    out = tmp_path / "run"
+    argv = ["--release", str(news_release), "--model", str(model), "--output_dir", str(out), "--steps", "0",
+            "--max-new-tokens", "8", "--judge", "offline:news", "--lora_r", "4"]  # fmt: skip
+    results = run.cli(argv)
+    assert set(results["metrics"]) == {"qa_public"}
+    canonical = results["canonical"]
+    test = load_dataset(str(news_release), "qa_public", split="test")
+    assert canonical["n"] == sum(c >= 2 for c in test["support_count"])
+    assert canonical["primary_metric"] == "llm_match" and canonical["accuracy"] is not None
+    assert set(canonical["by_stratum"]) == {">=2", ">=400", ">=600", ">=800"}
+    assert json.loads((out / "results.json").read_text())["canonical"] == canonical
+
+
+def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir):
+    with pytest.raises(ValueError, match="other settings"):
+        build(warc_dir, news_release.parent, overwrite=True, max_questions=3)

@@ -1,0 +1,109 @@
+"""``news dedup``: SHA-256 exact duplicates, MinHash LSH candidates, containment >= 0.8, shorter dropped."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from continuousbench.news.dedup import DedupArguments, containment, main, shingles
+from continuousbench.news.executors import ExecutorArguments
+from continuousbench.news.shards import read_rows
+
+VOCAB = [f"word{i}" for i in range(5000)]
+
+
+def words(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(VOCAB) for _ in range(n)]
+
+
+def row(i: str, text: list[str] | str, crawl: str = "2026-01-10T00:00:00Z") -> dict:
+    text = text if isinstance(text, str) else " ".join(text)
+    return {"id": i, "url": f"https://x.com/{i}", "hostname": "x.com", "title": i, "date": "2026-01-10",
+            "crawl_date": crawl, "language": "en", "text": text, "section": f"s-{i}"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pairs_input(tmp_path_factory):
+    """Articles in two shards: a 0.85-containment pair, a 0.6 pair, an exact copy and a short text
+    inside a three times longer one (Jaccard ~0.3: only containment candidates find it)."""
+    rng = random.Random(0)
+    a = words(rng, 400)
+    near = a[:325] + words(rng, 55)  # shares 321 shingles of its 376: containment 0.854
+    b = words(rng, 400)
+    far = b[:230] + words(rng, 150)  # 226 of 376: containment 0.60
+    long = words(rng, 900)
+    inner = long[300:600]
+    rows = [row("a", a), row("near", near), row("b", b), row("far", far), row("long", long),
+            row("inner", inner), row("copy-late", a, "2026-01-11T00:00:00Z")]  # fmt: skip
+    rows += [row(f"other{i}", words(rng, 300)) for i in range(20)]
+    folder = tmp_path_factory.mktemp("dedup-in")
+    pq.write_table(pa.Table.from_pylist(rows[:4]), folder / "part-00000.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[4:]), folder / "part-00001.parquet")
+    return folder, {r["id"]: r["text"] for r in rows}
+
+
+def test_containment_of_the_constructed_pairs(pairs_input):
+    _, texts = pairs_input
+    assert 0.84 <= containment(shingles(texts["a"]), shingles(texts["near"])) <= 0.87
+    assert 0.55 <= containment(shingles(texts["b"]), shingles(texts["far"])) <= 0.65
+    assert containment(shingles(texts["long"]), shingles(texts["inner"])) == 1.0
+    assert containment({"x"}, set()) == 0.0
+
+
+@pytest.mark.parametrize("candidates", ["ensemble", "jaccard"])
+def test_dedup_drops_the_shorter_of_each_pair(pairs_input, tmp_path, candidates):
+    folder, texts = pairs_input
+    out = main(DedupArguments(input=str(folder), output=str(tmp_path), candidates=candidates),
+               ExecutorArguments(tasks=2))  # fmt: skip
+    kept = read_rows(out).to_pylist()
+    dup = {r["id"]: r for r in pq.read_table(out / "duplicates.parquet").to_pylist()}
+    assert dup["copy-late"]["duplicate_of"] == "a" and dup["copy-late"]["reason"] == "exact"
+    assert dup["near"]["duplicate_of"] == "a" and dup["near"]["reason"] == "near"
+    assert dup["near"]["containment"] >= 0.8 and len(texts["near"]) < len(texts["a"])
+    assert "far" not in dup and "b" not in dup  # 0.6 stays
+    if candidates == "ensemble":  # a short article inside a long one, whatever the length ratio
+        assert dup["inner"]["duplicate_of"] == "long"
+    ids = {r["id"] for r in kept}
+    assert ids.isdisjoint(dup) and set(d["duplicate_of"] for d in dup.values()) <= ids
+    assert len(ids) + len(dup) == len(texts)
+    assert {r["section"] for r in kept} == {f"s-{i}" for i in ids}  # columns it does not use survive
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["dropped_exact_duplicate"] == 1
+    assert stats["dropped_near_duplicate"] == len(dup) - 1
+    assert stats["input"] == len(texts) and stats["output"] == len(ids)
+
+
+def test_dedup_of_extracted_pages(extracted, tmp_path):
+    out = main(DedupArguments(input=str(extracted), output=str(tmp_path)), ExecutorArguments(tasks=2))
+    dup = pq.read_table(out / "duplicates.parquet").to_pylist()
+    copies = [d for d in dup if d["reason"] == "exact"]
+    assert len(copies) == 1  # the syndicated copy of the first report
+    kept = {r["id"]: r["url"] for r in read_rows(out).to_pylist()}
+    assert kept[copies[0]["duplicate_of"]].rsplit("/", 1)[1] in ("bridge-0", "bridge-syndicated")
+
+
+def test_ids_must_be_unique(pairs_input, tmp_path, capsys):
+    from continuousbench.news.dedup import cli
+
+    folder, _ = pairs_input
+    extra = tmp_path / "in"
+    extra.mkdir()
+    for p in folder.iterdir():
+        (extra / p.name).write_bytes(p.read_bytes())
+    pq.write_table(pa.Table.from_pylist([row("a", "another text entirely")]), extra / "part-00002.parquet")
+    with pytest.raises(SystemExit):
+        cli(["--input", str(extra), "--output", str(tmp_path / "out")])
+    assert "ids are not unique" in capsys.readouterr().err
+
+
+def test_hashed_shingles_give_the_same_containment(pairs_input):
+    from continuousbench.news.dedup import shingle_hashes
+
+    _, texts = pairs_input
+    for a, b in (("a", "near"), ("b", "far"), ("long", "inner"), ("a", "b")):
+        exact = containment(shingles(texts[a]), shingles(texts[b]))
+        assert containment(shingle_hashes(texts[a]), shingle_hashes(texts[b])) == exact

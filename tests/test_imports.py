@@ -1,0 +1,107 @@
+"""Layers point one way: no module imports (even lazily) a module that imports it back, and every module
+imports on its own in a fresh interpreter."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "continuousbench"
+# A Space's entry point: importing it starts a web server.
+NOT_IMPORTABLE = {"continuousbench.metrics_src.qa_match.app"}
+
+
+def module_names() -> dict[str, Path]:
+    """Dotted name -> file of every module in the package."""
+    names = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
+    """Our modules that ``name`` imports anywhere in its file (module level, functions, TYPE_CHECKING).
+
+    ``from pkg import x`` counts as importing ``pkg.x`` when that is a module, else ``pkg``. A module's
+    own parent packages are left out: Python imports them first whatever the module says, and a
+    package's ``__init__`` that picks an implementation for its callers is the intended shape.
+    """
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+    parents = {name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)}
+    return {m for m in found if m in modules and m != name and m not in parents}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path (first module repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_import_graph_has_no_cycle():
+    modules = module_names()
+    graph = {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
+    assert sum(map(len, graph.values())) > 50  # the walk sees the package's imports at all
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_cycle_finder_finds_a_lazy_two_module_cycle(tmp_path):
+    (tmp_path / "base.py").write_text("def make():\n    from pkg.impl import Impl\n    return Impl()\n")
+    (tmp_path / "impl.py").write_text("from pkg.base import make\n")
+    modules = {"pkg.base": tmp_path / "base.py", "pkg.impl": tmp_path / "impl.py"}
+    graph = {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
+    assert find_cycle(graph) == ["pkg.base", "pkg.impl", "pkg.base"]
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    """Each module is imported with none of ours loaded before it (third-party libraries stay cached)."""
+    names = [n for n in module_names() if n not in NOT_IMPORTABLE]
+    script = """
+import importlib, json, sys, traceback
+failed = {}
+for name in json.loads(sys.argv[1]):
+    for loaded in [m for m in sys.modules if m == "continuousbench" or m.startswith("continuousbench.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed[name] = traceback.format_exc(limit=3)
+print(json.dumps(failed))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(names)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not failed, "\n".join(failed.values())
