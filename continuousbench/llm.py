@@ -379,7 +379,20 @@ class TransformersGenerator:
         )
 
 
-OFFLINE: dict[str, Callable[..., str]] = {}
+OFFLINE: dict[str, Callable[..., str]] = {}  # registered by callers (tests, scripted backends)
+# Offline backends the package ships, imported only when named (no import-time registration).
+SHIPPED_OFFLINE = {"news": "continuousbench.news.offline:answer"}
+
+
+def _offline(name: str) -> Callable[..., str] | None:
+    if name in OFFLINE:
+        return OFFLINE[name]
+    if name in SHIPPED_OFFLINE:
+        import importlib
+
+        module, _, function = SHIPPED_OFFLINE[name].partition(":")
+        return getattr(importlib.import_module(module), function)
+    return None
 
 
 def make_generator(spec: str, **options: Any) -> TextGenerator:
@@ -394,10 +407,10 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
             url, _, model = target.partition("#")
             api = "chat" if kind == "endpoint" else "completions"
             return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
-        case "offline" if target in OFFLINE:
-            return OfflineGenerator(OFFLINE[target], name=spec)
+        case "offline" if _offline(target) is not None:
+            return OfflineGenerator(_offline(target), name=spec)
     raise ValueError(
         f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
         f"completions:<url>[#model] or offline:<name> with a registered name "
-        f"({', '.join(OFFLINE) or 'none registered'})"
+        f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
     )

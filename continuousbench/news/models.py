@@ -34,10 +34,6 @@ def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 32,
         raise ValueError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
     from continuousbench import llm
 
-    if spec == "offline:news":
-        from continuousbench.news.offline import answer
-
-        llm.OFFLINE.setdefault("news", answer)
     return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight)
 
 
