@@ -273,14 +273,25 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def _ours_or_warning(record: logging.LogRecord) -> bool:
+    """Our progress from INFO up; other libraries' records from WARNING up."""
+    return record.name.startswith("continuousbench") or record.levelno >= logging.WARNING
+
+
 def configure_logging(level: int = logging.INFO) -> None:
-    """Progress of long jobs on stderr (``continuousbench.*`` loggers), once per process."""
-    log = logging.getLogger("continuousbench")
-    if not log.handlers:
+    """Progress of long jobs on stderr (``continuousbench.*`` at ``level``), once per process.
+
+    The handler sits on the root logger, so a library that calls ``logging.basicConfig`` on import
+    (Opacus does) finds it configured and adds nothing: every line is printed once, and pytest's
+    ``caplog`` still sees our records.
+    """
+    root = logging.getLogger()
+    if not any(isinstance(h, _StderrHandler) for h in root.handlers):
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
-        log.addHandler(handler)
-        log.setLevel(level)
+        handler.addFilter(_ours_or_warning)
+        root.addHandler(handler)
+    logging.getLogger("continuousbench").setLevel(level)
 
 
 def run(
