@@ -7,8 +7,9 @@ A run lives in its own folder inside the command's hidden work folder:
   noise and batch streams, so a resumed run redraws exactly the batches and noise it lost;
   ``checkpoint-<step>/best/`` is the best adapter *as of that step*, so a ``best/`` written after the
   last checkpoint (by steps a kill then lost) never survives a resume.
-* ``best/`` is the adapter with the lowest validation loss so far; ``finish`` copies it, with the
-  tokenizer, into ``final/`` and removes the checkpoints.
+* ``best/`` is the adapter with the best validation score so far (a :class:`Selection`: the lowest
+  validation loss for a generator, the highest validation QA accuracy for a DP evaluator); ``finish``
+  copies it, with the tokenizer, into ``final/`` and removes the checkpoints.
 
 Under several processes every process holds the model and clips its share of each batch; process 0
 draws the batch (and broadcasts it), adds the one noise draw and writes every file.
@@ -17,9 +18,9 @@ draws the batch (and broadcasts it), adds the one noise draw and writes every fi
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,34 @@ logger = logging.getLogger(__name__)
 STATE = "state.pt"
 BEST = "best"
 FINAL = "final"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How the published adapter is chosen: ``measure(run)`` at every evaluation (called on every
+    process), recorded in the history under ``name``; a later evaluation replaces the best one only when
+    strictly better, so ties go to the earliest step."""
+
+    name: str
+    measure: Callable[[DPRun], float]
+    greater_is_better: bool = False
+
+    def better(self, value: float, best: float | None) -> bool:
+        if best is None:
+            return True
+        return value > best if self.greater_is_better else value < best
+
+
+def validation_loss(run: DPRun) -> float:
+    """Token-weighted loss on the validation records (shared among the processes)."""
+    shard = run.val_records[run.procs.rank :: run.procs.world_size]
+    total, count = processes.all_sum(
+        list(dpsgd.validation_sums(run.comps.module, shard, run.tokenizer.pad_token_id)), run.procs
+    )
+    return total / max(count, 1)
+
+
+LOWEST_VALIDATION_LOSS = Selection("validation_loss", validation_loss)
 
 
 @dataclass
@@ -53,28 +82,35 @@ class DPRun:
     records: list[list[int]]
     val_records: list[list[int]]
     autocast_dtype: Any = None  # torch.bfloat16 with --bf16: forward passes under autocast
+    selection: Selection = LOWEST_VALIDATION_LOSS
     step: int = 0
-    best_loss: float = math.inf
+    best_score: float | None = None  # the selection's best value so far (None: not evaluated yet)
     best_step: int = 0
-    history: list[dict[str, float]] = field(default_factory=list)  # validation losses: not private
+    history: list[dict[str, float]] = field(default_factory=list)  # {"step", selection.name} per evaluation
 
 
-def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None) -> DPRun:
-    """Load the model (LoRA initialised from ``config.seed``), wrap it with Opacus, draw secret streams."""
+def build(
+    model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None, *,
+    loaded: tuple[Any, Any] | None = None, selection: Selection = LOWEST_VALIDATION_LOSS,
+) -> DPRun:  # fmt: skip
+    """Load the model (LoRA initialised from ``config.seed``) unless ``loaded`` holds (model, tokenizer)
+    already loaded that way, wrap it with Opacus, draw secret streams."""
     import torch
     from transformers import get_scheduler, set_seed
 
     from continuousbench.harness.modeling import load_model_and_tokenizer
 
-    set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed
-    model, tokenizer = load_model_and_tokenizer(
-        model_args.model,
-        tuning="lora",
-        lora_rank=model_args.lora_r,
-        lora_alpha=model_args.lora_alpha,
-        dtype=model_args.dtype,
-        attn_implementation=model_args.attn_implementation,
-    )
+    if loaded is None:
+        set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed
+        loaded = load_model_and_tokenizer(
+            model_args.model,
+            tuning="lora",
+            lora_rank=model_args.lora_r,
+            lora_alpha=model_args.lora_alpha,
+            dtype=model_args.dtype,
+            attn_implementation=model_args.attn_implementation,
+        )
+    model, tokenizer = loaded
     params = dpsgd.check_trainable(model)
     local = int(os.environ.get("LOCAL_RANK", "0"))  # this machine's process index (torchrun sets it)
     device = "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{local}"
@@ -124,6 +160,7 @@ def build(model_args, config, train_texts, val_texts, plan: DPPlan, procs, insec
         records,
         val_records,
         autocast,
+        selection,
     )
 
 
@@ -156,7 +193,8 @@ def restore(run: DPRun, run_dir: Path) -> bool:
     run.scheduler.load_state_dict(state["scheduler"])
     run.streams.load_state_dict(state["streams"])
     run.sampler.load_state_dict(state["sampler"])
-    run.step, run.best_loss, run.best_step = state["step"], state["best_loss"], state["best_step"]
+    best = state["best_score"] if "best_score" in state else state["best_loss"]  # older checkpoints
+    run.step, run.best_score, run.best_step = state["step"], best, state["best_step"]
     run.history = state["history"]
     if run.procs.main:  # the best adapter as of the checkpoint (or none), not one the lost steps wrote
         if (ckpt / BEST).is_dir():
@@ -198,15 +236,11 @@ def train_step(run: DPRun, micro_batch: int) -> tuple[float, int]:
 
 
 def evaluate(run: DPRun, run_dir: Path) -> float:
-    """Validation loss (shared among the processes); the adapter goes to ``best/`` when it improves."""
-    shard = run.val_records[run.procs.rank :: run.procs.world_size]
-    total, count = processes.all_sum(
-        list(dpsgd.validation_sums(run.comps.module, shard, run.tokenizer.pad_token_id)), run.procs
-    )
-    loss = total / max(count, 1)
-    run.history.append({"step": run.step, "validation_loss": loss})
-    if loss < run.best_loss:
-        run.best_loss, run.best_step = loss, run.step
+    """The selection's measure (every process takes part); the adapter goes to ``best/`` when it improves."""
+    value = run.selection.measure(run)
+    run.history.append({"step": run.step, run.selection.name: value})
+    if run.selection.better(value, run.best_score):
+        run.best_score, run.best_step = value, run.step
         if run.procs.main:
             tmp = run_dir / ".best-tmp"
             if tmp.exists():
@@ -214,7 +248,7 @@ def evaluate(run: DPRun, run_dir: Path) -> float:
             run.model.save_pretrained(str(tmp))
             replace_dir(tmp, run_dir / BEST)
     processes.barrier(run.procs)
-    return loss
+    return value
 
 
 def save_checkpoint(run: DPRun, run_dir: Path) -> None:
@@ -236,7 +270,7 @@ def save_checkpoint(run: DPRun, run_dir: Path) -> None:
                 "scheduler": run.scheduler.state_dict(),
                 "streams": run.streams.state_dict(),  # secret: never leaves the work folder
                 "sampler": run.sampler.state_dict(),
-                "best_loss": run.best_loss,
+                "best_score": run.best_score,
                 "best_step": run.best_step,
                 "history": run.history,
             },
@@ -275,9 +309,14 @@ def _every(value, steps: int) -> int:
 
 
 def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DPPlan, *, procs,
-             resume: bool, insecure_seed: int | None = None) -> DPRun:  # fmt: skip
-    """Train one DP run in ``run_dir`` (resuming its newest checkpoint when asked); return the run."""
-    run = build(model_args, config, train_texts, val_texts, plan, procs, insecure_seed)
+             resume: bool, insecure_seed: int | None = None, loaded: tuple[Any, Any] | None = None,
+             selection: Selection = LOWEST_VALIDATION_LOSS) -> DPRun:  # fmt: skip
+    """Train one DP run in ``run_dir`` (resuming its newest checkpoint when asked); return the run.
+    ``loaded`` and ``selection``: see :func:`build`, :class:`Selection`."""
+    run = build(
+        model_args, config, train_texts, val_texts, plan, procs, insecure_seed, loaded=loaded,
+        selection=selection,
+    )  # fmt: skip
     if resume:
         restore(run, run_dir)
     eval_every, save_every = _every(config.eval_steps, plan.steps), _every(config.save_steps, plan.steps)
@@ -293,7 +332,8 @@ def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DP
         if run.step % eval_every == 0 or run.step == plan.steps:
             val = evaluate(run, run_dir)
             if procs.main:
-                logger.info("step %d/%d: validation loss %.4f", run.step, plan.steps, val)
+                name = run.selection.name.replace("_", " ")
+                logger.info("step %d/%d: %s %.4f", run.step, plan.steps, name, val)
         if run.step % save_every == 0 and run.step < plan.steps:
             save_checkpoint(run, run_dir)
     finish(run, run_dir)

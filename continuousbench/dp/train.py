@@ -27,7 +27,8 @@ from typing import Any
 import continuousbench
 from continuousbench.commands import bounds
 from continuousbench.dp import processes
-from continuousbench.harness.config import EvaluatorConfig, ModelArguments
+from continuousbench.dp.options import DP_STEPS
+from continuousbench.harness.config import NONPRIVATE_STEPS, EvaluatorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,6 @@ COMMAND = "train-generator"
 PRIVACY_FILE = "privacy.json"
 CARD_FILE = "README.md"
 RESULT_FILE = "result.json"
-DP_STEPS, NONPRIVATE_STEPS = 3000, 10_000  # Table 31, Table 29
 # Options that change where things are written or how they are shown, not what is trained.
 OUTPUT_ONLY = (
     "output_dir", "overwrite", "resume", "logging_dir", "logging_steps", "logging_strategy",
@@ -67,12 +67,9 @@ class GeneratorArguments:
 
 @dataclass
 class GeneratorConfig(EvaluatorConfig):
-    """Evaluator presets (non-private path) plus DP-SGD settings (Table 31)."""
+    """Evaluator presets (non-private path) plus the DP-SGD settings it inherits (Table 31); checkpoints
+    are selected by validation loss."""
 
-    epsilon: float | None = field(
-        default=None, metadata=bounds("(0, inf]", "Target epsilon; unset or inf: non-private.")
-    )
-    delta: float | None = field(default=None, metadata=bounds("(0, 1)", "Target delta; default 1/n^1.1."))
     max_steps: int | None = field(
         default=None,
         metadata=bounds(
@@ -85,41 +82,6 @@ class GeneratorConfig(EvaluatorConfig):
         default=256, metadata=bounds("[2, inf)", "Tokens per record (DP: the longest unit of privacy).")
     )
     seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the non-private randomness."))
-    expected_batch_size: str = field(
-        default="auto",
-        metadata={"help": "Expected Poisson batch (q*n), or auto: minimise noise per record (truncated)."},
-    )
-    physical_batch_size: int = field(
-        default=512, metadata=bounds("[1, inf)", "Truncated Poisson: the most records a batch may hold.")
-    )
-    micro_batch_size: int = field(default=8, metadata=bounds("[1, inf)", "Records per forward/backward."))
-    sampling: str = field(
-        default="truncated_poisson",
-        metadata={"help": "poisson or truncated_poisson.", "choices": ["poisson", "truncated_poisson"]},
-    )
-    truncation_analysis: str = field(
-        default="pld", metadata={"help": "pld (exact) or union_bound.", "choices": ["pld", "union_bound"]}
-    )
-    clip_norm: float = field(default=1e-3, metadata=bounds("(0, inf)", "Normalised clipping norm C."))
-    clipping: str = field(
-        default="per_sample",
-        metadata={
-            "help": "per_sample (one backward; keeps micro_batch x LoRA-parameter gradients) or ghost "
-            "(Opacus ghost clipping: two backwards, little memory; for large ranks and batches).",
-            "choices": ["per_sample", "ghost"],
-        },
-    )
-    secure_noise: bool = field(
-        default=True, metadata={"help": "Opacus's floating-point-safe noise sampler (4 draws per value)."}
-    )
-    insecure_noise_seed: int | None = field(
-        default=None,
-        metadata=bounds(
-            "[0, inf)",
-            "TESTS ONLY: draw the DP noise and batches from this public seed; the privacy statement "
-            "then says the run has no DP guarantee.",
-        ),
-    )
     metric_for_best_model: str | None = "loss"
     # EvaluatorConfig's `str | list[str] | None` breaks TrlParser 1.16; one integration is enough.
     report_to: str | None = "none"
@@ -128,13 +90,7 @@ class GeneratorConfig(EvaluatorConfig):
     def __post_init__(self) -> None:
         if self.output_dir is None:  # Trainer would write into ./trainer_output
             raise ValueError("--output_dir is required: the folder the generator is written to")
-        if self.max_steps is None:
-            self.max_steps = DP_STEPS if self.private else NONPRIVATE_STEPS
         super().__post_init__()
-
-    @property
-    def private(self) -> bool:
-        return self.epsilon is not None and not math.isinf(self.epsilon)
 
 
 def make_parser():
@@ -225,7 +181,7 @@ def _one_run(run_dir: Path, lr: float, args, model_args, config, train, val, pla
             procs=procs, resume=args.resume, insecure_seed=config.insecure_noise_seed,
         )  # fmt: skip
         result = {
-            "validation_loss": run.best_loss,
+            "validation_loss": run.best_score,
             "best_step": run.best_step,
             "history": run.history,
             "validation_records": len(run.val_records),

@@ -2,7 +2,9 @@
 
 Three argument groups, parsed together by ``trl.TrlParser`` (``--config <yaml>``; default < YAML <
 command line; unknown keys are an error): :class:`HarnessArguments` (what to train on and score),
-:class:`ModelArguments` (base checkpoint and tuning) and :class:`EvaluatorConfig` (the trainer).
+:class:`ModelArguments` (base checkpoint and tuning) and :class:`EvaluatorConfig` (the trainer, and the
+DP-SGD settings of :class:`~continuousbench.dp.options.DPOptions`: a finite ``--epsilon`` trains the
+evaluator itself with the DP loop, paper App. E).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from dataclasses import dataclass, field
 from trl import SFTConfig
 
 from continuousbench.commands import bounds
+from continuousbench.dp.options import DP_STEPS, DPOptions
 from continuousbench.harness.modeling import LORA_TARGETS, TUNINGS
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
+NONPRIVATE_STEPS = 10_000  # Table 29
 
 
 def _has_accelerator() -> bool:
@@ -40,13 +44,14 @@ def cpu_has_native_bf16() -> bool:
 
 
 @dataclass
-class EvaluatorConfig(SFTConfig):
+class EvaluatorConfig(DPOptions, SFTConfig):
     """``SFTConfig`` with the evaluator recipe as defaults (Table 29) and CPU-safe resolution of devices.
 
     The token budget of a run is fixed whatever the corpus size: documents (EOS appended) are
     concatenated and cut into blocks of exactly ``max_length`` tokens ("wrapped" packing), each optimizer
     step sees ``samples_per_step`` blocks, so a run trains on ``max_steps * samples_per_step * max_length``
-    tokens, cycling over the corpus as many times as that takes.
+    tokens, cycling over the corpus as many times as that takes. With a finite ``epsilon`` the DP loop
+    trains instead: one document per example, Poisson batches (the packing options do not apply).
     """
 
     output_dir: str | None = field(
@@ -60,10 +65,13 @@ class EvaluatorConfig(SFTConfig):
             "per_device_train_batch_size x processes. None keeps gradient_accumulation_steps as given.",
         ),
     )
-    max_steps: int = field(
-        default=10_000,
+    max_steps: int | None = field(
+        default=None,
         metadata=bounds(
-            "[0, inf)", "Optimizer steps (0: no training, score the base checkpoint).", aliases=["--steps"]
+            "[0, inf)",
+            f"Optimizer steps (0: no training, score the base checkpoint); default {NONPRIVATE_STEPS}, "
+            f"{DP_STEPS} with --epsilon (Table 31).",
+            aliases=["--steps"],
         ),
     )
     learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate (Table 30)."))
@@ -114,6 +122,8 @@ class EvaluatorConfig(SFTConfig):
         # TrainingArguments would quietly write into ./trainer_output; commands refuse that (after the
         # parser has reported unknown arguments, which it does once the dataclasses are built).
         self.output_dir_given = bool(self.output_dir)
+        if self.max_steps is None:
+            self.max_steps = DP_STEPS if self.private else NONPRIVATE_STEPS
         if self.use_cpu is None:
             self.use_cpu = not _has_accelerator()
         if self.bf16 is None:
