@@ -59,6 +59,8 @@ def check_trainable(model) -> list:
 
 def encode_records(tokenizer, texts, max_length: int) -> list[list[int]]:
     """``<bos> record <eos>`` token ids per record (empty prompt, the record as target), cut to max_length."""
+    if not texts:  # fast tokenizers fail on an empty batch (a DP evaluator has no validation records)
+        return []
     bos = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
     eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
     body = tokenizer(list(texts), add_special_tokens=False)["input_ids"]

@@ -112,8 +112,7 @@ def build(
         )
     model, tokenizer = loaded
     params = dpsgd.check_trainable(model)
-    local = int(os.environ.get("LOCAL_RANK", "0"))  # this machine's process index (torchrun sets it)
-    device = "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{local}"
+    device = training_device(config)
     model.to(device)
     max_length = config.max_length or 256
     records = dpsgd.encode_records(tokenizer, train_texts, max_length)
@@ -162,6 +161,14 @@ def build(
         autocast,
         selection,
     )
+
+
+def training_device(config) -> str:
+    """This process's device: its LOCAL_RANK GPU (torchrun sets it), or the CPU."""
+    import torch
+
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    return "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{local}"
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:

@@ -57,8 +57,9 @@ class SecretStreams:
         self.noise.set_state(state["noise"])
         self.batches.bit_generator.state = state["batches"]
 
-    def describe(self, secure_noise: bool) -> str:
-        """One paragraph for the privacy statement: where the noise and batches came from."""
+    def describe(self, secure_noise: bool, work: str = ".train-generator-work/") -> str:
+        """One paragraph for the privacy statement: where the noise and batches came from (``work``: the
+        command's hidden work folder, where the streams' state lived)."""
         if not self.secret:
             return (
                 f"**Not secret.** The noise and the batches were drawn from generators seeded with the "
@@ -75,8 +76,8 @@ class SecretStreams:
             f"The Gaussian noise comes from a torch generator seeded with {NOISE_BITS} bits, and the "
             f"Poisson batches from a numpy PCG64 generator seeded with {BATCH_BITS} bits, both read from "
             f"the operating system's entropy (`secrets`); noise sampling: {noise}. Neither depends on "
-            "`--seed`. Their state was kept only in the checkpoints inside the hidden work folder "
-            "`.train-generator-work/` beside these files, which was deleted when the generator was "
+            f"`--seed`. Their state was kept only in the checkpoints inside the hidden work folder "
+            f"`{work}` beside these files, which was deleted when the run was "
             "published. These generators are statistically strong but not cryptographic "
             "(torchcsprng, which Opacus needs for that, does not exist for current torch)."
         )

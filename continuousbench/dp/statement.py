@@ -79,7 +79,8 @@ def git_commit(folder: Path) -> str | None:
     return head.stdout.strip() + (" +local changes" if dirty.stdout.strip() else "")
 
 
-def _sampling_line(g: PrivacyGuarantee) -> str:
+def sampling_line(g: PrivacyGuarantee) -> str:
+    """How the batches were drawn and accounted (the checklist's sampling item)."""
     if g.sampling == "poisson":
         return "Poisson sampling: every record joins each batch independently with probability q"
     analysis = {
@@ -126,6 +127,64 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
         if runs > 1
         else "Hyperparameter tuning, if any was done before this run, is not accounted for."
     )
+    scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
+    length = facts.max_length or "the training sequence length in"
+    headline = statement_headline(g, facts.secret, "This generator")
+    return f"""## Privacy statement
+
+{headline}
+
+1. **DP setting.** Central DP: the party that trains the generator is trusted to run the mechanism as
+   described. The trained model (its LoRA adapter weights) is released.
+2. **What the guarantee covers.** One training run. The mechanism's output is the whole sequence of
+   noisy gradients, so every checkpoint, the released weights and everything sampled from them
+   (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
+   the release's QA and support counts, and the corpus's **validation split**, which gets no
+   protection: the validation loss of every evaluation{scored} is computed without noise, published
+   below, and used to select the published checkpoint.
+   {tuning}
+3. **Unit of privacy.** One corpus record (one document), example-level DP, full record. A record is
+   at most {length} tokens of the tokenizer of `{facts.base_model}` ({facts.tokenizer});
+   longer records are cut to their first {length} tokens. Each record is one example with an
+   empty prompt; its loss is the mean over its tokens.
+4. **Adjacency.** Add-or-remove one record.
+5. **Sampling.** {sampling_line(g)}. Batches are drawn exactly as accounted (no shuffling).
+6. **Randomness.** {facts.randomness}
+7. **Accounting.** PLD, for the formal statement above.
+
+{accounting_table(g, facts)}
+
+8. **Published numbers and whether they are private.** {NOT_PUBLISHED}
+
+{_published_table(facts)}
+
+{software_and_event(g, facts)}"""
+
+
+NOT_PUBLISHED = (
+    "The training loss, the batch sizes and the\n   number of truncated batches are raw statistics of the "
+    "private records and are not published (the\n   training loss appears only in the console log of the "
+    "person who trained)."
+)
+
+
+def statement_headline(g: PrivacyGuarantee, secret: bool, subject: str) -> str:
+    """The statement's first sentence: the guarantee, or - under a public test seed - that there is none."""
+    if secret:
+        return (
+            f"{subject} was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-"
+            "differential privacy** with respect to its training corpus."
+        )
+    return (
+        f"**No DP guarantee.** {subject} was trained with DP-SGD whose noise and batches came "
+        "from a public test seed (`--insecure_noise_seed`); the accounting below is what the run "
+        f"would have had, ({g.epsilon:.4g}, {g.delta:.3g}), but anyone who knows the seed can "
+        "remove the noise. Do not release it."
+    )
+
+
+def accounting_table(g: PrivacyGuarantee, facts: RunFacts) -> str:
+    """The formal statement's numbers as a markdown table."""
     delta_origin = (
         "given by `--delta`"
         if facts.delta_given
@@ -146,55 +205,13 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
             "divided by C, noise std sigma on the sum, divided by the expected batch size",
         ),
     ]
-    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return "| quantity | value |\n| --- | --- |\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
+
+
+def software_and_event(g: PrivacyGuarantee, facts: RunFacts) -> str:
+    """Items 9 and 10: the software versions and the serialised DP event."""
     software = ", ".join(f"{k} {v}" for k, v in facts.versions.items()) or "not recorded"
-    scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
-    length = facts.max_length or "the training sequence length in"
-    if facts.secret:
-        headline = (
-            f"This generator was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-"
-            "differential privacy** with respect to its training corpus."
-        )
-    else:
-        headline = (
-            "**No DP guarantee.** This generator was trained with DP-SGD whose noise and batches came "
-            "from a public test seed (`--insecure_noise_seed`); the accounting below is what the run "
-            f"would have had, ({g.epsilon:.4g}, {g.delta:.3g}), but anyone who knows the seed can "
-            "remove the noise. Do not release it."
-        )
-    return f"""## Privacy statement
-
-{headline}
-
-1. **DP setting.** Central DP: the party that trains the generator is trusted to run the mechanism as
-   described. The trained model (its LoRA adapter weights) is released.
-2. **What the guarantee covers.** One training run. The mechanism's output is the whole sequence of
-   noisy gradients, so every checkpoint, the released weights and everything sampled from them
-   (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
-   the release's QA and support counts, and the corpus's **validation split**, which gets no
-   protection: the validation loss of every evaluation{scored} is computed without noise, published
-   below, and used to select the published checkpoint.
-   {tuning}
-3. **Unit of privacy.** One corpus record (one document), example-level DP, full record. A record is
-   at most {length} tokens of the tokenizer of `{facts.base_model}` ({facts.tokenizer});
-   longer records are cut to their first {length} tokens. Each record is one example with an
-   empty prompt; its loss is the mean over its tokens.
-4. **Adjacency.** Add-or-remove one record.
-5. **Sampling.** {_sampling_line(g)}. Batches are drawn exactly as accounted (no shuffling).
-6. **Randomness.** {facts.randomness}
-7. **Accounting.** PLD, for the formal statement above.
-
-| quantity | value |
-| --- | --- |
-{table}
-
-8. **Published numbers and whether they are private.** The training loss, the batch sizes and the
-   number of truncated batches are raw statistics of the private records and are not published (the
-   training loss appears only in the console log of the person who trained).
-
-{_published_table(facts)}
-
-9. **Software.** {software}.
+    return f"""9. **Software.** {software}.
 10. **Serialised DP event** (`dp_accounting` DpEvent, `continuousbench.dp.accounting.dp_event_from_json`
    rebuilds it):
 

@@ -1,4 +1,7 @@
-"""The Hub model card of an evaluator run (``model-index`` results) and the optional upload."""
+"""The Hub model card of an evaluator run (``model-index`` results) and the optional upload.
+
+An evaluator trained with DP-SGD (``evaluate --epsilon``) is labelled a DP *model* - tags, first
+sentence and the privacy statement - so that it is never taken for a model trained on DP data."""
 
 from __future__ import annotations
 
@@ -34,12 +37,16 @@ def model_card(results: dict, model_name: str):
         if part in results["metrics"]
         for name, m in results["metrics"][part]["metrics"].items()
     ]
+    privacy = results.get("model_privacy")
+    tags = ["continuousbench", "continued-pretraining", results["tuning"]]
+    if privacy:
+        tags += ["differential-privacy", "dp-sgd", "opacus", "dp-model"]
     data = ModelCardData(
         model_name=model_name,
         base_model=results["base_model"],
         datasets=[release],
         library_name="peft" if results["tuning"] == "lora" else "transformers",
-        tags=["continuousbench", "continued-pretraining", results["tuning"]],
+        tags=tags,
         eval_results=evals,
     )
     rows = "\n".join(
@@ -53,11 +60,22 @@ def model_card(results: dict, model_name: str):
     )
     selected = results["selected_checkpoint"]
     corpus = results["corpus"]
+    if privacy:
+        trained = (
+            f"trained with **DP-SGD** (epsilon {privacy['epsilon']:.4g}, delta {privacy['delta']:.3g}) by "
+            f"the ContinuousBench harness directly on the corpus `{corpus['source']}` ({corpus['documents']} "
+            "documents): a **DP model, not DP data** (the direct DP fine-tuning diagnostic, paper App. E)"
+        )
+    else:
+        trained = (
+            f"continued-pretrained ({results['tuning']}) by the ContinuousBench harness on a candidate "
+            f"corpus (sha256 `{corpus['fingerprint'][:16]}...`, {corpus['documents']} documents)"
+        )
+    statement = f"\n{privacy['statement']}" if privacy else ""
     body = f"""
 # {model_name}
 
-`{results["base_model"]}` continued-pretrained ({results["tuning"]}) by the ContinuousBench harness on a
-candidate corpus (sha256 `{corpus["fingerprint"][:16]}...`, {corpus["documents"]} documents)
+`{results["base_model"]}` {trained}
 for {results["steps"]} steps, then scored on the few-shot QA of release `{release}`.
 
 Selected checkpoint: `{selected["name"]}` (validation contains {_pct(selected["validation_contains"])}%).
@@ -66,8 +84,8 @@ Selected checkpoint: `{selected["name"]}` (validation contains {_pct(selected["v
 | --- | ---: | ---: | ---: | ---: |
 {rows}
 
-Recipe values, corpus fingerprint and package version ({results["package_version"]}) are in `results.json`.
-"""
+Recipe values, corpus identity and package version ({results["package_version"]}) are in `results.json`.
+{statement}"""
     return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")
 
 

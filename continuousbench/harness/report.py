@@ -40,7 +40,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "model": r["base_model"],
             "tuning": r["tuning"],
             "steps": r["steps"],
-            "corpus": r["corpus"]["fingerprint"][:8],
+            "corpus": (r["corpus"]["fingerprint"] or "private")[:8],  # a DP model's corpus has none
             "seed": r.get("seed"),
         }
         for part in QA_PARTS:
@@ -58,7 +58,8 @@ def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
     release, corpus = record["release"], record["corpus"]
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
-    return (release["id"], release.get("manifest_sha256"), *model, record["steps"], corpus["fingerprint"],
+    identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
+    return (release["id"], release.get("manifest_sha256"), *model, record["steps"], identity,
             recipe_hash(record))  # fmt: skip
 
 

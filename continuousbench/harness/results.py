@@ -1,4 +1,4 @@
-"""The versioned results record (``results.json``, schema 1): build it, validate it, read it.
+"""The versioned results record (``results.json``, schema 2): build it, validate it, read it.
 
 The record splits like lighteval's ``config_general`` / ``results``: what was run (release and its
 manifest hash, base model and revision, tuning, harness version and recipe hash, the candidate
@@ -6,6 +6,11 @@ corpus's fingerprint and privacy statement, seeds, checkpoint selection) and wha
 accuracy with its Wilson 95% interval and question count, overall, by support threshold and by
 bucket). ``docs/results-format.md`` documents each key; ``docs/results.schema.json`` is the JSON
 Schema generated from :class:`Results` (a test keeps the two equal).
+
+Schema 2 adds ``model_privacy``: the guarantee of an evaluator trained with DP-SGD on the corpus itself
+(``evaluate --epsilon``, paper App. E) - a DP *model*, kept apart from ``corpus.privacy`` (DP *data*).
+Such a record leaves out the corpus's fingerprint (an un-noised function of the private documents).
+Schema-1 records are still read: they are schema-2 records without that key.
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -29,7 +34,8 @@ from continuousbench.scoring import INTERVAL, MATCHERS
 logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # schema 2 only added an optional key
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -146,10 +152,45 @@ class Corpus(_Strict):
     path: str | None = Field(None, description="The resolved path of a local corpus")
     cut: dict[str, Any] | None = Field(None, description="Documents cut at the length limit, and the limit")
     documents: Annotated[int, Field(ge=1)]
-    fingerprint: Sha256
+    fingerprint: Sha256 | None = Field(
+        description="sha256 over the texts; null for a DP model run (model_privacy), whose corpus is private"
+    )
     replay: dict[str, Any] | None = None
     privacy: Privacy | None = Field(None, description="The generator's guarantee; null: no statement found")
     generation: dict[str, Any] | None = Field(None, description="The synthesis settings (sampling seed...)")
+
+
+class ModelPrivacy(_Strict):
+    """The guarantee of an evaluator trained with DP-SGD on the corpus itself (``evaluate --epsilon``,
+    paper App. E): a DP *model*, not DP data."""
+
+    kind: Literal["dp-model"]
+    private: bool = Field(description="false: DP-SGD with noise from a public test seed, so no guarantee")
+    epsilon: Annotated[float, Field(gt=0)]
+    delta: Annotated[float, Field(gt=0, lt=1)]
+    unit: Literal["record"]
+    unit_description: str
+    adjacency: Literal["add-or-remove"]
+    accountant: Literal["pld"]
+    noise_multiplier: Annotated[float, Field(ge=0)]
+    steps: Annotated[int, Field(ge=1)]
+    sampling: Literal["poisson", "truncated_poisson"]
+    sampling_probability: Fraction
+    expected_batch_size: Annotated[float, Field(gt=0)]
+    dataset_size: Annotated[int, Field(ge=1)] = Field(description="n: the records DP-SGD sampled from")
+    corpus_documents: Count
+    replay_documents: Count = Field(description="public replay documents among the n records")
+    physical_batch: Count | None
+    truncation_analysis: Literal["pld", "union_bound"] | None
+    truncation_probability: Fraction | None
+    clip_norm: Annotated[float, Field(gt=0)]
+    max_tokens_per_record: Annotated[int, Field(ge=1)]
+    tokenizer: str
+    secure_noise: bool
+    checkpoint_selection: str
+    event_json: str = Field(description="the dp_accounting DpEvent, serialised")
+    versions: dict[str, str]
+    statement: str = Field(description="the privacy statement (markdown), as on the model card")
 
 
 class Selection(_Strict):
@@ -186,7 +227,7 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1]
+    schema_version: Literal[1, 2]
     release: Release
     base_model: str
     base_model_revision: str | None
@@ -198,6 +239,9 @@ class Results(_Strict):
     package_version: str
     recipe: Recipe
     corpus: Corpus
+    model_privacy: ModelPrivacy | None = Field(
+        None, description="schema 2: the DP model's guarantee (evaluate --epsilon); null: trained without DP"
+    )
     seed: int
     steps: Count
     tokens_per_step: Count
@@ -217,6 +261,10 @@ class Results(_Strict):
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
+        if self.model_privacy is not None and self.schema_version < 2:
+            raise ValueError("model_privacy needs schema_version 2")
+        if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
+            raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():
             missing = [k for k in self.matchers if getattr(m.metrics, k) is None]
             if missing:
@@ -235,8 +283,9 @@ def validate(record: Any) -> list[str]:
     if not isinstance(record, dict):
         return [f"a results record is a JSON object, got {type(record).__name__}"]
     version = record.get("schema_version")
-    if version != SCHEMA_VERSION:
-        return [f"schema_version is {version!r}, this package reads {SCHEMA_VERSION}; rerun the evaluation"]
+    if version not in READABLE_VERSIONS:
+        readable = " and ".join(map(str, READABLE_VERSIONS))
+        return [f"schema_version is {version!r}, this package reads {readable}; rerun the evaluation"]
     try:
         Results.model_validate(record)
     except ValidationError as err:

@@ -7,7 +7,8 @@ One parser (:func:`make_parser`) and one :func:`main` serve both entry points. :
    configuration so that ``--resume`` cannot change it;
 2. **train** (:func:`train`): continue pretraining for ``max_steps`` steps in the work folder (0: score
    the base checkpoint), evaluating validation ``qa_public`` contains accuracy every ``eval_steps``;
-   Trainer keeps and reloads the best checkpoint;
+   Trainer keeps and reloads the best checkpoint. With a finite ``--epsilon`` the DP loop trains the
+   LoRA adapters instead, selecting the same way (:mod:`.dp_training`; paper App. E: a DP *model*);
 3. **score** (:func:`score`): answer the test split of every QA part the release has (Geminon:
    ``qa_public`` and ``qa_singleton``; NEWS: ``qa_public``) with the selected model and score them;
    :func:`build_results` gathers what ``results.json`` records, with the release's canonical number;
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuousbench.harness import outputs
+from continuousbench.dp.options import DP_KEYS
+from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
@@ -43,6 +45,10 @@ TRAINING_KEYS = (
     "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
     "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
     "max_length", "packing", "packing_strategy", "bf16", "eval_steps", "save_steps", "seed",
+)  # fmt: skip
+DP_TRAINING_KEYS = (
+    "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
+    "max_steps", "max_length", "bf16", "eval_steps", "save_steps", "seed", *DP_KEYS,
 )  # fmt: skip
 
 
@@ -64,33 +70,44 @@ class Trained:
     """The model to score and how it was selected."""
 
     model: Any
-    trainer: Any | None  # None: nothing was trained (--steps 0)
+    trainer: Any | None  # None: nothing was trained (--steps 0), or the DP loop trained it
     selected: dict  # name, step, validation_contains
     history: list[dict]  # validation contains accuracy per evaluation
+    privacy: dict | None = None  # DP runs: results.json `model_privacy` (the model's guarantee)
+
+    @property
+    def has_model(self) -> bool:
+        """Whether a trained model (``model/``) is published."""
+        return self.trainer is not None or self.privacy is not None
 
 
-def _check_arguments(h: HarnessArguments, t: EvaluatorConfig) -> None:
+def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig) -> None:
     if not getattr(t, "output_dir_given", True):
         raise ValueError("--output_dir is missing; pass the run folder, e.g. --output_dir runs/eval-1")
     if h.release is None:
         raise ValueError("no release given: pass --release <release id or folder>")
     if t.push_to_hub and not t.hub_model_id:
         raise ValueError("--push_to_hub needs --hub_model_id <user/name>")
+    dp_training.check(m.tuning, t)
 
 
 def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
-    """Step 1: (staged run folder, inputs). A new run that fails here leaves no work folder behind."""
+    """Step 1: (staged run folder, inputs, DP plan or None). The main process calibrates the DP plan here,
+    so a bad DP setting fails before training. A new run that fails here leaves no work folder behind."""
     main = is_main_process()
     staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main)
     try:
         inputs = load_inputs(h, m, t, with_judge=main)
+        plan = dp_training.make_plan(inputs, t) if t.private and main else None
         options = {**vars(h), **vars(m), **t.to_dict(), "world_size": t.world_size}
+        if plan is not None:
+            options["dp_plan"] = plan.to_dict()
         staged.pin_config(outputs.run_config(options, inputs))
     except Exception:
         if main and not h.resume:
             staged.discard()
         raise
-    return staged, inputs
+    return staged, inputs, plan
 
 
 def _validation_history(log_history: Sequence[dict]) -> list[dict]:
@@ -111,10 +128,17 @@ def _resume_from(work: Path, max_steps: int) -> bool:
     return False
 
 
-def train(inputs: Inputs, t: EvaluatorConfig, work: Path, *, resume: bool, callbacks: Sequence = ()):
-    """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA."""
+def train(
+    inputs: Inputs, t: EvaluatorConfig, work: Path, *, resume: bool, callbacks: Sequence = (),
+    m: ModelArguments | None = None, plan=None,
+) -> Trained:  # fmt: skip
+    """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA (by the DP
+    loop under ``plan`` when ``t.private``; ``callbacks`` are the Trainer's)."""
     from continuousbench.harness.train import continued_pretraining
 
+    if t.private:
+        run = dp_training.train_private(inputs, m, t, work, plan, resume=resume)
+        return Trained(run.model, None, run.selected, run.history, run.privacy)
     eval_fn = selection_eval(inputs.tokenizer, inputs.qa_validation, **inputs.generation)
     if t.max_steps == 0:
         model = inputs.model.to(t.device)
@@ -200,6 +224,12 @@ def build_results(
 
     reports = {part: row[3] for part, row in tables.items()}
     support = {part: [int(c) for c in qa["support_count"]] for part, qa in inputs.qa_test.items()}
+    corpus, keys = inputs.corpus_record, TRAINING_KEYS
+    blocks = t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size
+    tokens_per_step = blocks * t.max_length
+    if trained.privacy is not None:  # un-noised functions of the private documents stay unpublished
+        corpus, keys = {**corpus, "fingerprint": None, "cut": None}, DP_TRAINING_KEYS
+        tokens_per_step = round(trained.privacy["expected_batch_size"] * t.max_length)  # an upper bound
     record = {
         "release": inputs.release,
         "base_model": m.model,
@@ -207,13 +237,13 @@ def build_results(
         "tuning": m.tuning,
         "model_args": dict(vars(m)),
         "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume")},
-        "training_args": {k: getattr(t, k) for k in TRAINING_KEYS} | {"world_size": t.world_size},
+        "training_args": {k: getattr(t, k) for k in keys} | {"world_size": t.world_size},
         "recipe": _recipe(recipe),
-        "corpus": inputs.corpus_record,
+        "corpus": corpus,
+        "model_privacy": trained.privacy,
         "generation": inputs.generation_record,
         "steps": t.max_steps,
-        "tokens_per_step": t.per_device_train_batch_size * t.gradient_accumulation_steps * t.world_size
-        * t.max_length,
+        "tokens_per_step": tokens_per_step,
         "selected_checkpoint": trained.selected,
         "validation_history": trained.history,
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
@@ -236,15 +266,15 @@ def main(
     """Run the harness (arguments in the parser's order); return the results dict (also written to
     ``<output_dir>/results.json``), or {} on processes other than the main one."""
     h, m, t = harness_args, model_args, training_args
-    _check_arguments(h, t)
-    staged, inputs = main_first(lambda: prepare(h, m, t))
-    trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks)
+    _check_arguments(h, m, t)
+    staged, inputs, plan = main_first(lambda: prepare(h, m, t))
+    trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
     if tables is None:  # one writer; the other processes are done once their share is answered
         return {}
     results = build_results(h, m, t, inputs, trained, tables, recipe)
     push = {"repo_id": t.hub_model_id, "token": t.hub_token} if t.push_to_hub else None
-    return outputs.write_run(staged, results, tables, trained=trained.trainer is not None, push=push)
+    return outputs.write_run(staged, results, tables, trained=trained.has_model, push=push)
 
 
 def resume_hint(argv: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""The results record: a real run's results.json follows schema 1, bad records fail in one line each."""
+"""The results record: a real run's results.json follows schema 2, bad records fail in one line each."""
 
 import copy
 import json
@@ -17,9 +17,10 @@ def record(finished_run):
     return json.loads((finished_run / RESULTS).read_text())
 
 
-def test_a_run_writes_a_valid_schema_1_record(record):
+def test_a_run_writes_a_valid_schema_2_record(record):
     assert results.validate(record) == []
-    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 1
+    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 2
+    assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
     assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
     assert len(record["recipe"]["sha256"]) == 64 and record["recipe"]["path"] is None
@@ -56,8 +57,9 @@ def _set(record, path: str, value):
 
 
 BAD = [
-    ("schema_version", KeyError, "schema_version is None, this package reads 1"),
-    ("schema_version", 2, "schema_version is 2"),
+    ("schema_version", KeyError, "schema_version is None, this package reads 1 and 2"),
+    ("schema_version", 3, "schema_version is 3"),
+    ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
     ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
     ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),
     ("corpus.fingerprint", KeyError, "corpus.fingerprint: Field required"),
@@ -87,6 +89,14 @@ def test_each_bad_record_gives_one_line(record, path, value, message):
     with pytest.raises(ValueError, match="^run-x is not a valid results record: ") as info:
         results.check(bad, "run-x")
     assert "\n" not in str(info.value)
+
+
+def test_schema_1_records_are_still_read(record):
+    """Schema 2 only added the optional ``model_privacy``: a schema-1 record is valid as it was."""
+    old = copy.deepcopy(record)
+    old["schema_version"] = 1
+    del old["model_privacy"]
+    assert results.validate(old) == []
 
 
 def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):
