@@ -7,6 +7,11 @@ each with its Wilson 95% interval. Each row says whether it can be told apart fr
 with both records' per-question outcomes, by the exact McNemar test on the questions both answered
 (p < 0.05 separates); without them, by whether the two 95% intervals overlap (a cruder rule, and the
 row says so).
+
+Each row also says what kind of thing was made private (:func:`kind_label`): a corpus (DP data, a
+non-private synthetic corpus, or a corpus without a statement) or the evaluator itself (a DP *model*,
+``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method). A DP model's
+epsilon is labelled as such, so that no filter puts it beside DP data of the same epsilon.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ ALPHA = 0.05
 NON_PRIVATE = "∞ (non-private)"
 NO_STATEMENT = "no statement"
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM match"}
+DP_MODEL, DP_DATA, NON_PRIVATE_DATA, OTHER_CORPUS = "DP model", "DP data", "non-private data", "corpus"
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,21 @@ def primary_metric(subs: list[Submission]) -> str:
     return "llm_match" if subs and judged and subs[0].record["release"]["track"] == "news" else "exact_match"
 
 
+def kind_label(record: dict) -> str:
+    """DP model (the evaluator trained with DP-SGD), DP data, non-private data, or a corpus without a
+    privacy statement (e.g. the real one)."""
+    if record.get("model_privacy"):
+        return DP_MODEL
+    privacy = record["corpus"].get("privacy")
+    if privacy is None:
+        return OTHER_CORPUS
+    return DP_DATA if privacy["private"] and privacy.get("epsilon") is not None else NON_PRIVATE_DATA
+
+
 def epsilon_label(record: dict) -> str:
+    model = record.get("model_privacy")
+    if model:
+        return f"{model['epsilon']:g} ({DP_MODEL})"
     privacy = record["corpus"].get("privacy")
     if privacy is None:
         return NO_STATEMENT
@@ -102,6 +122,7 @@ def choices(subs: list[Submission], release: str) -> dict[str, list[str]]:
         return [ALL, *sorted({key(r) for r in mine})]
 
     return {
+        "kind": values(kind_label),
         "epsilon": values(epsilon_label),
         "base_model": values(model_label),
         "tuning": values(lambda r: r["tuning"]),
@@ -142,15 +163,16 @@ def _note(sep: dict | None) -> str:
 
 
 def rank(
-    subs: list[Submission], release: str, *, epsilon: str = ALL, base_model: str = ALL, tuning: str = ALL
-) -> tuple[str, list[dict]]:
+    subs: list[Submission], release: str, *, epsilon: str = ALL, base_model: str = ALL, tuning: str = ALL,
+    kind: str = ALL,
+) -> tuple[str, list[dict]]:  # fmt: skip
     """(primary metric, ranked rows) of ``release`` after the filters; best first."""
     mine = [s for s in subs if s.record["release"]["id"] == release]
     metric = primary_metric(mine)
     kept = [
         s for s in mine
         if epsilon in (ALL, epsilon_label(s.record)) and base_model in (ALL, model_label(s.record))
-        and tuning in (ALL, s.record["tuning"])
+        and tuning in (ALL, s.record["tuning"]) and kind in (ALL, kind_label(s.record))
     ]  # fmt: skip
 
     def key(s: Submission) -> tuple:
@@ -165,7 +187,8 @@ def rank(
         sep = separation(previous.record, sub.record, metric) if previous is not None else None
         rows.append({
             "rank": position, "submission": sub.name, "base_model": model_label(sub.record),
-            "tuning": sub.record["tuning"], "epsilon": epsilon_label(sub.record),
+            "tuning": sub.record["tuning"], "kind": kind_label(sub.record),
+            "epsilon": epsilon_label(sub.record),
             "accuracy": acc["accuracy"], "ci95": acc["ci95"], "questions": acc["count"],
             "singleton": single["accuracy"] if single else None, "separation": sep, "vs_above": _note(sep),
             "record": sub.record,
@@ -187,6 +210,7 @@ def table(rows: list[dict], metric: str):
             "submission": [r["submission"] for r in rows],
             "base model": [r["base_model"] for r in rows],
             "tuning": [r["tuning"] for r in rows],
+            "kind": [r["kind"] for r in rows],
             "ε": [r["epsilon"] for r in rows],
             f"public {SHORT[metric]} %": [pct(r["accuracy"]) for r in rows],
             "95% CI": [f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]" for r in rows],

@@ -22,32 +22,37 @@ Few-shot QA accuracy of the same base model continued-pretrained on each submitt
 for Geminon, LLM match for NEWS), with Wilson 95% intervals over the test questions. *vs. the row above*
 says whether a submission can be told apart from the one ranked above it: an exact McNemar test on the
 questions both answered (p < 0.05) when both records carry per-question outcomes, else whether the two
-intervals overlap. Submit with `continuousbench submit RUN --to <this dataset>`."""
+intervals overlap. *kind* says what was made private: a corpus (DP data) or, for the direct DP fine-tuning
+diagnostic, the evaluator itself (a DP model: an upper bound, not a DP synthesis method). Submit with
+`continuousbench submit RUN --to <this dataset>`."""
+FILTERS = ("kind", "epsilon", "base_model", "tuning")
 
 
 def build(source: str) -> gr.Blocks:
     subs, problems = lb.load_submissions(source)
     releases = lb.releases(subs)
 
-    def ranking(release, epsilon, base_model, tuning):
+    def ranking(release, kind, epsilon, base_model, tuning):
         if release is None:
             return None, None, "No valid submission yet."
-        metric, rows = lb.rank(subs, release, epsilon=epsilon, base_model=base_model, tuning=tuning)
+        metric, rows = lb.rank(
+            subs, release, kind=kind, epsilon=epsilon, base_model=base_model, tuning=tuning
+        )
         plural = "" if len(rows) == 1 else "s"
         note = f"**{release}**: {len(rows)} submission{plural} ranked by `{metric}` on `{lb.PART}`."
         return lb.table(rows, metric), lb.support_figure(rows, metric), note
 
     def pick_release(release):
-        options = lb.choices(subs, release) if release else {"epsilon": [lb.ALL], "base_model": [lb.ALL],
-                                                             "tuning": [lb.ALL]}  # fmt: skip
-        resets = [gr.Dropdown(choices=options[k], value=lb.ALL) for k in ("epsilon", "base_model", "tuning")]
-        return *resets, *ranking(release, lb.ALL, lb.ALL, lb.ALL)
+        options = lb.choices(subs, release) if release else {k: [lb.ALL] for k in FILTERS}
+        resets = [gr.Dropdown(choices=options[k], value=lb.ALL) for k in FILTERS]
+        return *resets, *ranking(release, *[lb.ALL] * len(FILTERS))
 
     with gr.Blocks(title="ContinuousBench leaderboard") as demo:
         gr.Markdown(INTRO)
         with gr.Row():
             release = gr.Dropdown(releases, value=releases[0] if releases else None, label="release",
                                   elem_id="release")  # fmt: skip
+            kind = gr.Dropdown([lb.ALL], value=lb.ALL, label="kind (DP data or DP model)", elem_id="kind")
             epsilon = gr.Dropdown([lb.ALL], value=lb.ALL, label="ε (privacy budget)", elem_id="epsilon")
             base_model = gr.Dropdown([lb.ALL], value=lb.ALL, label="base model", elem_id="base-model")
             tuning = gr.Dropdown([lb.ALL], value=lb.ALL, label="tuning", elem_id="tuning")
@@ -56,11 +61,11 @@ def build(source: str) -> gr.Blocks:
         plot = gr.Plot(label="accuracy by support count", elem_id="support-plot")
         if problems:
             gr.Markdown("Left out (invalid records):\n\n" + "\n".join(f"- `{p}`" for p in problems))
-        filters = [release, epsilon, base_model, tuning]
-        release.input(pick_release, [release], [epsilon, base_model, tuning, table, plot, summary])
+        filters = [release, kind, epsilon, base_model, tuning]
+        release.input(pick_release, [release], [*filters[1:], table, plot, summary])
         for control in filters[1:]:
             control.input(ranking, filters, [table, plot, summary])
-        demo.load(pick_release, [release], [epsilon, base_model, tuning, table, plot, summary])
+        demo.load(pick_release, [release], [*filters[1:], table, plot, summary])
     return demo
 
 

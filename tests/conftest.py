@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -63,6 +64,45 @@ def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
 def run_argv():
     """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
     return tiny_run_argv
+
+
+# evaluate --epsilon on the tiny run: Poisson batches of 8 documents (exact accounting in seconds).
+DP_EVALUATE_ARGS = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8", "--warmup_steps", "0",
+                    "--micro_batch_size", "4")  # fmt: skip
+
+
+@dataclass
+class DPModelRun:
+    path: Path  # the published run folder
+    private_stats: list[float]  # every raw training statistic the DP steps computed (never to be published)
+
+
+@pytest.fixture(scope="session")
+def dp_model_run(tmp_path_factory, tiny_release, tiny_model_dir):
+    """A finished ``evaluate --epsilon 10`` run (secret noise) and the raw training losses it computed."""
+    from continuousbench.dp import dpsgd
+    from continuousbench.harness.run import cli
+
+    seen: list[float] = []
+    real_step = dpsgd.dp_step
+
+    def recording_step(*args, **kwargs):
+        total, count = real_step(*args, **kwargs)
+        seen.extend([total, total / max(count, 1)])
+        return total, count
+
+    out = tmp_path_factory.mktemp("runs-dp") / "dp-direct"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dpsgd, "dp_step", recording_step)
+        cli(tiny_run_argv(tiny_release, tiny_model_dir, out, *DP_EVALUATE_ARGS))
+    assert seen, "the recording wrapper saw no step"
+    return DPModelRun(out, seen)
+
+
+@pytest.fixture(scope="session")
+def dp_evaluate_args():
+    """:data:`DP_EVALUATE_ARGS`, for tests (conftest modules are not importable)."""
+    return list(DP_EVALUATE_ARGS)
 
 
 @pytest.fixture(scope="session")

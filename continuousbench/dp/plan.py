@@ -68,7 +68,10 @@ def choose_expected_batch(
     from scipy.stats import binom
 
     if physical_batch >= n:
-        raise ValueError(f"physical batch {physical_batch} must be smaller than the dataset ({n} records)")
+        raise ValueError(
+            f"--physical_batch_size {physical_batch} must be smaller than the dataset ({n} records); "
+            "lower it, or pass --sampling poisson with a numeric --expected_batch_size"
+        )
     if truncation_analysis == "union_bound":
         budget = delta / 10 / (1 + math.exp(min(target_epsilon, 700.0)))
 
@@ -126,6 +129,11 @@ def make_plan(n: int, config) -> DPPlan:
         raise ValueError(
             f"--expected_batch_size must be a number or auto, got {config.expected_batch_size!r}"
         ) from None
+    if not 0 < batch <= n:
+        raise ValueError(
+            f"--expected_batch_size {config.expected_batch_size} is larger than the dataset ({n} records) "
+            f"or not positive; pass one in (0, {n}]"
+        )
     sampling = SamplingPlan(n, batch, config.sampling, cap if truncated else None, analysis)
     sigma = accounting.calibrate_noise(
         config.epsilon,

@@ -131,7 +131,7 @@ class EvaluatorConfig(DPOptions, SFTConfig):
         if self.max_steps == 0:  # baseline: nothing is trained, so nothing is evaluated or saved in training
             self.eval_strategy, self.save_strategy, self.load_best_model_at_end = "no", "no", False
         super().__post_init__()
-        if self.samples_per_step is not None:
+        if self.samples_per_step is not None and not self.private:  # DP steps: Poisson batches instead
             per_step = self.per_device_train_batch_size * self.world_size
             if self.samples_per_step % per_step:
                 raise ValueError(

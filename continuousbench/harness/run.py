@@ -99,9 +99,8 @@ def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     try:
         inputs = load_inputs(h, m, t, with_judge=main)
         plan = dp_training.make_plan(inputs, t) if t.private and main else None
+        # every process pins the same options (the plan follows from them; checkpoints pin it too)
         options = {**vars(h), **vars(m), **t.to_dict(), "world_size": t.world_size}
-        if plan is not None:
-            options["dp_plan"] = plan.to_dict()
         staged.pin_config(outputs.run_config(options, inputs))
     except Exception:
         if main and not h.resume:

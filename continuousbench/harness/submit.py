@@ -1,6 +1,6 @@
 """``continuousbench submit RUN --to <folder | org/name>``: add a run's record to a results dataset.
 
-The record is the run's ``results.json`` (validated against schema 1 first) plus ``questions``: per
+The record is the run's ``results.json`` (validated against the results schema first) plus ``questions``: per
 part, the question ids, support counts and one ``0``/``1`` per question and matcher from
 ``predictions.parquet``, so that the leaderboard can compare submissions question by question.
 Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs,

@@ -1,5 +1,8 @@
-"""Arguments of the tiny train-generator runs the DP tests share (a module, not conftest: conftest
-names clash across test folders)."""
+"""Arguments of the tiny DP runs the DP tests share, and the walk that finds a private statistic in a
+published folder (a module, not conftest: conftest names clash across test folders)."""
+
+import json
+from pathlib import Path
 
 # A DP run of seconds: 4 steps of expected batch 8 (Poisson: exact accounting in seconds), LoRA rank 4.
 DP_ARGS = [
@@ -12,3 +15,18 @@ NONPRIVATE_ARGS = [
     "--learning_rate", "1e-3", "--seed", "0", "--per_device_train_batch_size", "4", "--samples_per_step", "4",
     "--disable_tqdm", "true",
 ]  # fmt: skip
+
+
+def _renderings(x: float) -> set[str]:
+    return {repr(x), f"{x:.6f}", f"{x:.5f}", f"{x:.8g}", json.dumps(x)}
+
+
+def walk_for_private_statistics(folder: Path, stats: list[float], secrets: list[str]) -> list[str]:
+    """Every (file, rendering) of a raw training statistic or secret found in ``folder``."""
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for needle in {r for x in stats for r in _renderings(x)} | set(secrets):
+            if needle.encode() in data:
+                found.append(f"{path.relative_to(folder)}: {needle}")
+    return found

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from dp_runs import walk_for_private_statistics
 
 pytestmark = pytest.mark.slow
 
@@ -15,21 +16,6 @@ ALLOWED_KEYS = {
     "secure_noise", "max_tokens_per_record", "tokenizer", "lr_sweep_accounted", "versions",
 }  # fmt: skip
 VALIDATION_KEYS = {"private", "note", "loss", "history", "learning_rates", "best_step"}
-
-
-def _renderings(x: float) -> set[str]:
-    return {repr(x), f"{x:.6f}", f"{x:.5f}", f"{x:.8g}", json.dumps(x)}
-
-
-def walk_for_private_statistics(folder: Path, stats: list[float], secrets: list[str]) -> list[str]:
-    """Every (file, rendering) of a raw training statistic or secret found in ``folder``."""
-    found = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        for needle in {r for x in stats for r in _renderings(x)} | set(secrets):
-            if needle.encode() in data:
-                found.append(f"{path.relative_to(folder)}: {needle}")
-    return found
 
 
 def test_generator_and_corpus_folders_hold_no_raw_training_statistic(tmp_path, dp_generator, dp_corpus):

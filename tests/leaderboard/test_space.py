@@ -124,14 +124,17 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
     assert [r[1].rsplit("-", 1)[0] for r in rows] == ["syn", "dp-eps100", "dp-eps10", "real-run"]
     real = rows[3]  # the record submitted from the real harness run, ranked last at 0 of 6
-    assert real[4] == "no statement" and real[5] == "0.0" and real[6] == "[0.0, 39.0]" and real[7] == "6"
-    assert rows[0][5] == "100.0" and rows[1][9].startswith("≈ not separable (McNemar p = 1")
-    assert "no per-question outcomes" in rows[2][9]
+    assert real[4] == "corpus" and real[5] == "no statement" and real[6] == "0.0" and real[7] == "[0.0, 39.0]"
+    assert real[8] == "6" and rows[0][6] == "100.0"
+    assert rows[1][10].startswith("≈ not separable (McNemar p = 1")
+    assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
+        "non-private data", "DP data", "DP data"
+    ]
     browser.save_screenshot(str(tmp_path / "leaderboard.png"))
 
     _choose(browser, "epsilon", "10")
     rows = _wait_rows(browser, lambda r: len(r) == 1)
-    assert rows[0][1].startswith("dp-eps10-") and rows[0][4] == "10"
+    assert rows[0][1].startswith("dp-eps10-") and rows[0][5] == "10"
     browser.save_screenshot(str(tmp_path / "leaderboard-epsilon-10.png"))
     assert (tmp_path / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
 
