@@ -300,19 +300,28 @@ def run(
     report: Callable[[T], None] | None = None,
     resume_hint: str | None = "finished work is kept; rerun the same command with --resume to continue",
 ) -> T:
-    """Run a command's work with the one error path; ``report`` prints its result on success."""
+    """Run a command's work with the one error path; ``report`` prints its result on success.
+
+    A new run that fails before keeping anything worth resuming leaves no work folder behind
+    (:func:`continuousbench.files.abandon_new_runs`), so the next attempt needs no ``--resume``.
+    """
+    from continuousbench.files import abandon_new_runs, forget_new_runs
+
     configure_logging()
     try:
         result = work()
     except KeyboardInterrupt:
+        forget_new_runs()
         print(f"interrupted: {resume_hint or 'nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as err:  # noqa: BLE001 - known errors become one line, bugs keep their traceback
+        abandon_new_runs()
         line = one_line(err)
         if line is None:
             raise
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
+    forget_new_runs()
     if report is not None:
         report(result)
     return result

@@ -18,6 +18,7 @@ from typing import Any
 
 OWNED_FILE = ".continuousbench-{command}.json"  # what a command published last time (names only)
 CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a resume must match
+_NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
 
 
 def _umask() -> int:
@@ -205,6 +206,7 @@ class StagedOutput:
                 )
             if self.work.exists():
                 shutil.rmtree(self.work)
+            _NEW_RUNS.append(self)
         self.work.mkdir(parents=True, exist_ok=True)
 
     @property
@@ -269,9 +271,32 @@ class StagedOutput:
         write_json(self.owned_file, {"command": self.command, "names": names})
         shutil.rmtree(trash)
         shutil.rmtree(self.work)
+        if self in _NEW_RUNS:
+            _NEW_RUNS.remove(self)
         return self.out
 
     def discard(self) -> None:
         """Remove the work folder (e.g. after a failed first run that cannot be resumed)."""
         if self.work.exists():
             _remove(self.work)
+
+    def has_progress(self) -> bool:
+        """Whether the work folder holds anything worth resuming: a file other than the pinned settings."""
+        return any(p.is_file() and p != self.work / CONFIG_FILE for p in self.work.rglob("*"))
+
+
+def abandon_new_runs() -> None:
+    """Remove the work folders of this process's new runs that failed before keeping anything.
+
+    Called on the one error path (:func:`continuousbench.commands.run`): a run that fails on bad input
+    (a dead endpoint, an empty corpus, a plan that cannot be met) leaves nothing to resume, and a work
+    folder left behind would make the next attempt, with the input fixed, ask for ``--resume``.
+    """
+    while _NEW_RUNS:
+        staged = _NEW_RUNS.pop()
+        if staged.work.is_dir() and not staged.has_progress():
+            staged.discard()
+
+
+def forget_new_runs() -> None:
+    _NEW_RUNS.clear()
