@@ -123,6 +123,24 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     return path
 
 
+def check_not_an_input(out: Path, inputs: Iterable[Path | str | None], option: str = "--output_dir") -> None:
+    """Refuse an output folder that is one of the command's inputs or lies inside one (a run written
+    into the release it reads, a stage's output over its input); one line naming ``option``."""
+    target = Path(out).expanduser().resolve()
+    for given in inputs:
+        if not given:
+            continue
+        source = Path(given).expanduser()
+        if not source.exists():  # an id or a Hub name: not a place on this disk
+            continue
+        source = source.resolve()
+        if target == source or (source.is_dir() and target.is_relative_to(source)):
+            where = "is" if target == source else "is inside"
+            raise ValueError(
+                f"{option} {out} {where} {given}, an input of this command; choose a folder of its own"
+            )
+
+
 def check_output_files(
     files: Mapping[str, Path | str | None], *, overwrite: bool = False, keep_out: Iterable[Path | str] = ()
 ) -> dict[str, Path]:
@@ -181,8 +199,10 @@ class StagedOutput:
         overwrite: bool = False,
         resume: bool = False,
         option: str = "--output_dir",
+        inputs: Iterable[Path | str | None] = (),
     ):
         self.out = check_writable_dir(Path(out), option)
+        check_not_an_input(self.out, inputs, option)
         self.command = command
         self.work = self.out / f".{command}-work"
         self.owned_file = self.out / OWNED_FILE.format(command=command)

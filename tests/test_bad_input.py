@@ -59,6 +59,16 @@ CLI = [
          "unknown key(s) colour", id="yaml-unknown-key"),
     case(["build", "geminon", "--config", "no.yaml"], 2, "--config no.yaml does not exist",
          id="yaml-missing"),
+    case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: 1\nseed: 2\n")], 2,
+         "r.yaml sets seed twice; keep one of them", id="yaml-duplicate-key"),
+    case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: 1\n"), "--config", "r.yaml"], 2,
+         "--config is given more than once", id="yaml-config-twice"),
+    case(["build", "geminon", "--out", ""], 2, "--out is empty; give it a value", id="empty-option-value"),
+    case(lambda e: e.evaluate("--output_dir", str(e.fixture("tiny_release") / "run")), 2,
+         "is inside", id="evaluate-output-inside-its-release"),
+    case(lambda e: ["train-generator", "--release", str(e.fixture("tiny_release")), "--corpus", "c.jsonl",
+                    "--model", str(e.fixture("tiny_model_dir")), "--output_dir", "gen"], 2,
+         "both name the training data; pass one", id="generator-release-and-corpus"),
     case(["build", "geminon", "--colour", "red"], 2, "unknown argument(s) ['--colour', 'red']",
          id="unknown-flag"),
     case(["build", "geminon", "--seed", "abc"], 2,
@@ -312,7 +322,7 @@ CLI = [
     case(lambda e: after(e.hub(tags=[RID]), ["publish", "release", e.release(), "--repo", "org/cb"]), 2,
          f"release {RID} is already tagged in dataset repo org/cb", id="publish-already-tagged"),
     # --- metric ---
-    case(["metric", "push"], 2, "repo_id must look like 'owner/name'", id="metric-push-without-repo"),
+    case(["metric", "push"], 2, "is not a Hub repo id owner/name", id="metric-push-without-repo"),
     # --- mauve: refused before any corpus is read or model loaded ---
     case(lambda e: mauve(e, "--output", e.run("out-folder")), 2, "--output out-folder is a folder",
          id="mauve-output-is-a-folder"),
@@ -322,7 +332,7 @@ CLI = [
     case(lambda e: mauve(e, "--n_samples", "1"), 2, "--n_samples 1 is out of range", id="mauve-one-sample"),
     case(lambda e: mauve(e, "--seeds", "0", "-1"), 2, "--seeds -1 is out of range", id="mauve-negative-seed"),
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
-    case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "corpus no.parquet does not exist",
+    case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
 ]  # fmt: skip
 

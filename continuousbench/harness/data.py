@@ -310,19 +310,19 @@ def corpus_fingerprint(data) -> str:
     return digest.hexdigest()
 
 
-def train_and_validation(source: str, text_column: str = "text", *, purpose: str):
+def train_and_validation(source: str, text_column: str = "text", *, purpose: str, option: str = "--corpus"):
     """The ``train`` and ``validation`` splits of ``source``; one line if there is no separate validation
     split (a file or a single ``save_to_disk`` dataset has no splits: :func:`load_corpus` returns the same
     rows for any split name, and selecting on training records would be a silent leak). ``purpose`` says
     what the caller needs the validation split for."""
-    train = load_corpus(source, text_column, split="train")
+    train = load_corpus(source, text_column, split="train", option=option)
     try:
-        validation = load_corpus(source, text_column, split="validation")
+        validation = load_corpus(source, text_column, split="validation", option=option)
     except (ValueError, KeyError) as err:
-        raise ValueError(f"corpus {source} has no usable validation split ({err}); {purpose}") from None
+        raise ValueError(f"{option} {source} has no usable validation split ({err}); {purpose}") from None
     if corpus_fingerprint(validation) == corpus_fingerprint(train):
         raise ValueError(
-            f"corpus {source} has no separate validation split (the same records came back for 'train' and "
-            f"'validation'); {purpose}: pass a release or a folder with train and validation splits"
+            f"{option} {source} has no separate validation split (the same records came back for 'train' "
+            f"and 'validation'); {purpose}: pass a release or a folder with train and validation splits"
         )
     return train, validation

@@ -81,7 +81,8 @@ def _check_arguments(h: HarnessArguments, t: EvaluatorConfig) -> None:
 def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     """Step 1: (staged run folder, inputs). A new run that fails here leaves no work folder behind."""
     main = is_main_process()
-    staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main)
+    inputs = (h.release, h.corpus, h.replay_corpus, m.model)  # never written into
+    staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main, inputs=inputs)
     try:
         inputs = load_inputs(h, m, t, with_judge=main)
         options = {**vars(h), **vars(m), **t.to_dict(), "world_size": t.world_size}

@@ -288,7 +288,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     paths = [str(p) for p in input_files(args.input)]
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")} | {"paths": paths}
     out = StageOutput(args.output, "dedup", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
+                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))
     pipelines = [

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 import pyarrow.parquet as pq
+import pytest
 
 from continuousbench import llm
 from continuousbench.news import facts, qa
@@ -92,12 +93,14 @@ def test_support_counts_are_the_supporting_articles(model_stages, clustered):
 def test_malformed_and_empty_answers_are_counted(clustered, tmp_path):
     replies = iter(["", "no JSON here, sorry", '[{"fact": "x", "anchor": "y", "articles": [1]}', "[]"] * 10)
     llm.OFFLINE["news-broken"] = lambda prompt, **s: next(replies)
-    out = facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)),
-                     ModelArguments(llm="offline:news-broken"))  # fmt: skip
-    found = stats(out)
+    with pytest.raises(ValueError, match="news facts kept no rows of 4") as refused:  # nothing to pass on
+        facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)),
+                   ModelArguments(llm="offline:news-broken"))  # fmt: skip
+    assert "dropped_malformed_output 1" in str(refused.value) and not (tmp_path / "data").exists()
+    found = json.loads((tmp_path / ".news-facts-work" / "stats.json").read_text())  # kept, with the counts
     assert found["dropped_empty_response"] == 1 and found["dropped_malformed_output"] == 1
     assert found["dropped_fact_under_min_reports"] == 1 and found["clusters_without_facts"] == 4
-    assert found["output"] == 0 and len(read_rows(out)) == 0  # an empty, readable stage output
+    assert found["output"] == 0
 
 
 def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp_path, fake_openai_server):
