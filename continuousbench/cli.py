@@ -79,6 +79,7 @@ def dispatch(table: Table, argv: Sequence[str] | None, prog: str) -> Any:
         lines += [f"  {name:<{width}}  {help}" for name, (_, help) in table.items()]
         print("\n".join(lines))
         if not args:
+            print(f"error: no command given; choose one of {', '.join(table)}", file=sys.stderr)
             raise SystemExit(2)
         return None
     if args[0] == "--version":

@@ -23,7 +23,7 @@ from trl import TrlParser
 
 T = TypeVar("T")
 
-OUR_METADATA = {"bounds", "positional"}
+OUR_METADATA = {"bounds", "positional", "distinct", "allow_empty"}
 _INTERVAL = re.compile(r"^\s*([\[(])\s*([^,]+?)\s*,\s*([^\])]+?)\s*([\])])\s*$")
 
 
@@ -49,6 +49,25 @@ def _check_bounds(instance: Any) -> None:
                 raise ValueError(f"--{f.name} {item} is out of range: it must lie in {interval}")
 
 
+def _check_values(instance: Any) -> None:
+    """No option is set to the empty string unless that is its default or it is marked ``allow_empty``
+    (an unset shell variable in ``--out $OUT`` would otherwise silently mean the default folder), no
+    list holds an empty item, and a list marked ``distinct`` holds no value twice (the same path
+    written two ways counts as one)."""
+    for f in dataclasses.fields(instance):
+        value = getattr(instance, f.name)
+        items = value if isinstance(value, list) else [value]
+        if "" in items and f.default != "" and not f.metadata.get("allow_empty"):
+            raise ValueError(f"--{f.name} is empty; give it a value, or leave the option out")
+        if f.metadata.get("distinct") and isinstance(value, list):
+            seen: dict[Any, Any] = {}
+            for item in value:
+                key = os.path.realpath(item) if isinstance(item, str) and os.path.exists(item) else item
+                if key in seen:
+                    raise ValueError(f"--{f.name} names {item} twice; give each value once")
+                seen[key] = item
+
+
 def _expand_home(instance: Any) -> None:
     """``~`` and ``~/...`` in any string option become the home folder, as the shell would do.
 
@@ -66,6 +85,25 @@ def _expand_home(instance: Any) -> None:
         new = [expand(v) for v in value] if isinstance(value, list) else expand(value)
         if new != value:  # set only what changes (some configs are frozen or derive fields from others)
             setattr(instance, f.name, new)
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_key_loader():
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (YAML keeps the last silently)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            keys = [self.construct_object(k, deep=deep) for k, _ in node.value]
+            twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+            if twice is not None:
+                raise _DuplicateKey(twice)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 class CommandParser(TrlParser):
@@ -90,7 +128,7 @@ class CommandParser(TrlParser):
 
     def error(self, message: str):
         """argparse's own errors (a bad int, a missing required option) as one line, not the usage text."""
-        raise ValueError(f"{message}; see `{self.prog} --help`")
+        raise ValueError(f"{message.rstrip('.')}; see `{self.prog} --help`")
 
     def _actions_by_dest(self) -> dict[str, Any]:
         return {a.dest: a for a in self._actions if a.dest != "help"}
@@ -107,7 +145,9 @@ class CommandParser(TrlParser):
         except (IsADirectoryError, UnicodeDecodeError) as err:
             raise ValueError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
         try:
-            config = yaml.safe_load(text)
+            config = yaml.load(text, Loader=_unique_key_loader())
+        except _DuplicateKey as err:
+            raise ValueError(f"--config {path} sets {err} twice; keep one of them") from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -184,6 +224,8 @@ class CommandParser(TrlParser):
             args.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
         self.config_path = None
         args = self._positional(args)
+        if args.count("--config") > 1:
+            raise ValueError("--config is given more than once; pass one recipe (other options override it)")
         if "--config" in args:
             i = args.index("--config")
             if i + 1 >= len(args):
@@ -203,6 +245,7 @@ class CommandParser(TrlParser):
                 raise ValueError(f"unknown argument(s) {unused}; see `--help`") from None
             raise
         for group in groups:
+            _check_values(group)
             _expand_home(group)
             _check_bounds(group)
         return groups
@@ -250,6 +293,8 @@ def one_line(err: BaseException) -> str | None:
         return f"{err.filename} is a file where a folder was expected; pass a folder path"
     if isinstance(err, FileNotFoundError) and err.filename and err.strerror:
         return f"{err.filename} does not exist; check the path"
+    if isinstance(err, FileExistsError) and err.filename and err.strerror:  # a file where a folder goes
+        return f"{err.filename} already exists and is not a folder; move it away or choose another path"
     if isinstance(err, OSError) and type(err) is OSError and err.args:  # transformers' "can't load" errors
         return _flatten(str(err))
     if isinstance(err, ImportError):  # a missing optional extra is the environment's fault, not a bug
@@ -300,19 +345,28 @@ def run(
     report: Callable[[T], None] | None = None,
     resume_hint: str | None = "finished work is kept; rerun the same command with --resume to continue",
 ) -> T:
-    """Run a command's work with the one error path; ``report`` prints its result on success."""
+    """Run a command's work with the one error path; ``report`` prints its result on success.
+
+    A new run that fails before keeping anything worth resuming leaves no work folder behind
+    (:func:`continuousbench.files.abandon_new_runs`), so the next attempt needs no ``--resume``.
+    """
+    from continuousbench.files import abandon_new_runs, forget_new_runs
+
     configure_logging()
     try:
         result = work()
     except KeyboardInterrupt:
+        forget_new_runs()
         print(f"interrupted: {resume_hint or 'nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as err:  # noqa: BLE001 - known errors become one line, bugs keep their traceback
+        abandon_new_runs()
         line = one_line(err)
         if line is None:
             raise
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
+    forget_new_runs()
     if report is not None:
         report(result)
     return result

@@ -18,6 +18,7 @@ from typing import Any
 
 OWNED_FILE = ".continuousbench-{command}.json"  # what a command published last time (names only)
 CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a resume must match
+_NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
 
 
 def _umask() -> int:
@@ -122,6 +123,24 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     return path
 
 
+def check_not_an_input(out: Path, inputs: Iterable[Path | str | None], option: str = "--output_dir") -> None:
+    """Refuse an output folder that is one of the command's inputs or lies inside one (a run written
+    into the release it reads, a stage's output over its input); one line naming ``option``."""
+    target = Path(out).expanduser().resolve()
+    for given in inputs:
+        if not given:
+            continue
+        source = Path(given).expanduser()
+        if not source.exists():  # an id or a Hub name: not a place on this disk
+            continue
+        source = source.resolve()
+        if target == source or (source.is_dir() and target.is_relative_to(source)):
+            where = "is" if target == source else "is inside"
+            raise ValueError(
+                f"{option} {out} {where} {given}, an input of this command; choose a folder of its own"
+            )
+
+
 def check_output_files(
     files: Mapping[str, Path | str | None], *, overwrite: bool = False, keep_out: Iterable[Path | str] = ()
 ) -> dict[str, Path]:
@@ -180,8 +199,10 @@ class StagedOutput:
         overwrite: bool = False,
         resume: bool = False,
         option: str = "--output_dir",
+        inputs: Iterable[Path | str | None] = (),
     ):
         self.out = check_writable_dir(Path(out), option)
+        check_not_an_input(self.out, inputs, option)
         self.command = command
         self.work = self.out / f".{command}-work"
         self.owned_file = self.out / OWNED_FILE.format(command=command)
@@ -205,6 +226,7 @@ class StagedOutput:
                 )
             if self.work.exists():
                 shutil.rmtree(self.work)
+            _NEW_RUNS.append(self)
         self.work.mkdir(parents=True, exist_ok=True)
 
     @property
@@ -269,9 +291,32 @@ class StagedOutput:
         write_json(self.owned_file, {"command": self.command, "names": names})
         shutil.rmtree(trash)
         shutil.rmtree(self.work)
+        if self in _NEW_RUNS:
+            _NEW_RUNS.remove(self)
         return self.out
 
     def discard(self) -> None:
         """Remove the work folder (e.g. after a failed first run that cannot be resumed)."""
         if self.work.exists():
             _remove(self.work)
+
+    def has_progress(self) -> bool:
+        """Whether the work folder holds anything worth resuming: a file other than the pinned settings."""
+        return any(p.is_file() and p != self.work / CONFIG_FILE for p in self.work.rglob("*"))
+
+
+def abandon_new_runs() -> None:
+    """Remove the work folders of this process's new runs that failed before keeping anything.
+
+    Called on the one error path (:func:`continuousbench.commands.run`): a run that fails on bad input
+    (a dead endpoint, an empty corpus, a plan that cannot be met) leaves nothing to resume, and a work
+    folder left behind would make the next attempt, with the input fixed, ask for ``--resume``.
+    """
+    while _NEW_RUNS:
+        staged = _NEW_RUNS.pop()
+        if staged.work.is_dir() and not staged.has_progress():
+            staged.discard()
+
+
+def forget_new_runs() -> None:
+    _NEW_RUNS.clear()

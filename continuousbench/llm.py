@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -58,15 +59,22 @@ class ResponseCache:
     """
 
     def __init__(self, folder: Path | str):
+        self.path = Path(folder).expanduser() / "llm-cache.sqlite3"
+        self._db = None  # opened at the first answer: a run that never got one leaves no cache file
+        self._lock = threading.Lock()
+
+    def _open(self, create: bool):
         import sqlite3
 
-        folder = Path(folder).expanduser()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / "llm-cache.sqlite3"
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
-        self._db.commit()
+        with self._lock:
+            if self._db is None and (create or self.path.is_file()):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
+                db.commit()
+                self._db = db
+        return self._db
 
     @staticmethod
     def key(**parts: Any) -> str:
@@ -75,18 +83,22 @@ class ResponseCache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
+        db = self._open(create=False)
+        if db is None:
+            return found
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):  # SQLite's variable limit
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, text FROM answers WHERE key IN ({marks})", chunk)
+            rows = db.execute(f"SELECT key, text FROM answers WHERE key IN ({marks})", chunk)
             found.update(rows.fetchall())
         return found
 
     def put_many(self, items: Sequence[tuple[str, str]]) -> None:
         if items:
-            self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?)", items)
-            self._db.commit()
+            db = self._open(create=True)
+            db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?)", items)
+            db.commit()
 
 
 _RETRIABLE = {408, 409, 425, 429, 500, 502, 503, 504}

@@ -65,8 +65,9 @@ def push_metric(repo_id: str, private: bool = False, token: str | None = None) -
     """Create (or reuse) a Gradio Space ``repo_id`` and upload the metric files; returns the Space URL."""
     from huggingface_hub import HfApi
 
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ValueError(f"repo_id must look like 'owner/name', got {repo_id!r}")
+    from continuousbench.release.push import check_repo_id
+
+    check_repo_id(repo_id, "--repo_id")
     api = HfApi(token=token)
     url = api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
     api.upload_folder(

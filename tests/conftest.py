@@ -16,6 +16,13 @@ import torch
 
 torch.set_num_threads(1)
 
+# transformers and datasets give their loggers a handler bound to sys.stderr when first used; bound
+# inside a test that captures output, it would write into that test's closed stream ever after.
+from datasets.utils import logging as _datasets_logging  # noqa: E402
+from transformers.utils import logging as _transformers_logging  # noqa: E402
+
+_datasets_logging.get_verbosity(), _transformers_logging.get_verbosity()
+
 
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory):
@@ -67,8 +74,8 @@ def run_argv():
 
 
 # evaluate --epsilon on the tiny run: Poisson batches of 8 documents (exact accounting in seconds).
-DP_EVALUATE_ARGS = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8", "--warmup_steps", "0",
-                    "--micro_batch_size", "4")  # fmt: skip
+DP_EVALUATE_ARGS = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
+                    "--warmup_steps", "0", "--micro_batch_size", "4")  # fmt: skip
 
 
 @dataclass
@@ -103,6 +110,59 @@ def dp_model_run(tmp_path_factory, tiny_release, tiny_model_dir):
 def dp_evaluate_args():
     """:data:`DP_EVALUATE_ARGS`, for tests (conftest modules are not importable)."""
     return list(DP_EVALUATE_ARGS)
+
+
+def _interrupt_training(evaluation: int, monkeypatch) -> None:
+    """Ctrl-C during training: validation pass number ``evaluation`` of the next run raises
+    KeyboardInterrupt (the checkpoints of the passes before it are saved)."""
+    from continuousbench.harness import run
+
+    real, calls = run.selection_eval, []
+
+    def selection_eval(*args, **kwargs):
+        eval_fn = real(*args, **kwargs)
+
+        def interrupted(model):
+            calls.append(1)
+            if len(calls) == evaluation:
+                raise KeyboardInterrupt
+            return eval_fn(model)
+
+        return interrupted
+
+    monkeypatch.setattr(run, "selection_eval", selection_eval)
+
+
+@pytest.fixture(scope="session")
+def interrupt_training():
+    """:func:`_interrupt_training` ``(evaluation, monkeypatch)``."""
+    return _interrupt_training
+
+
+@pytest.fixture(scope="session")
+def killed_run_corpus(tmp_path_factory, tiny_release):
+    """The tiny release's corpus as a parquet file (so that a test can change it in place)."""
+    from datasets import load_dataset
+
+    path = tmp_path_factory.mktemp("corpus") / "corpus.parquet"
+    load_dataset(str(tiny_release), "corpus", split="train").select_columns(["text"]).to_parquet(str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def killed_run(tmp_path_factory, tiny_release, tiny_model_dir, killed_run_corpus):
+    """(folder, argv) of a 3-step run on ``killed_run_corpus`` stopped by Ctrl-C at its second evaluation
+    (checkpoint-1 kept)."""
+    from continuousbench.harness import run
+
+    out = tmp_path_factory.mktemp("killed") / "run"
+    argv = tiny_run_argv(tiny_release, tiny_model_dir, out, "--corpus", str(killed_run_corpus), steps=3)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _interrupt_training(2, monkeypatch)
+        with pytest.raises(SystemExit) as stopped:
+            run.cli(argv)
+    assert stopped.value.code == 130
+    return out, argv
 
 
 @pytest.fixture(scope="session")

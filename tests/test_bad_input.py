@@ -1,141 +1,49 @@
 """Hostile inputs, one line each: what a new user might type, and the one line they must get back.
 
-``CLI`` runs ``continuousbench <argv>`` through the real dispatcher; ``API`` calls the Python API. A case
-is an argv (or a function of :class:`Env` that sets things up and returns one), the exit code, and a
-fragment of the message. Every CLI case is also checked for the rules every command keeps: a failure is
-exactly one line ``error: ...`` on stderr, never a traceback, and no file that existed before the command
-is changed or removed (``may_change`` lists the ones a successful case is asked to replace).
-Add a new hostile input as one more line in a table.
+THE place for a new hostile input: add one line to ``CLI`` (a command line) or ``API`` (a Python call).
+``CLI`` runs ``continuousbench <argv>`` through the real dispatcher. A case is an argv, or a function of
+:class:`hostile.Env` that sets things up first and returns one (``e.file``, ``e.release``, ``e.model``,
+``e.evaluate``...: see tests/hostile.py), the exit status, and a fragment of the message. Every case is
+also held to the rules every command keeps:
+
+* a failure (status 2) is exactly one line ``error: ...``, the last on stderr, naming an option, a
+  value or a file of its command line; Ctrl-C (130) ends with one ``interrupted: ...`` line;
+* never a traceback;
+* no file that existed before the command is changed or removed (``may_change`` lists the ones a
+  successful case is asked to replace), and a failed new run leaves no work folder behind that would
+  make the next attempt ask for ``--resume`` (``keeps_work`` marks a case that legitimately keeps one).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import shutil
-import socket
-from collections.abc import Callable
-from dataclasses import dataclass
+import re
 from pathlib import Path
 
 import pytest
+from hostile import RID, Env, after, dead_endpoint
 
 from continuousbench.commands import one_line
 
-RID = "geminon-tiny-2026q1"
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+ROOT_ONLY = pytest.mark.skipif(IS_ROOT, reason="root writes into read-only folders")
+SLOW = pytest.mark.slow
 
 
-@dataclass
-class Env:
-    """A scratch working directory (the cwd); ``$CONTINUOUSBENCH_HOME`` is ``home/``, ``$HOME`` ``user/``."""
-
-    tmp: Path
-    request: pytest.FixtureRequest
-
-    def release(self) -> Path:
-        """A copy of the session's tiny release under ``home/``."""
-        target = self.tmp / "home" / RID
-        if not target.exists():
-            shutil.copytree(self.request.getfixturevalue("tiny_release"), target)
-        return target
-
-    def file(self, name: str, content: str | bytes = "hello\n") -> Path:
-        """A file written under the cwd; returned relative, as a user would type it."""
-        path = self.tmp / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
-        return Path(name)
-
-    def manifest(self, edit: Callable[[dict], None] | None = None, raw: bytes | None = None) -> Path:
-        """The release with its ``release.json`` edited in place (as JSON, or replaced by ``raw`` bytes)."""
-        path = self.release() / "release.json"
-        if raw is not None:
-            path.write_bytes(raw)
-        else:
-            manifest = json.loads(path.read_text())
-            edit(manifest)
-            path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        return self.release()
-
-    def tamper(self, name: str = "data/qa_public/test-00000-of-00001.parquet", garbage: bytes = b"") -> Path:
-        """The release with one byte of a file flipped (or the whole file replaced by ``garbage``)."""
-        data = bytearray((self.release() / name).read_bytes())
-        data[len(data) // 2] ^= 0xFF
-        (self.release() / name).write_bytes(garbage or bytes(data))
-        return self.release()
-
-    def run(self, name: str = "run", results: object = None) -> Path:
-        """A finished evaluate run folder (just its results.json, in the layout `report` reads)."""
-        metrics = {"metrics": {"exact_match": {"accuracy": 0.5}, "contains": {"accuracy": 0.75}}}
-        results = results if results is not None else {
-            "release": {"id": RID}, "base_model": "models/tiny", "tuning": "lora", "steps": 2,
-            "corpus": {"fingerprint": "0123456789abcdef"},
-            "metrics": {"qa_public": metrics, "qa_singleton": metrics},
-        }  # fmt: skip
-        self.file(f"{name}/results.json", json.dumps(results))
-        return Path(name)
-
-    def read_only(self, name: str = "ro") -> Path:
-        path = self.tmp / name
-        path.mkdir()
-        path.chmod(0o555)
-        return path
-
-    def stale_work(self) -> list[str]:
-        """Interrupted builds of the release with other settings, each with a finished world stage (the
-        first under the name builds used before work folders were keyed by their settings)."""
-        for name, seed in (("seed0", 0), ("0123456789ab", 8)):
-            self.file(f"home/.work/{RID}-{name}/settings.json", json.dumps({"seed": seed, "rounds": 7}))
-            self.file(f"home/.work/{RID}-{name}/world.json", "[]")
-        return ["build", "geminon"]
-
-    def tampered_copy(self) -> Path:
-        """A copy of the release with every qa_public/test answer changed, loaded once by ``load_dataset``."""
-        from datasets import Dataset, load_dataset
-
-        copy = self.tmp / "copy" / RID
-        shutil.copytree(self.release(), copy)
-        path = copy / "data/qa_public/test-00000-of-00001.parquet"
-        rows = Dataset.from_parquet(str(path), cache_dir=str(self.tmp / "scratch")).to_dict()
-        Dataset.from_dict({**rows, "answer": ["TAMPERED"] * len(rows["answer"])}).to_parquet(str(path))
-        assert set(load_dataset(str(copy), "qa_public", split="test")["answer"]) == {"TAMPERED"}
-        return copy
-
-    def in_user_home(self) -> str:
-        """The release copied to ``~/cb/<id>``; returns ``"~/cb"``."""
-        shutil.copytree(self.release(), self.tmp / "user" / "cb" / RID)
-        return "~/cb"
-
-    def model(self) -> Path:
-        """A folder standing in for an embedding model (mauve refuses bad input before loading it)."""
-        (self.tmp / "encoder").mkdir(exist_ok=True)
-        return self.tmp / "encoder"
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def after(*steps: object) -> object:
-    """The last argument, once the setup calls before it have run (arguments are evaluated in order)."""
-    return steps[-1]
-
-
-def case(argv, code: int, message: str, *, id: str, may_change: tuple[str, ...] = (), marks=()):
-    return pytest.param(argv, code, message, may_change, id=id, marks=marks)
+def case(argv, code: int, message: str, *, id: str, may_change=(), keeps_work=False, marks=()):
+    return pytest.param(argv, code, message, may_change, keeps_work, id=id, marks=marks)
 
 
 def mauve(e: Env, *extra: str) -> list[str]:
     e.file("cand.jsonl", '{"text": "a"}\n')
-    return ["mauve", "--candidate", "cand.jsonl", "--reference", str(e.release()), "--model", str(e.model()),
-            *extra]  # fmt: skip
+    return ["mauve", "--candidate", "cand.jsonl", "--reference", str(e.release()),
+            "--model", str(e.fixture("tiny_model_dir")), *extra]  # fmt: skip
 
 
-ROOT_ONLY = pytest.mark.skipif(IS_ROOT, reason="root writes into read-only folders")
+def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
+    return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
+
 
 CLI = [
     # --- the parser: YAML, flags, ranges (every command shares it) ---
@@ -151,6 +59,16 @@ CLI = [
          "unknown key(s) colour", id="yaml-unknown-key"),
     case(["build", "geminon", "--config", "no.yaml"], 2, "--config no.yaml does not exist",
          id="yaml-missing"),
+    case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: 1\nseed: 2\n")], 2,
+         "r.yaml sets seed twice; keep one of them", id="yaml-duplicate-key"),
+    case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: 1\n"), "--config", "r.yaml"], 2,
+         "--config is given more than once", id="yaml-config-twice"),
+    case(["build", "geminon", "--out", ""], 2, "--out is empty; give it a value", id="empty-option-value"),
+    case(lambda e: e.evaluate("--output_dir", str(e.fixture("tiny_release") / "run")), 2,
+         "is inside", id="evaluate-output-inside-its-release"),
+    case(lambda e: ["train-generator", "--release", str(e.fixture("tiny_release")), "--corpus", "c.jsonl",
+                    "--model", str(e.fixture("tiny_model_dir")), "--output_dir", "gen"], 2,
+         "both name the training data; pass one", id="generator-release-and-corpus"),
     case(["build", "geminon", "--colour", "red"], 2, "unknown argument(s) ['--colour', 'red']",
          id="unknown-flag"),
     case(["build", "geminon", "--seed", "abc"], 2,
@@ -166,6 +84,8 @@ CLI = [
     case(["--help"], 0, "MAUVE of a corpus against a release corpus (needs the [mauve] extra)",
          id="help-names-the-extra"),
     case(["frobnicate"], 2, "unknown command 'frobnicate'", id="unknown-command"),
+    case(["publish", "model", "x"], 2, "unknown command 'model' for continuousbench publish",
+         id="publish-unknown-target"),
     # --- paths: files, read-only, system folders, ~ ---
     case(lambda e: ["build", "geminon", "--out", e.file("afile")], 2, "--out afile is a file, not a folder",
          id="build-out-is-a-file"),
@@ -192,8 +112,8 @@ CLI = [
     case(lambda e: e.stale_work(), 0, f"home/{RID}", id="build-past-stale-work-of-other-settings"),
     case(["build", "geminon", "--realizer", "nonsense"], 2, "cannot make a text generator from 'nonsense'",
          id="build-bad-realizer"),
-    case(lambda e: ["build", "geminon", "--namer", f"endpoint:http://127.0.0.1:{closed_port()}/v1#m"], 2,
-         "does not answer", id="build-dead-endpoint-before-work"),
+    case(lambda e: ["build", "geminon", "--namer", dead_endpoint()], 2, "does not answer",
+         id="build-dead-endpoint-before-work"),
     # --- verify ---
     case(lambda e: ["verify", e.manifest(lambda m: m.update(seed=9))], 2, "release.json was edited",
          id="verify-edited-seed"),
@@ -210,8 +130,148 @@ CLI = [
     case(["verify", "./nope"], 2, "release folder ./nope does not exist", id="verify-missing-folder"),
     case(["verify", "/proc"], 2, "/proc is not a release folder: it has no release.json", id="verify-proc"),
     case(["verify", "geminon-tiny-2026q9"], 2, "bad release id", id="verify-bad-quarter"),
+    case(["verify", "geminon-medium-2026q2"], 2,
+         "continuousbench build geminon --size medium --quarter 2026q2",
+         id="verify-unknown-release"),
     case(["verify", RID, RID], 2, "unknown argument(s)", id="verify-two-releases"),
     case(["verify"], 2, "no release given", id="verify-nothing"),
+    # --- evaluate: ranges, checked where they are parsed ---
+    case(lambda e: e.evaluate("--qa_test_limit", "-5"), 2, "--qa_test_limit -5 is out of range",
+         id="evaluate-qa-test-limit-negative"),
+    case(lambda e: e.evaluate("--qa_eval_limit", "0"), 2, "--qa_eval_limit 0 is out of range",
+         id="evaluate-qa-eval-limit-0"),
+    case(lambda e: e.evaluate("--replay_fraction", "1"), 2, "--replay_fraction 1.0 is out of range",
+         id="evaluate-replay-fraction-1"),
+    case(lambda e: e.evaluate("--steps", "-1"), 2, "--max_steps -1 is out of range",
+         id="evaluate-steps-negative"),
+    case(lambda e: e.evaluate("--learning_rate", "0"), 2, "--learning_rate 0.0 is out of range",
+         id="evaluate-learning-rate-0"),
+    case(lambda e: e.evaluate("--lora_r", "0"), 2, "--lora_r 0 is out of range", id="evaluate-lora-rank-0"),
+    case(lambda e: e.evaluate("--max_new_tokens", "0"), 2, "--max_new_tokens 0 is out of range",
+         id="evaluate-max-new-tokens-0"),
+    case(lambda e: e.evaluate("--adam_beta2", "1"), 2, "--adam_beta2 1.0 is out of range",
+         id="evaluate-beta2-1"),
+    case(lambda e: e.evaluate("--max_document_blocks", "0"), 2, "--max_document_blocks 0 is out of range",
+         id="evaluate-document-blocks-0"),
+    # --- evaluate: the run folder ---
+    case(lambda e: e.evaluate(drop=("--output_dir",)), 2, "--output_dir is missing",
+         id="evaluate-no-output-dir"),
+    case(lambda e: after(e.file("run", "not a folder"), e.evaluate()), 2, "is a file, not a folder",
+         id="evaluate-output-dir-is-a-file"),
+    case(lambda e: after(e.file("run/results.json", "{}"), e.evaluate()), 2,
+         "was not written by `continuousbench evaluate`", id="evaluate-foreign-results-json"),
+    case(lambda e: e.evaluate("--resume"), 2, "nothing to resume", id="evaluate-resume-nothing"),
+    # --- evaluate: the corpus ---
+    case(lambda e: e.evaluate("--corpus", e.parquet("c.parquet", {"text": []})), 2, "is empty",
+         id="evaluate-corpus-empty"),
+    case(lambda e: e.evaluate("--corpus", e.parquet("c.parquet", {"body": ["a", "b"]})), 2,
+         "pass --text_column", id="evaluate-corpus-without-text-column"),
+    case(lambda e: e.evaluate("--corpus", e.file("c.txt", b"Alpha.\n\nBeta \xff.\n")), 2,
+         "c.txt is not UTF-8 text: line 3", id="evaluate-corpus-txt-not-utf8"),
+    case(lambda e: e.evaluate("--corpus", e.file("c.jsonl", b'{"text": "a"}\n{"text": "\xe9"}\n')), 2,
+         "line 2", id="evaluate-corpus-jsonl-not-utf8"),
+    case(lambda e: e.evaluate("--corpus", "nobody/no-such-corpus"), 2, "the Hub is off",
+         id="evaluate-corpus-unknown-hub-id-offline"),
+    case(lambda e: e.evaluate("--replay_corpus", "missing.parquet"), 2, "--replay_corpus missing.parquet",
+         id="evaluate-replay-corpus-missing"),
+    # --- evaluate: the model ---
+    case(lambda e: e.evaluate(model=e.model("no-tokenizer")), 2, "has no tokenizer",
+         id="evaluate-model-without-tokenizer"),
+    case(lambda e: e.evaluate(model=e.model("half-weights")), 2, "model.safetensors is damaged",
+         id="evaluate-model-weights-damaged"),
+    case(lambda e: e.evaluate("--tuning", "full", model=e.model("encoder")), 2,
+         "is not a causal language model checkpoint", id="evaluate-model-is-an-encoder"),
+    case(lambda e: e.evaluate(model=e.model("seq2seq")), 2, "is a t5 model, not a causal language model",
+         id="evaluate-model-is-seq2seq"),
+    case(lambda e: e.evaluate(model=e.model("short-context")), 2, "reads at most 128",
+         id="evaluate-prompt-longer-than-the-context"),
+    # --- evaluate: the judge, found before training ---
+    case(lambda e: e.evaluate("--judge", dead_endpoint()), 2, "does not answer", id="evaluate-judge-down"),
+    case(lambda e: e.evaluate("--judge", "offline:nobody"), 2, "cannot make a text generator",
+         id="evaluate-judge-unknown-backend"),
+    case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: 'Perhaps.')}#judge"), 2,
+         "instead of 0 or 1", id="evaluate-judge-answers-nonsense"),
+    # --- evaluate --overwrite whose new attempt fails: the finished run is kept as it was ---
+    case(lambda e: after(e.finished_run(), e.evaluate("--overwrite", model=e.model("half-weights"))), 2,
+         "model.safetensors is damaged", id="evaluate-overwrite-damaged-model"),
+    case(lambda e: after(e.finished_run(),
+                         e.evaluate("--overwrite", "--corpus", e.parquet("c.parquet", {"text": []}))),
+         2, "is empty", id="evaluate-overwrite-empty-corpus"),
+    case(lambda e: after(e.finished_run(), e.evaluate("--overwrite", "--judge", dead_endpoint())), 2,
+         "does not answer", id="evaluate-overwrite-judge-down"),
+    case(lambda e: after(e.finished_run(), e.interrupt_training(2), e.evaluate("--overwrite", steps=3)), 130,
+         "interrupted: a previous run in --output_dir is untouched", id="evaluate-overwrite-ctrl-c",
+         keeps_work=True, marks=SLOW),
+    # --- evaluate --resume with a changed run: refused, the checkpoints kept ---
+    case(lambda e: e.killed_run("--learning_rate", "2e-3"), 2, "learning_rate: 0.001 -> 0.002",
+         id="resume-changed-learning-rate", keeps_work=True),
+    case(lambda e: e.killed_run("--lora_r", "4"), 2, "lora_r: 8 -> 4", id="resume-changed-lora-rank",
+         keeps_work=True),
+    case(lambda e: e.killed_run("--steps", "5"), 2, "max_steps: 3 -> 5", id="resume-changed-steps",
+         keeps_work=True),
+    case(lambda e: e.killed_run("--max_document_blocks", "8"), 2, "max_document_blocks: 64 -> 8",
+         id="resume-changed-document-cut", keeps_work=True),
+    case(lambda e: e.killed_run("--qa_eval_limit", "3"), 2, "qa_eval_limit: 4 -> 3",
+         id="resume-changed-validation-sample", keeps_work=True),
+    case(lambda e: e.killed_run("--corpus", "other.parquet"), 2, "corpus:", id="resume-another-corpus",
+         keeps_work=True),
+    case(lambda e: e.killed_run("--model", "model-copy"), 2, "model:", id="resume-another-model-folder",
+         keeps_work=True),
+    case(lambda e: e.killed_run("--release", "release-copy"), 2, "release:",
+         id="resume-another-release-folder",
+         keeps_work=True),
+    case(lambda e: after(e.interrupted(e.evaluate("--corpus", e.corpus_file("c.parquet"), steps=3)),
+                         e.corpus_file("c.parquet", reverse=True),
+                         e.evaluate("--corpus", "c.parquet", "--resume", steps=3)), 2,
+         "corpus_fingerprint", id="resume-corpus-regenerated-in-place", keeps_work=True),
+    # --- train-generator ---
+    case(["train-generator", "--corpus", "c"], 2, "--output_dir is required",
+         id="train-generator-no-output-dir"),
+    case(lambda e: e.train_generator("--delta", "1"), 2, "--delta 1.0 is out of range", id="tg-delta-1"),
+    case(lambda e: e.train_generator("--delta", "0"), 2, "--delta 0.0 is out of range", id="tg-delta-0"),
+    case(lambda e: e.train_generator("--epsilon", "0"), 2, "--epsilon 0.0", id="tg-epsilon-0"),
+    case(lambda e: e.train_generator("--epsilon", "-1"), 2, "--epsilon -1.0", id="tg-epsilon-negative"),
+    case(lambda e: e.train_generator("--clip_norm", "0"), 2, "--clip_norm", id="tg-clip-norm-0"),
+    case(lambda e: e.train_generator("--micro_batch_size", "0"), 2, "--micro_batch_size",
+         id="tg-micro-batch-0"),
+    case(lambda e: e.train_generator("--physical_batch_size", "0"), 2, "--physical_batch_size",
+         id="tg-physical-batch-0"),
+    case(lambda e: e.train_generator("--max_steps", "0"), 2, "--max_steps", id="tg-steps-0"),
+    case(lambda e: e.train_generator("--learning_rate=-1e-4"), 2, "--learning_rate", id="tg-negative-lr"),
+    case(lambda e: e.train_generator("--eval_limit", "0"), 2, "--eval_limit", id="tg-eval-limit-0"),
+    case(lambda e: e.train_generator("--lr_sweep", "1e-4,x"), 2, "--lr_sweep", id="tg-lr-sweep-not-a-number"),
+    case(lambda e: e.train_generator("--lr_sweep", "0,1e-4"), 2, "--lr_sweep", id="tg-lr-sweep-zero"),
+    case(lambda e: e.train_generator("--insecure_noise_seed", "-1"), 2, "--insecure_noise_seed",
+         id="tg-noise-seed-negative"),
+    case(lambda e: e.train_generator("--seed", "-1"), 2, "--seed", id="tg-seed-negative"),
+    case(lambda e: e.train_generator("--model", "no-model"), 2, "cannot load model", id="tg-model-missing"),
+    # --- synthesize ---
+    case(lambda e: e.synthesize("--top_p", "2"), 2, "--top_p 2.0 is out of range", id="synthesize-top-p-2"),
+    case(lambda e: e.synthesize("--temperature", "-1"), 2, "--temperature -1.0 is out of range",
+         id="synthesize-temperature-negative"),
+    case(lambda e: e.synthesize("--num_samples", "0"), 2, "--num_samples 0 is out of range",
+         id="synthesize-no-samples"),
+    case(lambda e: e.synthesize("--backend", dead_endpoint("completions")), 2, "does not answer",
+         id="synthesize-dead-endpoint"),
+    # --- pe ---
+    case(lambda e: e.pe("--epsilon", "0"), 2, "--epsilon 0.0 is out of range", id="pe-epsilon-0"),
+    case(lambda e: e.pe("--epsilon", "-1"), 2, "--epsilon -1.0 is out of range", id="pe-epsilon-negative"),
+    case(lambda e: e.pe("--temperatures", "0"), 2, "--temperatures [0.0] must be positive",
+         id="pe-temperature-0"),
+    case(lambda e: e.pe("--iterations", "0"), 2, "--iterations 0 is out of range", id="pe-no-iterations"),
+    case(lambda e: e.pe(corpus=e.parquet("empty/data/train-00000-of-00001.parquet", {"text": ["  "]}).parent
+                        .parent), 2, "every 'text' value is empty", id="pe-corpus-blank"),
+    case(lambda e: e.pe(corpus=e.parquet("train-only.parquet", {"text": ["a b c", "d e f"]})), 2,
+         "validation split", id="pe-corpus-without-validation"),
+    case(lambda e: e.pe(api=e.offline_api("pe-silent", lambda prompt, **_: "")), 2, "only empty texts",
+         id="pe-api-says-nothing", keeps_work=True),  # the private embeddings, computed first, are kept
+    case(lambda e: [*e.pe(), "--embedding_model", "nowhere"], 2, "--embedding_model",
+         id="pe-no-embedding-model"),
+    case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),
+    # --- news ---
+    case(lambda e: news_facts(e, dead_endpoint()), 2, "does not answer", id="news-facts-endpoint-down"),
+    case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#m"), 2, "a malformed response",
+         id="news-facts-endpoint-garbage"),
     # --- report ---
     case(lambda e: ["report", e.run(), "--json", "run/results.json", "--overwrite"], 2,
          "--json run/results.json is inside", id="report-json-over-the-runs-results"),
@@ -233,8 +293,36 @@ CLI = [
     case(lambda e: ["report", e.file("run/results.json", "")], 2, "is not valid JSON",
          id="report-results-empty"),
     case(["report", "no-such-run"], 2, "has no results.json", id="report-missing-run"),
+    # --- compare: unlike runs are refused ---
+    case(["compare", "only-one"], 2, "compare takes two run folders, got 1", id="compare-one-run"),
+    case(["compare", "a", "b", "--resamples", "0"], 2, "out of range", id="compare-no-resamples"),
+    case(lambda e: ["compare", e.finished_run("a", light=True),
+                    e.edited_run("b", lambda r: r["release"].update(id="geminon-tiny-2026q2"))], 2,
+         "b on geminon-tiny-2026q2 (", id="compare-other-release"),
+    case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", split="validation")], 2,
+         "b on ['validation']: compare runs scored on the same split", id="compare-other-split"),
+    case(lambda e: ["compare", e.finished_run("a", light=True), e.finished_run("b", light=True),
+                    "--matcher", "llm_match"], 2, "was not scored with llm_match",
+                    id="compare-missing-matcher"),
+    case(lambda e: ["compare", e.finished_run("a", light=True),
+                    after(e.finished_run("b", light=True), (e.tmp / "b/predictions.parquet").unlink(),
+                    "b")], 2,
+         "has no predictions.parquet", id="compare-no-predictions"),
+    case(lambda e: ["compare", e.finished_run("a", light=True), "b"], 2, "has no results.json",
+         id="compare-no-results"),
+    # --- submit and publish ---
+    case(lambda e: ["submit", e.edited_run("run", lambda r: r["metrics"]["qa_public"]["metrics"]
+                                           ["exact_match"].update(ci95=[0.5, 0.9])), "--to", "to"], 2,
+         "is not a valid results record: metrics.qa_public.metrics.exact_match", id="submit-invalid-record"),
+    case(lambda e: ["submit", e.finished_run(light=True), "--to", "my-org/cb-results"], 2,
+         "submitting to dataset repo my-org/cb-results failed (Cannot reach", id="submit-hub-offline"),
+    case(lambda e: ["publish", "release", e.release(), "--repo", "org/cb"], 2,
+         "publishing to dataset repo org/cb failed (", id="publish-hub-offline"),
+    case(lambda e: ["publish", "release", "nowhere", "--repo", "org/cb"], 2, "nowhere", id="publish-missing"),
+    case(lambda e: after(e.hub(tags=[RID]), ["publish", "release", e.release(), "--repo", "org/cb"]), 2,
+         f"release {RID} is already tagged in dataset repo org/cb", id="publish-already-tagged"),
     # --- metric ---
-    case(["metric", "push"], 2, "repo_id must look like 'owner/name'", id="metric-push-without-repo"),
+    case(["metric", "push"], 2, "is not a Hub repo id owner/name", id="metric-push-without-repo"),
     # --- mauve: refused before any corpus is read or model loaded ---
     case(lambda e: mauve(e, "--output", e.run("out-folder")), 2, "--output out-folder is a folder",
          id="mauve-output-is-a-folder"),
@@ -244,7 +332,7 @@ CLI = [
     case(lambda e: mauve(e, "--n_samples", "1"), 2, "--n_samples 1 is out of range", id="mauve-one-sample"),
     case(lambda e: mauve(e, "--seeds", "0", "-1"), 2, "--seeds -1 is out of range", id="mauve-negative-seed"),
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
-    case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "corpus no.parquet does not exist",
+    case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
 ]  # fmt: skip
 
@@ -257,6 +345,26 @@ def _snapshot(folder: Path) -> dict[str, str]:
     }
 
 
+def _work_folders(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob(".*-work") if p.is_dir()}
+
+
+def _named(line: str, argv: list[str]) -> bool:
+    """Whether the error line names an option, a value or a file of the command line (command names
+    aside); trivially true when there is none to name."""
+    from continuousbench.cli import COMMANDS
+
+    table, words = COMMANDS, list(argv)
+    while words and isinstance(table, dict) and words[0] in table:  # the command and its group
+        target = table[words.pop(0)][0]
+        table = target if isinstance(target, dict) else None
+    tokens = [t for a in words for t in a.split("=", 1) if t]
+    tokens += [Path(t).name for t in tokens if "/" in t]
+    tokens += [t.split(":", 1)[1].split("#")[0] for t in tokens if "://" in t]  # endpoint:<url>#<model>
+    missing = re.search(r"--\w+ is (missing|required)", line)  # names an option that is not there
+    return not tokens or bool(missing) or any(t.lstrip("-") in line for t in tokens)
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch, request):
     import datasets
@@ -266,26 +374,33 @@ def env(tmp_path, monkeypatch, request):
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.delenv("CONTINUOUSBENCH_HUB_REPO", raising=False)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    yield Env(tmp_path, request)
+    yield Env(tmp_path, request, monkeypatch)
     for path in tmp_path.rglob("*"):  # let pytest clean up read-only folders
         if path.is_dir() and not path.is_symlink():
             path.chmod(0o755)
 
 
-@pytest.mark.parametrize("argv, code, message, may_change", CLI)
-def test_cli(argv, code, message, may_change, env, invoke):
-    argv = argv(env) if callable(argv) else argv
-    before = _snapshot(env.tmp)
-    result = invoke([str(a) for a in argv])
-    assert result.exit_code == code, result.output
-    assert message in result.output, result.output
-    assert "Traceback" not in result.output
-    if code:  # progress lines may come first; the error is one line, the last
+@pytest.mark.parametrize("argv, code, message, may_change, keeps_work", CLI)
+def test_cli(argv, code, message, may_change, keeps_work, env, invoke):
+    argv = [str(a) for a in (argv(env) if callable(argv) else argv)]
+    before, work_before = _snapshot(env.tmp), _work_folders(env.tmp)
+    result = invoke(argv)
+    assert result.exit_code == code, result.output[-3000:]
+    assert message in result.output, result.output[-3000:]
+    assert "Traceback" not in result.output, result.output[-3000:]
+    last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+    if code == 2:  # progress lines may come first; the error is one line, the last
         errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-        assert len(errors) == 1 and result.stderr.strip().splitlines()[-1] == errors[0], result.stderr
-    after = _snapshot(env.tmp)
-    lost = {name for name, digest in before.items() if after.get(name) != digest} - set(may_change)
+        assert len(errors) == 1 and last == errors[0], result.stderr[-3000:]
+        assert _named(errors[0], argv), f"names nothing of the command line: {errors[0]}"
+    if code == 130:
+        assert last.startswith("interrupted: "), result.stderr[-3000:]
+    after_ = _snapshot(env.tmp)
+    lost = {name for name, digest in before.items() if after_.get(name) != digest} - set(may_change)
     assert not lost, f"changed or removed: {sorted(lost)}"
+    if code and not keeps_work:
+        left = _work_folders(env.tmp) - work_before
+        assert not left, f"a failed new run left {sorted(left)}: the next attempt would need --resume"
 
 
 # --- the Python API ---------------------------------------------------------------------------------
@@ -310,13 +425,26 @@ def _load(*args, **kw):
     return load_release(*args, **kw)
 
 
+def _mauve(e: Env, candidate, reference, **kw):
+    from continuousbench.diagnostics.mauve import mauve_score
+
+    return mauve_score(candidate, reference, model_path=e.fixture("tiny_model_dir"), **kw)
+
+
 def metric(e: Env, **options):
     """The qa_match module loaded from this repository (once per test module unless given options)."""
     if options:
         import evaluate
 
         return evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "qa_match"), **options)
-    return e.request.getfixturevalue("qa_metric")
+    return e.fixture("qa_metric")
+
+
+def _write_release(e: Env, **kw):
+    from continuousbench.release import CONFIGS, load_release, write_release
+
+    parts = {c: dict(load_release(e.release(), c)) for c in CONFIGS}
+    return write_release(RID, parts, **{"root": "out", "seed": 0, "generator": {}, **kw})
 
 
 API = [
@@ -354,14 +482,23 @@ API = [
     pytest.param(lambda e: _load(Path("/proc")), "no release.json", id="load-proc"),
     pytest.param(lambda e: _load(e.tamper("data/entities/train-00000-of-00001.parquet", b"x"), "entities",
                                  verify=False), "is not a readable parquet file", id="load-unverified-junk"),
-    pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
-                     RID, _parts(e.release()), root="/proc/self/cb", seed=0, generator={}),
-                 "root /proc/self/cb cannot be written", id="write-into-proc"),
-    pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
-                     RID, _parts(e.release()), root="out", seed="7", generator={}),
-                 "seed must be a non-negative integer", id="write-seed-str"),
+    pytest.param(lambda e: _write_release(e, root="/proc/self/cb"), "root /proc/self/cb cannot be written",
+                 id="write-into-proc"),
+    pytest.param(lambda e: _write_release(e, seed="7"), "seed must be a non-negative integer",
+                 id="write-seed-str"),
     pytest.param(lambda e: _load(e.tamper("data/corpus/train-00000-of-00001.parquet"), "qa_public"),
                  "checksum mismatch", id="load-other-part-tampered"),
+    pytest.param(lambda e: _mauve(e, ["one"], ["a b", "c d", "e f"], n_samples=2),
+                 "at least 2 texts per side",
+                 id="mauve-one-text"),
+    pytest.param(lambda e: _mauve(e, ["a b", "c d"], ["a b", "c d"], n_samples=1), "n_samples",
+                 id="mauve-one-sample"),
+    pytest.param(lambda e: __import__("continuousbench.diagnostics.mauve").diagnostics.mauve.embed_texts(
+                     ["x"], e.tmp / "missing"), "embedding model folder", id="mauve-embed-missing-model"),
+    pytest.param(lambda e: __import__("continuousbench.diagnostics.one_run").diagnostics.one_run.p_value(
+                     10, 5, 6, 1.0, 0.0), "0 <= v <= r <= m", id="audit-p-value-counts"),
+    pytest.param(lambda e: __import__("continuousbench.diagnostics.one_run").diagnostics.one_run.audit(
+                     [1.0], [True], delta=1e-5), "at least 2 canaries", id="audit-one-canary"),
 ]  # fmt: skip
 
 
@@ -374,12 +511,6 @@ def test_api(call, message, env):
     assert message in line and "\n" not in line, line
 
 
-def _parts(release) -> dict:
-    from continuousbench.release import CONFIGS, load_release
-
-    return {c: dict(load_release(release, c)) for c in CONFIGS}
-
-
 # Inputs the library must accept, and what it must return for them.
 RETURNS = [
     pytest.param(lambda e: after(e.tampered_copy(), _load(RID, "qa_public", split="test")),
@@ -388,8 +519,7 @@ RETURNS = [
                  lambda rows, e: rows.num_rows > 0, id="load-tilde-folder"),
     pytest.param(lambda e: _load(RID, "entities", split="train", root=e.in_user_home()),
                  lambda rows, e: rows.num_rows > 0, id="load-tilde-root"),
-    pytest.param(lambda e: __import__("continuousbench.release").release.write_release(
-                     RID, _parts(e.release()), root="~/copy", seed=0, generator={}),
+    pytest.param(lambda e: _write_release(e, root="~/copy"),
                  lambda path, e: path == e.tmp / "user" / "copy" / RID, id="write-tilde-root"),
     pytest.param(lambda e: _load(e.release(), "qa_public", split="test[:2]+validation[-1:]"),
                  lambda rows, e: rows.num_rows == 3, id="load-slices"),

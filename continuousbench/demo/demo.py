@@ -235,12 +235,13 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
 
     out = check_writable_dir(Path(out), "--out")
     settings_file = out / "settings.json"
+    if out.is_dir() and any(out.iterdir()) and not settings_file.is_file():  # not ours: never write into it
+        raise ValueError(
+            f"--out {out} is not a demo folder (it has files but no settings.json); the demo writes its "
+            "own results.json, runs/ and more there (and --overwrite removes the whole folder): pass a "
+            "demo's folder or a new one"
+        )
     if overwrite and out.exists():
-        if any(out.iterdir()) and not settings_file.is_file():  # `--out . --overwrite` must not wipe a folder
-            raise ValueError(
-                f"--out {out} is not a demo folder (it has files but no settings.json); --overwrite removes "
-                "the whole folder, so pass a demo's folder or a new one"
-            )
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists

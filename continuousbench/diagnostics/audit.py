@@ -163,7 +163,9 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
 
     procs = processes.current()
     staged = processes.on_main(
-        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume), procs
+        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
+                             inputs=[args.corpus, args.release, model_args.model]),
+        procs,
     )
     _, train, val = processes.main_first(lambda: load_data(args), procs)
     canaries = processes.on_main(lambda: _prepare(staged.work, audit_args, model_args, train, val), procs)

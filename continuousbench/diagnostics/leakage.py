@@ -81,6 +81,9 @@ def summary(facts: list[Fact], texts: list[str]) -> dict[str, Any]:
     }
 
 
+RESULT_KEYS = {"--corpus": "corpus", "--reference": "reference", "--release": "real_train"}
+
+
 @dataclass
 class LeakageArguments:
     release: str = field(metadata={"help": "Release id or folder (its qa_singleton facts and real corpus)."})
@@ -104,20 +107,23 @@ def make_parser():
 
 
 def main(args: LeakageArguments) -> dict[str, Any]:
-    from continuousbench.files import write_json
+    from continuousbench.files import check_output_files, write_json
     from continuousbench.harness.data import load_corpus
 
-    if args.output and Path(args.output).exists() and not args.overwrite:
-        raise FileExistsError(f"--output {args.output} exists: pass --overwrite to replace it")
+    inputs = [p for p in (args.release, args.corpus, args.reference) if p and Path(p).expanduser().exists()]
+    output = check_output_files(  # before any work; never over a file silently, never into an input
+        {"--output": args.output}, overwrite=args.overwrite, keep_out=inputs
+    ).get("--output")
     facts = singleton_facts(args.release)
     result: dict[str, Any] = {"release": args.release, "facts": len(facts)}
-    sources = {"corpus": args.corpus, "reference": args.reference, "real_train": args.release}
-    for key, source in sources.items():
+    sources = {"--corpus": args.corpus, "--reference": args.reference, "--release": args.release}
+    for option, source in sources.items():
         if source is not None:
-            column = "text" if key == "real_train" else args.text_column
-            result[key] = {"source": source, **summary(facts, list(load_corpus(source, column)["text"]))}
-    if args.output:
-        write_json(args.output, result)
+            column = "text" if option == "--release" else args.text_column
+            texts = list(load_corpus(source, column, option=option)["text"])
+            result[RESULT_KEYS[option]] = {"source": source, **summary(facts, texts)}
+    if output is not None:
+        write_json(output, result)
     return result
 
 

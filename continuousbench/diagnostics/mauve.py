@@ -26,11 +26,13 @@ from continuousbench.commands import bounds
 @lru_cache(maxsize=2)  # candidate and reference are embedded by the same model: load it once
 def _load_encoder(model_path: str):
     import torch
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel
+
+    from continuousbench.harness.modeling import load_tokenizer
 
     if not Path(model_path).is_dir():
         raise FileNotFoundError(f"embedding model folder {model_path} does not exist: pass --model <folder>")
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    tokenizer = load_tokenizer(model_path, option="embedding model")
     if tokenizer.pad_token is None:  # causal LMs ship without one; padded positions are masked anyway
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     model = AutoModel.from_pretrained(model_path, dtype=torch.float32)  # a causal LM loads as its base model
@@ -213,8 +215,8 @@ def main(args: MauveArguments) -> dict:
         raise FileNotFoundError(
             f"--model {args.model} is not a folder: pass a local encoder or causal LM folder"
         )
-    candidate = load_corpus(args.candidate, text_column=args.text_column)["text"]
-    reference = load_corpus(args.reference, split="train")["text"]
+    candidate = load_corpus(args.candidate, text_column=args.text_column, option="--candidate")["text"]
+    reference = load_corpus(args.reference, split="train", option="--reference")["text"]
     common = {"model_path": args.model, "n_samples": args.n_samples, "seeds": args.seeds}
     common |= {"batch_size": args.batch_size, "max_length": args.max_length}
     results = {"version": __version__, "candidate": args.candidate, "reference": args.reference}

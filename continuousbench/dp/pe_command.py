@@ -87,6 +87,10 @@ class PEArguments:
         return {k: v for k, v in asdict(self).items() if k not in ("output_dir", "resume", "overwrite")}
 
     def __post_init__(self) -> None:
+        if self.release and self.corpus:
+            raise ValueError(
+                f"--release {self.release} and --corpus {self.corpus} both name the private records; pass one"
+            )
         if not self.temperatures or any(not (0 < t < math.inf) for t in self.temperatures):
             raise ValueError(f"--temperatures {self.temperatures} must be positive numbers, e.g. 0.8 1.0 1.2")
         if len(set(self.temperatures)) != len(self.temperatures):
@@ -110,7 +114,8 @@ def _load(args: PEArguments):
     if not source:
         raise ValueError("no private records: pass --release <id or folder> or --corpus <source>")
     purpose = "PE measures FID and picks the temperature on it"
-    private, validation = train_and_validation(source, args.text_column, purpose=purpose)
+    option = "--corpus" if args.corpus else "--release"
+    private, validation = train_and_validation(source, args.text_column, purpose=purpose, option=option)
     if len(validation) < 2:
         raise ValueError(f"corpus {source} has {len(validation)} validation record(s); FID needs at least 2")
     return source, private["text"], validation["text"]
@@ -149,7 +154,8 @@ def main(args: PEArguments) -> Path:
     guarantee = account_evolution(
         args.epsilon, delta, iterations=args.iterations, private_runs=private_runs, dataset_size=len(private)
     )
-    staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume)
+    staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume,
+                          inputs=[args.corpus, args.release, args.embedding_model])  # fmt: skip
     staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": private})})
     generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache")
     try:

@@ -73,12 +73,14 @@ def make_parser():
 
 def load_generator(folder: str, *, with_model: bool = True):
     """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    from continuousbench.harness.modeling import load_tokenizer
 
     path = Path(folder)
     if not path.is_dir():
-        raise FileNotFoundError(f"generator {folder} does not exist: pass a folder from train-generator")
-    tokenizer = AutoTokenizer.from_pretrained(folder)
+        raise FileNotFoundError(f"--generator {folder} does not exist: pass a folder from train-generator")
+    tokenizer = load_tokenizer(folder, option="--generator")
     if not with_model:
         return None, tokenizer
     if (path / "adapter_config.json").is_file():
@@ -180,10 +182,13 @@ def _merge_shards(work: Path, processes: int) -> list[str]:
 
 
 def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
+    from continuousbench.files import check_writable_dir
     from continuousbench.llm import GenerationError, make_generator
 
     _, tokenizer = load_generator(args.generator, with_model=False)
-    cache = Path(args.cache_dir) if args.cache_dir else staged.work / "cache"
+    cache = staged.work / "cache"
+    if args.cache_dir:  # shared between runs: checked before any request
+        cache = check_writable_dir(Path(args.cache_dir), "--cache_dir")
     generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache)
     try:
         generator.check()
@@ -207,9 +212,11 @@ def _staged(args: SynthesisArguments, state):
     message, staged = None, None
     if state.is_main_process:
         try:
-            staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume)
+            staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
+                                  inputs=[args.generator])  # fmt: skip
             config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
-            staged.pin_config(config | {"processes": state.num_processes})
+            # requests in flight change no sample: a resume may send more at once
+            staged.pin_config(config | {"processes": state.num_processes}, ignore=("max_in_flight",))
         except (ValueError, FileExistsError, FileNotFoundError) as err:
             if state.num_processes == 1:
                 raise

@@ -64,6 +64,12 @@ class GeneratorArguments:
         default=False, metadata={"help": "Replace this command's earlier output (once the new one is done)."}
     )
 
+    def __post_init__(self) -> None:
+        if self.release and self.corpus:
+            raise ValueError(
+                f"--release {self.release} and --corpus {self.corpus} both name the training data; pass one"
+            )
+
 
 @dataclass
 class GeneratorConfig(EvaluatorConfig):
@@ -105,18 +111,15 @@ def make_parser():
 
 def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
     """(source, training records, validation records) of the corpus or release."""
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.harness.data import train_and_validation
 
     source = args.corpus or args.release
     if not source:
         raise ValueError("no training data: pass --release <id or folder> or --corpus <source>")
-    train = load_corpus(source, args.text_column, split="train")
-    try:
-        val = load_corpus(source, args.text_column, split="validation")
-    except (ValueError, KeyError) as err:
-        raise ValueError(
-            f"corpus {source} has no usable validation split for checkpoint selection ({err})"
-        ) from None
+    purpose = "checkpoints are selected on it, outside the DP guarantee, so it must not hold training records"
+    train, val = train_and_validation(
+        source, args.text_column, purpose=purpose, option="--corpus" if args.corpus else "--release"
+    )
     return source, list(train["text"]), list(val["text"])
 
 
@@ -215,7 +218,9 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     procs = processes.current()
     lrs = _learning_rates(args, config)
     staged = processes.on_main(
-        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume), procs
+        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
+                             inputs=[args.corpus, args.release, model_args.model]),
+        procs,
     )
     source, train, val = processes.main_first(lambda: load_data(args), procs)
     processes.on_main(

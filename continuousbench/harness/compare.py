@@ -169,7 +169,8 @@ def main(args: CompareArguments) -> dict:
     """Compare and print (a table, or JSON with ``--json``); return the comparison."""
     if len(args.runs) != 2:
         raise ValueError(
-            f"compare takes two run folders, got {len(args.runs)}: continuousbench compare RUN_A RUN_B"
+            f"compare takes two run folders, got {len(args.runs)} ({' '.join(args.runs) or 'none'}): "
+            "continuousbench compare RUN_A RUN_B"
         )
     result = compare_runs(*args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed)
     if args.json:

@@ -59,15 +59,37 @@ def check_utf8(path: Path, option: str = "--corpus") -> None:
     raise ValueError(f"{option} file {path} ends in the middle of a UTF-8 character; convert it to UTF-8")
 
 
-def _check_text_files(path: Path, option: str) -> None:
+def _check_files(path: Path, option: str) -> None:
+    """The data files datasets would read: text ones are UTF-8, parquet ones readable and not empty.
+
+    datasets meets these deep inside a builder (a traceback about batch sizes or generation errors);
+    here they are one line naming the file.
+    """
     if path.is_file():
         files = [path]
     else:  # the data files datasets would read: hidden folders (caches) are skipped, as datasets does
         hidden = lambda p: any(x.startswith(".") for x in p.relative_to(path).parts)  # noqa: E731
         files = [p for p in sorted(path.rglob("*")) if not hidden(p)]
     for file in files:
-        if file.is_file() and file.suffix.lower() in TEXT_SUFFIXES:
+        if not file.is_file():
+            continue
+        if file.suffix.lower() in TEXT_SUFFIXES:
             check_utf8(file, option)
+        elif file.suffix.lower() == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            try:
+                rows = pq.read_metadata(file).num_rows
+            except (pa.ArrowException, OSError) as err:
+                raise ValueError(
+                    f"{option} file {file} is not a readable parquet file ({str(err).splitlines()[0]}); "
+                    "it may be cut short: regenerate or replace it"
+                ) from None
+            if rows == 0 and file == path:
+                raise ValueError(f"{option} {path} is empty (no rows); pass a corpus with documents")
+            if rows == 0:
+                raise ValueError(f"{option} file {file} holds no rows; remove it or regenerate it")
 
 
 def _is_release(source: str) -> bool:
@@ -107,26 +129,44 @@ def _load_raw(source: str, split: str, option: str):
     if path.is_dir():
         # datasets 5 keys a folder's cache on its name and card, not on its files: two synthetic corpora
         # in folders of the same name (`synthetic/syn` of two runs) would share one stale cache entry.
-        _check_text_files(path, option)
-        return load_dataset(
+        _check_files(path, option)
+        return _read(source, option, lambda: load_dataset(
             str(path), split=split, download_mode="force_redownload", verification_mode="no_checks"
-        )
+        ))  # fmt: skip
     if path.is_file():
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise ValueError(
                 f"{option} file {source} has an unknown extension: use {', '.join(FILE_BUILDERS)} or a folder"
             )
-        _check_text_files(path, option)
+        _check_files(path, option)
         if builder == "text":  # paragraphs keep their trailing newline; the document does not include it
             data = load_dataset("text", data_files=str(path), split="train", sample_by="paragraph")
             return data.map(lambda t: {"text": t.strip("\n")}, input_columns="text")
-        return load_dataset(builder, data_files=str(path), split="train")
+        return _read(source, option, lambda: load_dataset(builder, data_files=str(path), split="train"))
     if path.suffix.lower() in FILE_BUILDERS or source.startswith((".", "/", "~")):
         raise FileNotFoundError(
             f"{option} {source} does not exist: pass an existing file, folder or release id"
         )
     return _load_hub(source, split, option)
+
+
+def _read(source: str, option: str, load):
+    """``load()`` of local data files; a damaged, cut or empty file is one line naming it, not the
+    traceback of the datasets builder that met it."""
+    import pyarrow as pa
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return load()
+    except StopIteration:  # the json builder reads a first batch to learn the columns
+        raise ValueError(f"{option} {source} holds no records; pass a corpus with documents") from None
+    except (DatasetGenerationError, pa.ArrowException) as err:
+        cause = err.__cause__ if isinstance(err, DatasetGenerationError) and err.__cause__ else err
+        detail = " ".join(str(cause).split())[:200]
+        raise ValueError(
+            f"{option} {source} cannot be read ({detail}); is it complete? regenerate or replace it"
+        ) from None
 
 
 def _load_hub(source: str, split: str, option: str):
@@ -270,19 +310,19 @@ def corpus_fingerprint(data) -> str:
     return digest.hexdigest()
 
 
-def train_and_validation(source: str, text_column: str = "text", *, purpose: str):
+def train_and_validation(source: str, text_column: str = "text", *, purpose: str, option: str = "--corpus"):
     """The ``train`` and ``validation`` splits of ``source``; one line if there is no separate validation
     split (a file or a single ``save_to_disk`` dataset has no splits: :func:`load_corpus` returns the same
     rows for any split name, and selecting on training records would be a silent leak). ``purpose`` says
     what the caller needs the validation split for."""
-    train = load_corpus(source, text_column, split="train")
+    train = load_corpus(source, text_column, split="train", option=option)
     try:
-        validation = load_corpus(source, text_column, split="validation")
+        validation = load_corpus(source, text_column, split="validation", option=option)
     except (ValueError, KeyError) as err:
-        raise ValueError(f"corpus {source} has no usable validation split ({err}); {purpose}") from None
+        raise ValueError(f"{option} {source} has no usable validation split ({err}); {purpose}") from None
     if corpus_fingerprint(validation) == corpus_fingerprint(train):
         raise ValueError(
-            f"corpus {source} has no separate validation split (the same records came back for 'train' and "
-            f"'validation'); {purpose}: pass a release or a folder with train and validation splits"
+            f"{option} {source} has no separate validation split (the same records came back for 'train' "
+            f"and 'validation'); {purpose}: pass a release or a folder with train and validation splits"
         )
     return train, validation

@@ -76,26 +76,26 @@ def _damaged_file(folder: Path) -> Path | None:
     return None
 
 
-def load_tokenizer(model: str):
-    """The tokenizer saved with the model; one line naming ``--model`` when there is none."""
+def load_tokenizer(model: str, option: str = "--model"):
+    """The tokenizer saved with the model; one line naming ``option`` when there is none."""
     from transformers import AutoTokenizer
 
     folder = Path(model).expanduser()
     if folder.is_dir() and not any((folder / name).is_file() for name in TOKENIZER_FILES):
         raise FileNotFoundError(
-            f"--model {model} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); save the base "
+            f"{option} {model} has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); save the base "
             f"model's tokenizer there with tokenizer.save_pretrained({str(folder)!r})"
         )
     try:
         return AutoTokenizer.from_pretrained(model)
     except OSError as err:  # missing folder, unknown id, offline without a cache: all OSErrors
         raise FileNotFoundError(
-            f"cannot load model {model!r}: pass a local model folder or a Hub id available offline "
-            f"({' '.join(str(err).split())[:200]})"
+            f"cannot load model {model!r} ({option}): pass a local model folder or a Hub id available "
+            f"offline ({' '.join(str(err).split())[:200]})"
         ) from None
     except (ValueError, TypeError, KeyError) as err:
         raise ValueError(
-            f"the tokenizer files of --model {model} cannot be loaded ({type(err).__name__}: "
+            f"the tokenizer files of {option} {model} cannot be loaded ({type(err).__name__}: "
             f"{' '.join(str(err).split())[:160]}); save the base model's tokenizer there again"
         ) from None
 

@@ -16,6 +16,7 @@ work folder, and a resume that changes anything but the output-only options belo
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from continuousbench.files import StagedOutput, atomic_write, write_json
@@ -41,12 +42,14 @@ OUTPUT_ONLY = frozenset(
 OUTPUT_ONLY_PREFIXES = ("logging_", "log_", "hub_", "trackio_")
 
 
-def open_run(output_dir: str | Path, *, overwrite: bool, resume: bool, main: bool = True) -> StagedOutput:
-    """The staged run folder. The main process checks and prepares it; the others (``main=False``, called
-    after it) only join the work folder it prepared."""
+def open_run(
+    output_dir: str | Path, *, overwrite: bool, resume: bool, main: bool = True, inputs: Sequence = ()
+) -> StagedOutput:
+    """The staged run folder (never one of ``inputs`` or inside one). The main process checks and prepares
+    it; the others (``main=False``, called after it) only join the work folder it prepared."""
     if not main:
         return StagedOutput(output_dir, COMMAND, resume=True)
-    staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume)
+    staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume, inputs=inputs)
     owned = set(staged.owned())
     theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
               if p.exists() and p.name not in owned]  # fmt: skip

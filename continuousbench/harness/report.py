@@ -239,11 +239,14 @@ def main(args: ReportArguments) -> dict:
     for path, folder in zip(paths, run_dirs, strict=True):
         name = folder.name if folder.name not in records else str(path)  # same name in two places
         records[name] = load_run(path)
-    try:
-        rows, groups = comparison_rows(records), seed_groups(records)
-    except (KeyError, TypeError) as err:
-        what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
-        raise ValueError(f"a results.json {what}; is it from `continuousbench evaluate`?") from None
+        try:  # each record on its own first, so that a malformed one is named
+            comparison_rows({name: records[name]}), seed_groups({name: records[name]})
+        except (KeyError, TypeError) as err:
+            what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
+            raise ValueError(
+                f"{folder / 'results.json'} {what}; is it from `continuousbench evaluate`?"
+            ) from None
+    rows, groups = comparison_rows(records), seed_groups(records)
     print_table(rows, groups)
     if "--plot" in outputs:
         plot_comparison(rows, outputs["--plot"])

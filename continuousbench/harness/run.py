@@ -95,7 +95,8 @@ def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     """Step 1: (staged run folder, inputs, DP plan or None). The main process calibrates the DP plan here,
     so a bad DP setting fails before training. A new run that fails here leaves no work folder behind."""
     main = is_main_process()
-    staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main)
+    inputs = (h.release, h.corpus, h.replay_corpus, m.model)  # never written into
+    staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main, inputs=inputs)
     try:
         inputs = load_inputs(h, m, t, with_judge=main)
         plan = dp_training.make_plan(inputs, t) if t.private and main else None

@@ -143,15 +143,13 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     from continuousbench.news.models import check
     from continuousbench.news.shards import STATS, finished, input_files, read_rows
     from continuousbench.release.layout import default_root
+    from continuousbench.release.write import check_replaceable
 
     rid = release_id(args.size, args.quarter)
     if bool(args.warc) == bool(args.articles):
         raise ValueError("pass exactly one of --warc <files> or --articles <files>")
     root = Path(args.out).expanduser() if args.out else default_root()
-    if (root / str(rid)).exists() and not args.overwrite:
-        raise FileExistsError(
-            f"release {rid} already exists at {root / str(rid)}; pass --overwrite to replace it"
-        )
+    check_replaceable(rid, root / str(rid), args.overwrite)
     check(model, judge=True)
     if args.reader:
         check(ModelArguments(llm=args.reader))

@@ -42,7 +42,9 @@ class ClusterArguments:
     encoder: str = field(
         default=DEFAULT_ENCODER, metadata={"help": "st:<sentence-transformers model folder or id>, or tfidf."}
     )
-    prompt: str = field(default=CLUSTERING_PROMPT, metadata={"help": "Prompt prefix of the st encoder."})
+    prompt: str = field(
+        default=CLUSTERING_PROMPT, metadata={"help": "Prompt prefix of the st encoder.", "allow_empty": True}
+    )
     text_chars: int = field(default=500, metadata=bounds("[1, inf)", "Characters of text after the title."))
     window_days: int = field(default=7, metadata=bounds("[1, inf)", "Days per window (odd: centred)."))
     stride_days: int = field(default=1, metadata=bounds("[1, inf)", "Days between window centres."))
@@ -57,6 +59,18 @@ class ClusterArguments:
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of Leiden and of the SVD."))
     overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
     resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
+
+    def __post_init__(self) -> None:
+        if self.stride_days > self.window_days:
+            raise ValueError(
+                f"--stride_days {self.stride_days} is longer than --window_days {self.window_days}: the days "
+                "between windows would never be clustered; keep stride_days <= window_days"
+            )
+        if self.k_graph > self.k_search:
+            raise ValueError(
+                f"--k_graph {self.k_graph} exceeds --k_search {self.k_search}: edges are kept among the "
+                "searched neighbours; raise --k_search or lower --k_graph"
+            )
 
 
 # -- the algorithm --------------------------------------------------------------------------------------
@@ -249,7 +263,8 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
     paths = input_files(args.input)
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "input", "output")}
     out = StageOutput(args.output, "cluster", config | {"paths": [str(p) for p in paths]},
-                      overwrite=args.overwrite, resume=args.resume if resume is None else resume)  # fmt: skip
+                      overwrite=args.overwrite, resume=args.resume if resume is None else resume,
+                      inputs=[args.input])  # fmt: skip
     table = read_rows(paths, ["id", "title", "text", "date", "crawl_date"]).sort_by("id")
     ids = table.column("id").to_pylist()
     if len(set(ids)) != len(ids):

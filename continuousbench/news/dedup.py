@@ -219,10 +219,10 @@ class FindDuplicates(PipelineStep):
             else:
                 kept.add(i)
         rows = sorted(dropped.items(), key=lambda item: ids[item[0]])
-        table = pa.table({
-            "id": [ids[i] for i, _ in rows],
-            "duplicate_of": [ids[j] for _, (j, _, _) in rows],
-            "reason": [r for _, (_, r, _) in rows],
+        table = pa.table({  # typed columns: with no duplicates, untyped empty lists would be null columns
+            "id": pa.array([ids[i] for i, _ in rows], pa.string()),
+            "duplicate_of": pa.array([ids[j] for _, (j, _, _) in rows], pa.string()),
+            "reason": pa.array([r for _, (_, r, _) in rows], pa.string()),
             "containment": pa.array([c for _, (_, _, c) in rows], pa.float64()),
         })  # fmt: skip
         write_parquet(Path(self.output), table)
@@ -288,7 +288,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     paths = [str(p) for p in input_files(args.input)]
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")} | {"paths": paths}
     out = StageOutput(args.output, "dedup", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
+                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))
     pipelines = [

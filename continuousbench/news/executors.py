@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.commands import bounds
+from datatrove.utils.logging import logger
+
+from continuousbench.commands import bounds, one_line
 
 EXECUTORS = ("local", "slurm", "ray")
 LABELS = ("records", "articles", "candidate_pairs")  # our steps' other counters (not datatrove's own)
@@ -34,6 +36,19 @@ class ExecutorArguments:
     cpus_per_task: int = field(default=1, metadata=bounds("[1, inf)", "CPUs per task (slurm/ray)."))
     mem_per_cpu_gb: float = field(default=2.0, metadata=bounds("(0, inf)", "Memory per CPU (slurm/ray)."))
     venv_path: str | None = field(default=None, metadata={"help": "Virtualenv to activate (slurm only)."})
+
+
+def _bad_input_without_traceback(record: dict) -> None:
+    """datatrove logs a failed task's exception with its traceback; when the exception is bad input
+    (our one error path turns it into one line), the line is enough: the traceback is dropped."""
+    found = record["exception"]
+    if found is not None and found.value is not None and one_line(found.value) is not None:
+        record["exception"] = None
+
+
+# Set at import: every process that runs our steps imports this module (datatrove's forkserver workers
+# unpickle the steps, which import it), and datatrove replaces the log handlers, not the patcher.
+logger.configure(patcher=_bad_input_without_traceback)
 
 
 @dataclass

@@ -120,7 +120,10 @@ class GzipMembers:
                 raise EOFError("compressed file ended inside a record")
             return False
         while data:
-            self.buffer += self.inflate.decompress(data)
+            try:
+                self.buffer += self.inflate.decompress(data)
+            except zlib.error as err:  # not gzip, or damaged: the same as a cut, for the reader
+                raise EOFError(f"damaged gzip data ({err})") from None
             self.pending = not self.inflate.eof
             data = self.inflate.unused_data if self.inflate.eof else b""
             if self.inflate.eof:
@@ -359,7 +362,7 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}
     out = StageOutput(args.output, "extract", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
+                      resume=args.resume if resume is None else resume, inputs=[args.articles])  # fmt: skip
     if args.warc:
         steps = [WarcPages(paths, args.max_page_bytes), ArticleExtractor(args.timeout)]
     else:

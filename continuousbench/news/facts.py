@@ -116,21 +116,14 @@ def articles_by_cluster(source: str, columns: Sequence[str]) -> dict[int, list[d
 def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
     import pyarrow as pa
 
-    from continuousbench.news.models import check, generator
+    from continuousbench.news.models import open_stage
     from continuousbench.news.prompts import facts_prompt
-    from continuousbench.news.shards import StageOutput, input_files
 
     if args.min_facts > args.max_facts:
         raise ValueError(f"--min_facts {args.min_facts} is above --max_facts {args.max_facts}")
     groups = articles_by_cluster(args.input, ("id", "cluster", "title", "date", "hostname", "text"))
     top = sorted(groups, key=lambda c: (-len(groups[c]), c))[: args.top_clusters]
-    config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "output", "chunk")}
-    config |= {"paths": [str(p) for p in input_files(args.input)], "llm": model.llm,
-               "temperature": model.temperature}  # fmt: skip
-    check(model)
-    out = StageOutput(args.output, "facts", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
-    llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight)
+    out, llm = open_stage("facts", args, model, {"--input": args.input}, resume=resume)
 
     def work(clusters: list[int]) -> tuple[pa.Table, Counter]:
         shown = {c: shown_reports(groups[c], args.articles_per_cluster, args.seed + c) for c in clusters}

@@ -48,18 +48,13 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     import pyarrow.compute as pc
 
     from continuousbench.judge import parse_verdict
-    from continuousbench.news.models import check, generator, judge
+    from continuousbench.news.models import judge, open_stage
     from continuousbench.news.prompts import closed_book_prompt, standalone_prompt
-    from continuousbench.news.shards import StageOutput, input_files, read_rows, require_columns
+    from continuousbench.news.shards import read_rows, require_columns
 
     qa = read_rows(args.input)
     require_columns(qa, ("id", "question", "answer"), f"--input {args.input}")
-    config = {"paths": [str(p) for p in input_files(args.input)], "llm": model.llm,
-              "judge": model.judge or model.llm}  # fmt: skip
-    check(model, judge=True)
-    out = StageOutput(args.output, "filter", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
-    llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight)
+    out, llm = open_stage("filter", args, model, {"--input": args.input}, judge=True, resume=resume)
     grader = judge(model.judge or model.llm, out.path("judge-cache"), model.max_in_flight)
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:

@@ -8,8 +8,10 @@ killed stage resumes without paying twice. ``offline:news`` is the deterministic
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from continuousbench.commands import bounds
 
@@ -52,3 +54,29 @@ def judge(spec: str, cache_dir: Path, max_in_flight: int = 32):
 
     model = generator(spec, cache_dir / "judge-llm", max_in_flight, option="--judge")
     return Judge(model, cache_dir=cache_dir / "judge", model_name=spec, batch_size=1024)
+
+
+OUTPUT_ONLY = ("overwrite", "resume", "output", "chunk")  # options a resumed stage may change
+
+
+def open_stage(
+    stage: str, args: Any, model: ModelArguments, inputs: Mapping[str, Any], *,
+    judge: bool = False, resume: bool | None = None,
+) -> tuple[Any, Any]:
+    """(stage output, model) of an LLM stage; ``inputs`` maps each input option to its value.
+
+    The run pins every option but the output-only ones, the input files, and the model settings (spec,
+    judge, temperature, answer budget; requests in flight change no answer), so ``--resume`` refuses a
+    changed stage; the model is checked before the work folder exists.
+    """  # fmt: skip
+    from continuousbench.news.shards import StageOutput, input_files
+
+    config = {k: v for k, v in vars(args).items() if k not in OUTPUT_ONLY}
+    for option, source in inputs.items():
+        config[f"{option.lstrip('-')}_files"] = [str(p) for p in input_files(source, option)]
+    config |= {"llm": model.llm, "judge": model.judge or model.llm, "temperature": model.temperature,
+               "max_new_tokens": model.max_new_tokens}  # fmt: skip
+    check(model, judge=judge)
+    out = StageOutput(args.output, stage, config, overwrite=args.overwrite,
+                      resume=args.resume if resume is None else resume, inputs=inputs.values())  # fmt: skip
+    return out, generator(model.llm, out.path("llm-cache"), model.max_in_flight)

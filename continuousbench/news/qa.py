@@ -87,10 +87,10 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     import pyarrow as pa
 
     from continuousbench.news.facts import articles_by_cluster
-    from continuousbench.news.models import check, generator
+    from continuousbench.news.models import open_stage
     from continuousbench.news.parse import fold
     from continuousbench.news.prompts import qa_prompt
-    from continuousbench.news.shards import StageOutput, input_files, read_rows, require_columns
+    from continuousbench.news.shards import read_rows, require_columns
 
     facts = read_rows(args.facts, option="--facts")
     require_columns(facts, ("cluster", "fact", "shown_ids"), f"--facts {args.facts}")
@@ -102,13 +102,8 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     if missing:
         raise ValueError(f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
                          f"--facts; pass the cluster stage output the facts were extracted from")  # fmt: skip
-    config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "output", "chunk")}
-    config |= {"facts_files": [str(p) for p in input_files(args.facts)], "llm": model.llm,
-               "temperature": model.temperature}  # fmt: skip
-    check(model)
-    out = StageOutput(args.output, "qa", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
-    llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight)
+    inputs = {"--facts": args.facts, "--articles": args.articles}
+    out, llm = open_stage("qa", args, model, inputs, resume=resume)
 
     def work(clusters: list[int]) -> tuple[pa.Table, Counter]:
         prompts, shown_facts = [], {}

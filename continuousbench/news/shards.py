@@ -10,7 +10,7 @@ replaced only once the new one is complete.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,13 +113,17 @@ class StageOutput:
         *,
         overwrite: bool = False,
         resume: bool | None = False,
+        inputs: Iterable[Any] = (),
     ):
         command = f"news-{stage}"
         if resume is None:
             work = Path(out).expanduser() / f".{command}-work"
             resume = work.is_dir() and any(work.iterdir()) and not overwrite
         self.stage = stage
-        self.staged = StagedOutput(out, command, overwrite=overwrite, resume=resume, option="--output")
+        flat = [i for item in inputs for i in (item if isinstance(item, list) else [item])]
+        self.staged = StagedOutput(
+            out, command, overwrite=overwrite, resume=resume, option="--output", inputs=flat
+        )
         self.staged.pin_config(dict(config))
         self.work = self.staged.work
         (self.work / DATA).mkdir(exist_ok=True)
@@ -169,9 +173,21 @@ class StageOutput:
         publish: Sequence[str] = (),
         **extra: Any,
     ) -> Path:
-        """Write ``stats.json`` and publish ``data/``, it and the side files named in ``publish``."""
+        """Write ``stats.json`` and publish ``data/``, it and the side files named in ``publish``.
+
+        A stage that kept no row publishes nothing: every later stage would find nothing to do, so the
+        run stops here with the counts of what was dropped and why (the finished work stays resumable).
+        """
         stats = {"stage": self.stage, "input": rows_in, "output": rows_out, **sum_counts(counts), **extra}
         write_json(self.work / STATS, stats)
+        if rows_out == 0:
+            drops = {k: v for k, v in sum_counts(counts).items() if v}
+            why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda kv: -kv[1])[:4])
+            raise ValueError(
+                f"news {self.stage} kept no rows of {rows_in} ({why or 'nothing was read'}); nothing is "
+                f"published to --output {self.staged.out}: check the input and the settings "
+                f"(counts in {self.work / STATS})"
+            )
         return self.staged.publish([DATA, STATS, *publish])
 
 

@@ -55,7 +55,7 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
     count = args.count if args.count is not None else SIZES[args.size]
     config = {"paths": [str(p) for p in paths], "count": count, "seed": args.seed}
     out = StageOutput(args.output, "subsample", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
+                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     ids = read_rows(paths, ["id"]).column("id").cast(pa.string()).to_pylist()
     if len(set(ids)) != len(ids):
         raise ValueError(f"--input {args.input} has repeated article ids; run news dedup on it first")

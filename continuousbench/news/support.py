@@ -59,9 +59,9 @@ def candidates(cluster: int, members: dict[int, list[str]], neighbours: dict[int
 def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
     import pyarrow as pa
 
-    from continuousbench.news.models import check, generator, judge
+    from continuousbench.news.models import judge, open_stage
     from continuousbench.news.prompts import open_book_prompt
-    from continuousbench.news.shards import StageOutput, input_files, read_rows, read_shard, require_columns
+    from continuousbench.news.shards import read_rows, read_shard, require_columns
 
     qa = read_rows(args.input)
     require_columns(
@@ -87,13 +87,8 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
             f"--articles {args.articles} has no clusters.parquet; pass the cluster stage's output folder, "
             "or --neighbours 0"
         )
-    config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "output", "chunk")}
-    config |= {"paths": [str(p) for p in input_files(args.input)], "llm": model.llm,
-               "judge": model.judge or model.llm}  # fmt: skip
-    check(model, judge=True)
-    out = StageOutput(args.output, "support", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume)  # fmt: skip
-    reader = generator(model.llm, out.path("llm-cache"), model.max_in_flight)
+    inputs = {"--input": args.input, "--articles": args.articles}
+    out, reader = open_stage("support", args, model, inputs, judge=True, resume=resume)
     grader = judge(model.judge or model.llm, out.path("judge-cache"), model.max_in_flight)
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:

@@ -54,6 +54,8 @@ CITATION = """@misc{continuousbench2026,
 }"""
 
 
+UMBRELLA_TITLE = "# ContinuousBench releases"  # how a build knows the root card is one it wrote
+
 def _size_category(n: int) -> str:
     """The Hub's size bucket for ``n`` rows."""
     for bound, label in (
@@ -234,7 +236,7 @@ def umbrella_card(
     )
     example = ids[-1] if ids else "geminon-small-2026q1"
     body = f"""
-# ContinuousBench releases
+{UMBRELLA_TITLE}
 
 Every release of ContinuousBench present in this folder; each subfolder is itself a dataset with its own
 card. Config `<release-id>` is a release's corpus; `<release-id>-<part>` is one of its other parts

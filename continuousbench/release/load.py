@@ -52,11 +52,13 @@ def resolve_release(
     The Hub repo is ``repo_id`` or ``$CONTINUOUSBENCH_HUB_REPO``; a release there is the folder
     ``<release-id>/`` at the tag ``<release-id>`` (or ``revision``).
     """
+    if not str(release).strip():
+        raise ValueError(f"release {str(release)!r} is empty; pass a release id or a release folder")
     path = Path(str(release)).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{release} is a file, not a release; pass the release's folder or its id")
     if isinstance(release, Path) or path.is_dir():
         return _folder(path)
-    if path.exists():
-        raise ValueError(f"{release} is a file, not a release; pass the release's folder or its id")
     if "/" in str(release) or str(release).startswith((".", "~")):
         raise FileNotFoundError(f"release folder {release} does not exist; check the path, or pass an id")
     try:

@@ -52,8 +52,9 @@ def main(args: PublishArguments) -> dict:
         raise ValueError("continuousbench publish release <id or folder> --repo <org/name>: give both")
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
-    from continuousbench.release.push import hub_failure, push_release
+    from continuousbench.release.push import check_repo_id, hub_failure, push_release
 
+    check_repo_id(repo, "--repo")
     try:
         url = push_release(release, repo, private=args.private)  # verifies every checksum first
     except (FileNotFoundError, FileExistsError):

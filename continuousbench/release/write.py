@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import continuousbench
 from continuousbench.files import check_writable_dir, dumps, replace_dir, temp_dir, write_text
-from continuousbench.release.card import read_infos, release_card, umbrella_card
+from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     CARD,
@@ -189,6 +189,12 @@ def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
     ``--overwrite`` replaces a release, i.e. the files a release has; anything else found in its folder
     (notes, a fine-tuned model) would be lost with it, so it has to be moved away first.
     """
+    card = target.parent / CARD
+    if card.is_file() and UMBRELLA_TITLE not in card.read_text(encoding="utf-8", errors="replace"):
+        raise FileExistsError(
+            f"{target.parent} holds a {CARD} that is not a card of ContinuousBench releases; a build "
+            f"rewrites the card of the folder it writes into: move {card} away, or choose another folder"
+        )
     if not target.exists() and not target.is_symlink():
         return
     if not overwrite:

@@ -55,19 +55,6 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
     assert "record.model_args.model holds what looks like an access token" in err and TOKEN not in err
 
 
-def test_an_invalid_record_is_refused_before_anything_is_written(finished_run, tmp_path, capsys):
-    run = tmp_path / "run"
-    shutil.copytree(finished_run, run, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
-    record = json.loads((run / "results.json").read_text())
-    record["metrics"]["qa_public"]["metrics"]["exact_match"]["ci95"] = [0.5, 0.9]
-    (run / "results.json").write_text(json.dumps(record))
-    with pytest.raises(SystemExit):
-        submit.cli([str(run), "--to", str(tmp_path / "to")])
-    err = capsys.readouterr().err.strip()
-    assert "is not a valid results record: metrics.qa_public.metrics.exact_match" in err
-    assert len(err.splitlines()) == 1 and not (tmp_path / "to").exists()
-
-
 def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch, capsys):
     calls = []
     monkeypatch.setattr(
@@ -83,20 +70,6 @@ def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch,
     assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
     assert results.validate(json.loads(upload["path_or_fileobj"])) == []
     assert out == {"path": "https://hub/c/1", "added": True}
-
-
-def test_hub_failures_are_one_line(finished_run, monkeypatch, capsys):
-    from huggingface_hub.errors import OfflineModeIsEnabled
-
-    def offline(self, *args, **kwargs):
-        raise OfflineModeIsEnabled("Cannot reach https://huggingface.co: offline mode is enabled.")
-
-    monkeypatch.setattr(HfApi, "file_exists", offline)
-    with pytest.raises(SystemExit):
-        submit.cli([str(finished_run), "--to", "my-org/cb-results"])
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: submitting to dataset repo my-org/cb-results failed (Cannot reach")
-    assert len(err.splitlines()) == 1
 
 
 def test_targets():

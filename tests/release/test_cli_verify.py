@@ -19,9 +19,3 @@ def test_verify_command(invoke, written, monkeypatch):
     assert result.exit_code == 2
     assert "checksum mismatch" in result.stderr and "qa_singleton/test" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-
-
-def test_verify_unknown_release(invoke, tmp_path):
-    result = invoke(["verify", "geminon-medium-2026q2"])
-    assert result.exit_code == 2
-    assert "continuousbench build geminon --size medium --quarter 2026q2" in result.stderr
