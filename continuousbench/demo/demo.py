@@ -29,19 +29,31 @@ from importlib import resources
 from pathlib import Path
 
 from continuousbench.commands import bounds
+from continuousbench.demo.pretrain import BaseRecipe
 from continuousbench.files import read_json, write_json
 
 RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
 GENERATOR_RECIPE = RECIPES / "geminon-tiny-demo-generator.yaml"
+DP_DIRECT_RECIPE = RECIPES / "geminon-tiny-demo-dp-direct.yaml"
+# The shipped base model (package data, ~4.5 MB): made once by ``build_base_model(BaseRecipe())``
+# (``continuousbench demo --rebuild_base`` does it again); its files are checked against these digests.
+SHIPPED_BASE = Path(str(resources.files("continuousbench.demo") / "base"))
+BASE_SHA256 = {
+    "model.safetensors": "68726e8c3b70a9fe48e3d59aa8135deb4343f6b05325f1ffe008f84057554042",
+    "replay.parquet": "bd19a15ae1f63b89aa017f831d0f7e3cab344cbd6beff6e292009c264ea01964",
+}
+BASE_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+              "tokenizer_config.json", "pretraining.json", "replay.parquet")  # fmt: skip
 QUARTER = "2026q1"
-PRETRAIN_SEED = 1_000_003  # any seed other than the release's gives another world; names are forbidden too
 RUNS: dict[str, str | None] = {  # run -> the corpus it trains on (None: no training)
     "no-training": None,
     "train-on-real": "real",
     "syn": "syn",
     "dp-syn-eps100": "dp-eps100",
     "dp-syn-eps10": "dp-eps10",
+    "pe-eps10": "pe-eps10",
+    "dp-direct-eps10": "real",  # the evaluator itself trained with DP-SGD on the real corpus (App. E)
 }
 GENERATORS: dict[str, float | None] = {"syn": None, "dp-eps100": 100.0, "dp-eps10": 10.0}  # name -> epsilon
 
@@ -50,25 +62,31 @@ GENERATORS: dict[str, float | None] = {"syn": None, "dp-eps100": 100.0, "dp-eps1
 class Settings:
     """What the demo decides beyond the recipes; ``quick`` shrinks it for the CI test (same stages)."""
 
-    pretrain_lines: tuple[int, int, int] = (10, 10, 10)  # 3-, 2-, 1-stage lines of the pretraining world
-    pretrain_docs: int = 6000
-    qa_fraction: float = 0.4  # share of the pretraining text that is QA about the pretraining world
-    held_out_fraction: float = 0.2  # pretraining entities seen in documents only (their QA measures transfer)
-    base_steps: int = 800  # 600 steps: the base model answers 42% of its own world's questions (800: 77-96%)
+    base: BaseRecipe | None = None  # None: the shipped base model; a recipe: pretrain one with it
     replay: bool = True  # the evaluator recipe's replay mixture: pretraining-world QA documents
     eval_steps: int | None = None  # None: the recipe's max_steps / eval_steps
-    generator_steps: int = 250
-    dp_steps: int = 20  # per-example gradients in float32: a DP step costs ~5x a non-private bf16 one here
+    generator_steps: int = 150  # Syn: 46% test EM at 150 steps, 59% at 250 (docs/demo.md)
+    # DP generators: 32 steps of 128 expected records (2.4 passes over the corpus; a DP record costs ~3x
+    # a non-private one). The update is a mean of unit-norm clipped gradients plus noise, so its learning
+    # rate is tuned apart from the non-private one (epsilon 100, 24 steps: MAUVE 0.06 / 0.25 / 0.42 at
+    # 3e-3 / 1e-2 / 2e-2; 3e-2 is unstable); 32 steps raise MAUVE to ~0.6 while QA stays near chance.
+    dp_steps: int = 32
+    dp_batch: int = 128
+    dp_learning_rate: float = 2e-2
     synthetic_samples: int = 600
     temperature: float = 0.7  # the same for every generator; at 1.0 Syn fell from 10.3% to 3.4% EM
+    pe_samples: int = 300  # Private Evolution: population size, iterations, variations per sample
+    pe_iterations: int = 2
+    pe_variations: int = 3
     mauve_samples: int = 500
+    mauve_seeds: int = 3  # draws (and clusterings) per corpus: one draw's score varies by ~0.02-0.06
     bf16: bool = False  # bf16 autocast in non-private training; on where the CPU computes bf16 natively
 
     @classmethod
     def quick(cls) -> Settings:
         return cls(
-            pretrain_lines=(3, 3, 3), pretrain_docs=600, base_steps=40, eval_steps=10, generator_steps=10,
-            dp_steps=5, synthetic_samples=64, mauve_samples=64,
+            eval_steps=10, generator_steps=10, dp_steps=4, dp_batch=32, synthetic_samples=64, pe_samples=16,
+            pe_iterations=1, pe_variations=1, mauve_samples=64, mauve_seeds=1,
         )  # fmt: skip
 
 
@@ -77,26 +95,79 @@ def _argv(**options) -> list[str]:
     return [a for k, v in options.items() if v is not None for a in (f"--{k}", str(v))]
 
 
-class Stages:
-    """Runs each stage unless it is done, printing it with its wall time; times go to ``timings.json``."""
+@dataclass(frozen=True)
+class Stage:
+    """One step of the demo: ``work(*args)`` in a worker process once the stages in ``after`` are done;
+    skipped when ``done`` (its output, written atomically by the command) exists."""
 
-    def __init__(self, out: Path):
+    name: str
+    done: Path
+    work: Callable[..., object]
+    args: tuple = ()
+    after: tuple[str, ...] = ()
+
+
+def _start_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    _quiet()
+
+
+def _timed(work: Callable[..., object], args: tuple) -> float:
+    start = time.perf_counter()
+    work(*args)
+    return time.perf_counter() - start
+
+
+class Stages:
+    """Runs the stages, ``lanes`` at a time in worker processes of one CPU thread each, in list order as
+    their inputs become ready; prints each with its wall time and keeps the times in ``timings.json``.
+
+    Small models use a second core poorly (one stage on two threads runs ~1.3x faster), while two
+    independent stages on one thread each run ~2x faster; each stage's result does not depend on the
+    order, since every stage runs alone in its process on one thread."""
+
+    def __init__(self, out: Path, lanes: int):
         from rich.console import Console
 
-        self.console = Console()
+        self.console, self.lanes = Console(), lanes
         self.file = out / "timings.json"
         self.timings: dict[str, float] = read_json(self.file) if self.file.exists() else {}
 
-    def run(self, name: str, done: Callable[[], bool], work: Callable[[], object]) -> None:
-        if done():
-            self.console.print(f"[dim]- {name}: done already, skipped[/dim]")
-            return
-        self.console.rule(f"[bold]{name}")
-        start = time.perf_counter()
-        work()
-        self.timings[name] = round(time.perf_counter() - start, 1)
-        write_json(self.file, self.timings)
-        self.console.print(f"[green]- {name}: {self.timings[name]:.0f} s")
+    def run(self, stages: Sequence[Stage]) -> None:
+        import multiprocessing
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        finished = set()
+        pending = list(stages)
+        context = multiprocessing.get_context("spawn")  # no forked torch state in the workers
+        with ProcessPoolExecutor(self.lanes, mp_context=context, initializer=_start_worker,
+                                 initargs=(1,)) as pool:  # fmt: skip
+            running: dict = {}
+            while pending or running:
+                for stage in [s for s in pending if set(s.after) <= finished]:
+                    if stage.done.exists():
+                        self.console.print(f"[dim]- {stage.name}: done already, skipped[/dim]")
+                    elif len(running) < self.lanes:
+                        self.console.print(f"[bold]- {stage.name}[/bold] ...")
+                        running[pool.submit(_timed, stage.work, stage.args)] = stage
+                    else:
+                        continue
+                    pending.remove(stage)
+                    if stage.done.exists():
+                        finished.add(stage.name)
+                if not running:
+                    if pending:
+                        raise RuntimeError(f"demo stages wait on each other: {[s.name for s in pending]}")
+                    break
+                ready, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in ready:
+                    stage = running.pop(future)
+                    self.timings[stage.name] = round(future.result(), 1)  # a stage's error ends the demo
+                    write_json(self.file, self.timings)
+                    finished.add(stage.name)
+                    self.console.print(f"[green]- {stage.name}: {self.timings[stage.name]:.0f} s")
 
 
 def _quiet() -> None:
@@ -112,59 +183,74 @@ def _quiet() -> None:
     logging.getLogger("continuousbench").setLevel(logging.WARNING)
 
 
-def _base_model(out: Path, world_dir: Path, release: Path, s: Settings, seed: int) -> None:
-    import numpy as np
+def _sha256(path: Path) -> str:
+    import hashlib
 
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _base_model(out: Path, release: Path, s: Settings) -> None:
+    """Copy the shipped base model to ``out`` (its digests checked), or pretrain one with ``s.base``.
+    Either way its pretraining world shares no entity name with the release."""
     from continuousbench.demo import pretrain as P
-    from continuousbench.geminon.sizes import SizeSpec
+    from continuousbench.files import replace_dir
 
-    scale = s.pretrain_docs / sum(P.PRETRAIN_SPEC.mix.values())
-    spec = SizeSpec(
-        name="pretrain", lines=dict(zip((3, 2, 1), s.pretrain_lines, strict=True)), sensitive_lines={},
-        mix={k: round(v * scale) for k, v in P.PRETRAIN_SPEC.mix.items()},
-    )  # fmt: skip
-    world = P.make_pretraining_world(
-        spec, seed=PRETRAIN_SEED + seed, forbidden_names=P.release_names(release)
-    )
-    qa_world, held_out = world.hold_out(s.held_out_fraction, seed)
-    texts = qa_world.texts(qa_fraction=s.qa_fraction)
-    rng = np.random.default_rng(seed)
-    P.save_texts(world_dir / "texts.parquet", texts)
-    P.save_texts(world_dir / "replay.parquet", qa_world.qa_documents(2 * len(qa_world.questions), rng))
-    probe = rng.choice(len(qa_world.questions), size=min(104, len(qa_world.questions)), replace=False)
-    info = {"entities": len(world.world), "documents": len(world.documents), "seed": world.seed}
-    P.pretrain_base_model(
-        out, texts, steps=s.base_steps, seed=seed, overwrite=True, extra_info={"pretraining_world": info},
-        eval_questions=[qa_world.questions[int(i)] for i in sorted(probe)], held_out_questions=held_out,
-        tokenizer_texts=world.without_names(texts), bf16=s.bf16,
-    )  # fmt: skip
+    names = P.release_names(release)
+    if s.base is not None:
+        P.build_base_model(out, s.base, forbidden_names=names)
+        return
+    for name, digest in BASE_SHA256.items():
+        if _sha256(SHIPPED_BASE / name) != digest:
+            raise ValueError(
+                f"the shipped base model's {name} does not match its recorded sha256; reinstall "
+                "continuousbench, or pass --rebuild_base"
+            )
+    world = read_json(SHIPPED_BASE / P.INFO_FILE)["pretraining_world"]
+    clash = {n.lower() for n in names} & {n.lower() for n in world["names"]}
+    if clash:
+        raise ValueError(
+            "this release shares entity names with the shipped base model's world "
+            f"({', '.join(sorted(clash))}); pass --rebuild_base (a base model whose world avoids them) "
+            "or another --seed"
+        )
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name in BASE_FILES:
+        shutil.copyfile(SHIPPED_BASE / name, tmp / name)
+    replace_dir(tmp, out)
 
 
-def _evaluate(
-    run: Path, release: Path, base: Path, corpus: Path | None, replay: Path | None, s: Settings, seed: int
-):
+def _evaluate(run: Path, release: Path, base: Path, corpus: Path | None, s: Settings, seed: int, dp: bool):
     from continuousbench.harness.run import cli as evaluate
 
     steps = None if corpus is None or s.eval_steps is None else 2 * s.eval_steps
+    replay = base / "replay.parquet" if s.replay and corpus is not None and not dp else None
     argv = _argv(
-        config=EVALUATOR_RECIPE, release=release, model=base, output_dir=run, seed=seed, overwrite="true",
-        corpus=None if corpus in (None, release) else corpus, steps=0 if corpus is None else steps,
-        eval_steps=s.eval_steps if steps else None, save_steps=s.eval_steps if steps else None,
-        replay_corpus=replay if corpus is not None else None, bf16=s.bf16,
+        config=DP_DIRECT_RECIPE if dp else EVALUATOR_RECIPE, release=release, model=base, output_dir=run,
+        seed=seed, overwrite="true", corpus=None if corpus in (None, release) else corpus,
+        steps=0 if corpus is None else steps, eval_steps=s.eval_steps if steps else None,
+        save_steps=s.eval_steps if steps else None, replay_corpus=replay, bf16=None if dp else s.bf16,
     )  # fmt: skip
     evaluate(argv)
+
+
+def _every(steps: int) -> int:
+    """About five evaluations per run, at a divisor of ``steps`` (the Trainer saves on evaluations)."""
+    return next(d for d in range(max(1, steps // 5), 0, -1) if steps % d == 0)
 
 
 def _train_generator(gen: Path, release: Path, base: Path, epsilon: float | None, s: Settings, seed: int):
     from continuousbench.dp.train import cli as train_generator
 
-    steps = s.generator_steps if epsilon is None else s.dp_steps
+    dp = epsilon is not None
+    steps = s.dp_steps if dp else s.generator_steps
     train_generator(
         _argv(
             config=GENERATOR_RECIPE, release=release, model=base, output_dir=gen, seed=seed, overwrite="true",
-            steps=steps, eval_steps=max(1, steps // 5), save_steps=steps,
-            epsilon=None if epsilon is None else f"{epsilon:g}",
-            bf16=s.bf16 if epsilon is None else None,  # the DP loop trains in float32
+            steps=steps, eval_steps=_every(steps), save_steps=steps, epsilon=f"{epsilon:g}" if dp else None,
+            expected_batch_size=s.dp_batch if dp else None, learning_rate=s.dp_learning_rate if dp else None,
+            bf16=None if dp else s.bf16,  # the DP loop trains in float32
         )
     )  # fmt: skip
 
@@ -180,18 +266,58 @@ def _synthesize(corpus: Path, gen: Path, s: Settings, seed: int) -> None:
     )  # fmt: skip
 
 
+def _private_evolution(corpus: Path, release: Path, base: Path, s: Settings, seed: int) -> None:
+    """Aug-PE at epsilon 10 with the base model as both the text API and the embedding model."""
+    from continuousbench.dp.pe_command import cli as pe
+
+    pe(
+        _argv(
+            api=f"transformers:{base}", embedding_model=base, release=release, output_dir=corpus, epsilon=10,
+            iterations=s.pe_iterations, variations=s.pe_variations, num_samples=s.pe_samples,
+            temperatures=s.temperature, max_new_tokens=160, seed=seed, overwrite="true",
+        )
+    )  # fmt: skip
+
+
 def _mauve(out: Path, release: Path, base: Path, corpora: dict[str, Path], s: Settings, seed: int) -> None:
     from continuousbench.diagnostics.mauve import mauve_score, reference_mauve
     from continuousbench.harness.data import load_corpus
 
     reference = load_corpus(str(release))["text"]
-    common = {"model_path": str(base), "n_samples": s.mauve_samples, "seeds": (seed,)}
+    seeds = tuple(range(seed, seed + s.mauve_seeds))
+    common = {"model_path": str(base), "n_samples": s.mauve_samples, "seeds": seeds}
     # The real corpus against itself (two disjoint halves): the ceiling a synthetic corpus can reach.
     scores = {"real": reference_mauve(reference, **common)}
     for name, path in corpora.items():
         if name != "real":
             scores[name] = mauve_score(load_corpus(str(path))["text"], reference, **common)
     write_json(out, scores)
+
+
+def findings(rows: list[dict], paired: dict) -> list[dict]:
+    """The paper's four findings, each checked on this demo's rows (docs/demo.md gives the targets)."""
+    row = {r["run"]: r for r in rows}
+    em = {name: r["qa_public/exact_match"] for name, r in row.items()}
+    single = row["train-on-real"]["qa_singleton/exact_match"]
+    syn, dp10, dp100 = row["syn"], row["dp-syn-eps10"], row["dp-syn-eps100"]
+    overall = paired["parts"]["qa_public"]["overall"]
+    checks = [
+        ("training on the real corpus teaches its facts",
+         em["train-on-real"] >= 0.5 and em["no-training"] <= 0.05,
+         f"train-on-real {em['train-on-real']:.1%} (>= 50%), no-training {em['no-training']:.1%} (<= 5%)"),
+        ("facts seen once are rarely learned", single <= em["train-on-real"] / 3,
+         f"singleton {single:.1%} <= a third of public {em['train-on-real']:.1%}"),
+        ("non-private synthetic data carries facts, DP synthetic data does not",
+         em["syn"] >= 0.25 and overall["difference"] > 0 and overall["p_value"] < 0.01,
+         f"Syn {em['syn']:.1%} (>= 25%) vs DP-Syn eps 10 {em['dp-syn-eps10']:.1%}: paired difference "
+         f"{overall['difference']:+.1%}, McNemar p = {overall['p_value']:.2g} (< 0.01)"),
+        ("MAUVE keeps the form while QA collapses",
+         dp100["mauve"] >= syn["mauve"] / 2 and em["dp-syn-eps100"] < em["syn"] / 4,
+         f"DP-Syn eps 100 MAUVE {dp100['mauve']:.3f} vs Syn {syn['mauve']:.3f} (>= half), EM "
+         f"{em['dp-syn-eps100']:.1%} vs {em['syn']:.1%} (< a quarter)"),
+    ]  # fmt: skip
+    del dp10
+    return [{"finding": f, "holds": bool(ok), "evidence": e} for f, ok, e in checks]
 
 
 def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
@@ -202,13 +328,15 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
 
     rows = comparison_rows({name: load_run(path) for name, path in runs.items()})
     for row in rows:
-        corpus = RUNS[row["run"]]
-        row["mauve"] = mauve[corpus]["mean"] if corpus in mauve else None
+        corpus = "real" if row["run"] == "dp-direct-eps10" else RUNS[row["run"]]
+        score = mauve.get(corpus) if row["run"] != "no-training" else None
+        row["mauve"], row["mauve_std"] = (score["mean"], score["std"]) if score else (None, None)
     plot_comparison(rows, out / "results.png")
     write_json(out / "results.json", rows)
     table = Table(
         title="Test accuracy (%) of the base model trained on each corpus; MAUVE vs the real corpus",
-        caption="\\[low, high]: Wilson 95% interval over the test questions",
+        caption="\\[low, high]: Wilson 95% interval over the test questions; MAUVE: mean ± sd over draws. "
+        "dp-direct-eps10 is the evaluator trained with DP-SGD on the real corpus (a DP model, not DP data)",
     )
     table.add_column("run", no_wrap=True)
     for col in ("steps", "public EM", "public contains", "singleton EM", "singleton contains", "MAUVE"):
@@ -216,23 +344,59 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
     for r in rows:
         cols = [f"qa_{p}/{m}" for p in ("public", "singleton") for m in ("exact_match", "contains")]
         cells = [format_cell(r, c) for c in cols]
-        mauve_cell = "-" if r["mauve"] is None else f"{r['mauve']:.3f}"
+        mauve_cell = "-" if r["mauve"] is None else f"{r['mauve']:.3f} ± {r['mauve_std']:.3f}"
         table.add_row(r["run"], str(r["steps"]), *cells, mauve_cell)
-    Console(width=max(100, Console().width)).print(table)
+    Console(width=max(120, Console().width)).print(table)
     return rows
 
 
-def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: int = 0, threads: int = 2):
-    """Run (or resume) every stage under ``out``; return the table rows (also in ``out/results.json``)."""
-    import torch
+def _stages(out: Path, release: Path, s: Settings, seed: int) -> tuple[list[Stage], dict[str, Path]]:
+    """Every stage of the demo, longest chains first (the DP generators), and the run folders."""
+    base = out / "base-model"
+    runs = {name: out / "runs" / name for name in RUNS}
+    corpora = {"real": release} | {c: out / "synthetic" / c for c in (*GENERATORS, "pe-eps10")}
+    stages = []
+    for gen in ("dp-eps100", "dp-eps10", "syn"):
+        gen_dir = out / "generators" / gen
+        stages += [
+            Stage(f"train generator {gen}", gen_dir / "privacy.json", _train_generator,
+                  (gen_dir, release, base, GENERATORS[gen], s, seed), ("base model",)),
+            Stage(f"synthesize {gen}", corpora[gen] / "README.md", _synthesize,
+                  (corpora[gen], gen_dir, s, seed), (f"train generator {gen}",)),
+        ]  # fmt: skip
+    stages.append(Stage("private evolution pe-eps10", corpora["pe-eps10"] / "README.md", _private_evolution,
+                        (corpora["pe-eps10"], release, base, s, seed), ("base model",)))  # fmt: skip
+    for name, corpus in RUNS.items():
+        made_by = {"real": "base model", None: "base model", "pe-eps10": "private evolution pe-eps10"}
+        after = made_by.get(corpus, f"synthesize {corpus}")
+        stages.append(Stage(
+            f"evaluate {name}", runs[name] / "results.json", _evaluate,
+            (runs[name], release, base, None if corpus is None else corpora[corpus], s, seed,
+             name.startswith("dp-direct")), (after,),
+        ))  # fmt: skip
+    mauve_after = tuple(f"synthesize {g}" for g in GENERATORS) + ("private evolution pe-eps10",)
+    stages.append(Stage("mauve", out / "mauve.json", _mauve, (out / "mauve.json", release, base, corpora, s,
+                                                             seed), mauve_after))  # fmt: skip
+    return stages, runs
 
+
+def run_demo(
+    out: Path, *, quick: bool = False, overwrite: bool = False, seed: int = 0, threads: int = 2,
+    rebuild_base: bool = False,
+) -> list[dict]:  # fmt: skip
+    """Run (or resume) every stage under ``out``; return the table rows (also in ``out/results.json``).
+
+    The base model is the shipped one unless ``rebuild_base`` (pretrained again with
+    :class:`~continuousbench.demo.pretrain.BaseRecipe`, ~75 minutes on two cores)."""
+    from continuousbench.demo.pretrain import BaseRecipe
+    from continuousbench.files import check_writable_dir
     from continuousbench.geminon.build import GeminonBuildArguments, build_release, release_id
     from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.harness.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
-    from continuousbench.files import check_writable_dir
-
+    if rebuild_base:
+        s = replace(s, base=BaseRecipe(bf16=s.bf16))
     out = check_writable_dir(Path(out), "--out")
     settings_file = out / "settings.json"
     if out.is_dir() and any(out.iterdir()) and not settings_file.is_file():  # not ours: never write into it
@@ -248,56 +412,32 @@ def run_demo(out: Path, *, quick: bool = False, overwrite: bool = False, seed: i
     if settings_file.exists() and read_json(settings_file) != wanted:
         raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
     write_json(settings_file, wanted)
-    torch.set_num_threads(threads)
     _quiet()
-    stages = Stages(out)
-    root, base, world_dir = out / "releases", out / "base-model", out / "pretraining-world"
+    start = time.perf_counter()
+    stages = Stages(out, lanes=threads)
+    root = out / "releases"
     release = root / str(release_id("tiny", QUARTER))
-    replay = world_dir / "replay.parquet" if s.replay else None
-    stages.run(
-        "build release", (release / "release.json").exists,
-        lambda: build_release(
-            GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root)), progress=False
-        ),
-    )  # fmt: skip
-    stages.run(
-        "pretrain base model", (base / "pretraining.json").exists,
-        lambda: _base_model(base, world_dir, release, s, seed),
-    )  # fmt: skip
-    runs = {name: out / "runs" / name for name in RUNS}
-    corpora = {"real": release} | {gen: out / "synthetic" / gen for gen in GENERATORS}
-
-    def evaluate(name: str) -> None:
-        corpus = None if RUNS[name] is None else corpora[RUNS[name]]
-        stages.run(
-            f"evaluate {name}", (runs[name] / "results.json").exists,
-            lambda: _evaluate(runs[name], release, base, corpus, replay, s, seed),
-        )  # fmt: skip
-
-    evaluate("no-training")
-    evaluate("train-on-real")
-    for gen, epsilon in GENERATORS.items():
-        gen_dir = out / "generators" / gen
-        stages.run(
-            f"train generator {gen}", (gen_dir / "privacy.json").exists,
-            lambda g=gen_dir, e=epsilon: _train_generator(g, release, base, e, s, seed),
-        )  # fmt: skip
-        stages.run(
-            f"synthesize {gen}", (corpora[gen] / "README.md").exists,
-            lambda c=corpora[gen], g=gen_dir: _synthesize(c, g, s, seed),
-        )  # fmt: skip
-    for name, corpus in RUNS.items():
-        if corpus in GENERATORS:
-            evaluate(name)
-    mauve_file = out / "mauve.json"
-    stages.run("mauve", mauve_file.exists, lambda: _mauve(mauve_file, release, base, corpora, s, seed))
-    rows = _table(out, runs, read_json(mauve_file))
-    print_comparison(compare_runs(runs["syn"], runs["dp-syn-eps10"]))  # "Syn beats DP-Syn", paired
-    total = sum(stages.timings.values())
+    if not (release / "release.json").exists():
+        args = GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root))
+        build_release(args, progress=False)
+    base_stage = Stage("base model", out / "base-model" / "pretraining.json", _base_model,
+                       (out / "base-model", release, s))  # fmt: skip
+    work, runs = _stages(out, release, s, seed)
+    stages.run([base_stage, *work])
+    rows = _table(out, runs, read_json(out / "mauve.json"))
+    paired = compare_runs(runs["syn"], runs["dp-syn-eps10"])
+    print_comparison(paired)  # "Syn beats DP-Syn", question by question
+    checked = findings(rows, paired)
+    write_json(out / "findings.json", checked)
+    for f in checked:
+        stages.console.print(f"{'[green]holds' if f['holds'] else '[red]does not hold'}[/]: {f['finding']}: "
+                             f"{f['evidence']}")  # fmt: skip
+    total = time.perf_counter() - start
     stages.console.print(
-        f"stage times (s): {json.dumps(stages.timings)}; total {total:.0f} s ({total / 60:.1f} min)"
+        f"stage times (s, {threads} at a time): {json.dumps(stages.timings)}; "
+        f"wall {total:.0f} s ({total / 60:.1f} min)"
     )
-    stages.console.print(f"outputs in {out}/: results.png, results.json, runs/, generators/, synthetic/")
+    stages.console.print(f"outputs in {out}/: results.png, results.json, findings.json, runs/, synthetic/")
     return rows
 
 
@@ -308,7 +448,11 @@ class DemoArguments:
     overwrite: bool = field(default=False, metadata={"help": "Start over, removing --out first."})
     seed: int = field(default=0, metadata=bounds("[0, 1e9]", "Seed of the release and every training run."))
     threads: int = field(
-        default=2, metadata=bounds("[1, 1024]", "torch CPU threads (2 on the reference machine).")
+        default=2, metadata=bounds("[1, 1024]", "Stages run at once, one CPU thread each (2 cores: 2).")
+    )
+    rebuild_base: bool = field(
+        default=False,
+        metadata={"help": "Pretrain the base model again with the shipped one's recipe (~75 min, 2 cores)."},
     )
 
 
@@ -320,8 +464,9 @@ def make_parser():
 
 def main(args: DemoArguments) -> list[dict]:
     return run_demo(
-        Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads
-    )
+        Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads,
+        rebuild_base=args.rebuild_base,
+    )  # fmt: skip
 
 
 def cli(argv: Sequence[str] | None = None) -> list[dict]:

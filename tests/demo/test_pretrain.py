@@ -97,3 +97,44 @@ def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
     with pytest.raises(FileExistsError, match="overwrite"):
         pretrain_base_model(out, texts, steps=1)
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.slow
+def test_the_shipped_base_model_comes_from_its_recorded_recipe(tmp_path):
+    """What `demo --rebuild_base` remakes before training is the shipped model's: the world (names), the
+    tokenizer and the replay QA pairs; the weights load into the recorded architecture. (The 3,000
+    training steps themselves take ~75 minutes on two cores: docs/demo.md reports that run.)"""
+    import re
+
+    import numpy as np
+    import pyarrow.parquet as pq
+    from transformers import AutoModelForCausalLM
+
+    from continuousbench.demo import demo
+    from continuousbench.demo.pretrain import BaseRecipe, make_pretraining_world
+    from continuousbench.demo.tinymodel import train_tokenizer
+    from continuousbench.files import read_json
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+
+    shipped = demo.SHIPPED_BASE
+    info = read_json(shipped / "pretraining.json")
+    recipe = BaseRecipe(**{**info["recipe"], "lines": tuple(info["recipe"]["lines"])})
+    assert recipe == BaseRecipe()  # the recorded recipe is the code's default
+    assert all(demo._sha256(shipped / n) == d for n, d in demo.BASE_SHA256.items())
+    args = GeminonBuildArguments(size="tiny", quarter=demo.QUARTER, seed=0, out=str(tmp_path))
+    names = release_names(build_release(args, progress=False))
+    world = make_pretraining_world(recipe.spec(), seed=recipe.world_seed, forbidden_names=names)
+    assert sorted(g.name for g in world.world) == info["pretraining_world"]["names"]
+    qa_world, _ = world.hold_out(recipe.held_out_fraction, recipe.seed)
+    texts = qa_world.texts(qa_fraction=recipe.qa_fraction)
+    assert len(texts) == info["documents"]
+    tokenizer = train_tokenizer(world.without_names(texts), vocab_size=recipe.vocab_size)
+    tokenizer.save_pretrained(str(tmp_path / "tok"))
+    ours, theirs = (json.loads((p / "tokenizer.json").read_text()) for p in (tmp_path / "tok", shipped))
+    assert ours["model"] == theirs["model"]  # vocabulary and merges
+    replay = qa_world.qa_documents(2 * len(qa_world.questions), np.random.default_rng(recipe.seed))
+    pairs = lambda docs: sorted(re.findall(r"Q: (.*)\nA: (.*)", "\n".join(docs)))  # noqa: E731
+    assert pairs(replay) == pairs(pq.read_table(shipped / "replay.parquet").column("text").to_pylist())
+    model = AutoModelForCausalLM.from_pretrained(shipped)
+    assert sum(p.numel() for p in model.parameters()) == info["parameters"]
+    assert info["held_out_qa"]["exact_match"] > 0.9 and info["training"]["steps"] == recipe.steps
