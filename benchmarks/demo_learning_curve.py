@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) ->
     from continuousbench.harness.run import cli as evaluate
 
     release = demo / "releases" / f"geminon-tiny-{QUARTER}"
-    replay = demo / "pretraining-world" / "replay.parquet"
+    replay = demo / "base-model" / "replay.parquet"
     with tempfile.TemporaryDirectory() as tmp:
         argv = [
             "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(demo / "base-model"),
@@ -41,16 +42,10 @@ def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) ->
         evaluate(argv)
         seconds = time.perf_counter() - start
         results = json.loads((Path(tmp) / "run" / "results.json").read_text())
-    public, singleton = (results["metrics"][part]["metrics"] for part in ("qa_public", "qa_singleton"))
-    return {
-        "steps": steps,
-        "seconds": round(seconds, 1),
-        "validation": [(v["step"], round(100 * v["contains"], 1)) for v in results["validation_history"]],
-        "selected": results["selected_checkpoint"]["step"],
-        "public_em": round(100 * public["exact_match"]["accuracy"], 1),
-        "public_contains": round(100 * public["contains"]["accuracy"], 1),
-        "singleton_em": round(100 * singleton["exact_match"]["accuracy"], 1),
-    }
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from demo_base_search import summary  # a sibling benchmark script
+
+    return {"seconds": round(seconds, 1), **summary(results, steps, [])}
 
 
 def main() -> None:

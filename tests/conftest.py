@@ -87,22 +87,13 @@ class DPModelRun:
 @pytest.fixture(scope="session")
 def dp_model_run(tmp_path_factory, tiny_release, tiny_model_dir):
     """A finished ``evaluate --epsilon 10`` run (secret noise) and the raw training losses it computed."""
-    from continuousbench.dp import dpsgd
+    from recording import recorded_dp_steps
+
     from continuousbench.harness.run import cli
 
-    seen: list[float] = []
-    real_step = dpsgd.dp_step
-
-    def recording_step(*args, **kwargs):
-        total, count = real_step(*args, **kwargs)
-        seen.extend([total, total / max(count, 1)])
-        return total, count
-
     out = tmp_path_factory.mktemp("runs-dp") / "dp-direct"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dpsgd, "dp_step", recording_step)
+    with recorded_dp_steps() as seen:
         cli(tiny_run_argv(tiny_release, tiny_model_dir, out, *DP_EVALUATE_ARGS))
-    assert seen, "the recording wrapper saw no step"
     return DPModelRun(out, seen)
 
 

@@ -213,7 +213,7 @@ class Env:
         the same bytes in another place."""
         out, argv = self.fixture("killed_run")
         shutil.copytree(out, self.tmp / "run")
-        args = self._with(argv, "--output_dir", str(self.tmp / "run"))
+        args = with_option(argv, "--output_dir", str(self.tmp / "run"))
         copies = {
             "other.parquet": self.fixture("killed_run_corpus"), "model-copy": self.fixture("tiny_model_dir"),
             "release-copy": self.fixture("tiny_release"),
@@ -222,17 +222,9 @@ class Env:
             if value in copies:
                 source, value = copies[value], str(self.tmp / value)
                 (shutil.copytree if source.is_dir() else shutil.copy)(source, value)
-            args = self._with(args, option, value)
+            args = with_option(args, option, value)
         return ["evaluate", *args, "--resume"]
 
-    @staticmethod
-    def _with(argv: list[str], option: str, value: str) -> list[str]:
-        args = list(argv)
-        if option in args:
-            args[args.index(option) + 1] = value
-        else:
-            args += [option, value]
-        return args
 
     def interrupted(self, argv: list[str], evaluation: int = 2) -> None:
         """Run the evaluate ``argv`` here, stopped by Ctrl-C at its ``evaluation``-th validation pass."""
@@ -298,3 +290,13 @@ class Env:
         from fake_hub import fake_hub
 
         return fake_hub(self.monkeypatch, RID, list(tags))
+
+
+def with_option(argv: list[str], option: str, value: str) -> list[str]:
+    """``argv`` with ``option`` set to ``value`` (replaced if present, else appended)."""
+    args = list(argv)
+    if option in args:
+        args[args.index(option) + 1] = value
+    else:
+        args += [option, value]
+    return args

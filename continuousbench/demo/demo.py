@@ -55,6 +55,7 @@ RUNS: dict[str, str | None] = {  # run -> the corpus it trains on (None: no trai
     "pe-eps10": "pe-eps10",
     "dp-direct-eps10": "real",  # the evaluator itself trained with DP-SGD on the real corpus (App. E)
 }
+CORPUS_RUNS = ("train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10", "pe-eps10")  # MAUVE: their corpus
 GENERATORS: dict[str, float | None] = {"syn": None, "dp-eps100": 100.0, "dp-eps10": 10.0}  # name -> epsilon
 
 
@@ -135,6 +136,24 @@ class Stages:
         self.file = out / "timings.json"
         self.timings: dict[str, float] = read_json(self.file) if self.file.exists() else {}
 
+    def _start_ready(self, pending: list[Stage], finished: set[str], running: dict, pool) -> None:
+        """Skip every ready stage whose output exists and start ready ones while a lane is free, until
+        neither changes anything (a skipped stage can make others ready)."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for stage in [s for s in pending if set(s.after) <= finished]:
+                if stage.done.exists():
+                    self.console.print(f"[dim]- {stage.name}: done already, skipped[/dim]")
+                    finished.add(stage.name)
+                elif len(running) < self.lanes:
+                    self.console.print(f"[bold]- {stage.name}[/bold] ...")
+                    running[pool.submit(_timed, stage.work, stage.args)] = stage
+                else:
+                    continue
+                pending.remove(stage)
+                progressed = True
+
     def run(self, stages: Sequence[Stage]) -> None:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -146,17 +165,7 @@ class Stages:
                                  initargs=(1,)) as pool:  # fmt: skip
             running: dict = {}
             while pending or running:
-                for stage in [s for s in pending if set(s.after) <= finished]:
-                    if stage.done.exists():
-                        self.console.print(f"[dim]- {stage.name}: done already, skipped[/dim]")
-                    elif len(running) < self.lanes:
-                        self.console.print(f"[bold]- {stage.name}[/bold] ...")
-                        running[pool.submit(_timed, stage.work, stage.args)] = stage
-                    else:
-                        continue
-                    pending.remove(stage)
-                    if stage.done.exists():
-                        finished.add(stage.name)
+                self._start_ready(pending, finished, running, pool)
                 if not running:
                     if pending:
                         raise RuntimeError(f"demo stages wait on each other: {[s.name for s in pending]}")
@@ -181,6 +190,13 @@ def _quiet() -> None:
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
     logging.getLogger("continuousbench").setLevel(logging.WARNING)
+
+
+def _build_release(root: Path, seed: int) -> None:
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+
+    args = GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root))
+    build_release(args, progress=False)
 
 
 def _sha256(path: Path) -> str:
@@ -328,8 +344,7 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
 
     rows = comparison_rows({name: load_run(path) for name, path in runs.items()})
     for row in rows:
-        corpus = "real" if row["run"] == "dp-direct-eps10" else RUNS[row["run"]]
-        score = mauve.get(corpus) if row["run"] != "no-training" else None
+        score = mauve.get(RUNS[row["run"]]) if row["run"] in CORPUS_RUNS else None  # a corpus it trained on
         row["mauve"], row["mauve_std"] = (score["mean"], score["std"]) if score else (None, None)
     plot_comparison(rows, out / "results.png")
     write_json(out / "results.json", rows)
@@ -390,9 +405,9 @@ def run_demo(
     :class:`~continuousbench.demo.pretrain.BaseRecipe`, ~75 minutes on two cores)."""
     from continuousbench.demo.pretrain import BaseRecipe
     from continuousbench.files import check_writable_dir
-    from continuousbench.geminon.build import GeminonBuildArguments, build_release, release_id
     from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.harness.config import cpu_has_native_bf16
+    from continuousbench.release.ids import ReleaseId
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
     if rebuild_base:
@@ -412,18 +427,16 @@ def run_demo(
     if settings_file.exists() and read_json(settings_file) != wanted:
         raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
     write_json(settings_file, wanted)
-    _quiet()
     start = time.perf_counter()
     stages = Stages(out, lanes=threads)
-    root = out / "releases"
-    release = root / str(release_id("tiny", QUARTER))
-    if not (release / "release.json").exists():
-        args = GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root))
-        build_release(args, progress=False)
-    base_stage = Stage("base model", out / "base-model" / "pretraining.json", _base_model,
-                       (out / "base-model", release, s))  # fmt: skip
+    release = out / "releases" / str(ReleaseId.parse(f"geminon-tiny-{QUARTER}"))
+    first = [
+        Stage("build release", release / "release.json", _build_release, (release.parent, seed)),
+        Stage("base model", out / "base-model" / "pretraining.json", _base_model,
+              (out / "base-model", release, s), ("build release",)),
+    ]  # fmt: skip
     work, runs = _stages(out, release, s, seed)
-    stages.run([base_stage, *work])
+    stages.run([*first, *work])
     rows = _table(out, runs, read_json(out / "mauve.json"))
     paired = compare_runs(runs["syn"], runs["dp-syn-eps10"])
     print_comparison(paired)  # "Syn beats DP-Syn", question by question

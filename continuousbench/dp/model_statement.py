@@ -15,6 +15,7 @@ from continuousbench.dp.statement import (
     NOT_PUBLISHED,
     RunFacts,
     accounting_table,
+    published_table,
     sampling_line,
     software_and_event,
     statement_headline,
@@ -44,8 +45,7 @@ def _published_table() -> str:
         ("the corpus's fingerprint, the number of documents cut at the length limit", "**not published**"),
         ("everything else (settings, accounting)", "public: fixed before training"),
     ]
-    body = "\n".join(f"| {k} | {v} |" for k, v in rows)
-    return f"| published | private? |\n| --- | --- |\n{body}"
+    return published_table(rows)
 
 
 def evaluator_statement(

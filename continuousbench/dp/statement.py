@@ -109,6 +109,11 @@ def _published_table(facts: RunFacts) -> str:
         ("dataset size n (and delta when derived from it)", "treated as public"),
         ("everything else here (settings, accounting)", "public: fixed before training"),
     ]
+    return published_table(rows)
+
+
+def published_table(rows: list[tuple[str, str]]) -> str:
+    """The statement's "what is published, and is it private?" table, in markdown."""
     body = "\n".join(f"| {k} | {v} |" for k, v in rows)
     return f"| published | private? |\n| --- | --- |\n{body}"
 

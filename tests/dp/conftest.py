@@ -57,20 +57,10 @@ class TrainedGenerator:
 @pytest.fixture(scope="session")
 def dp_generator(tmp_path_factory, train_generator):
     """One DP generator of the session, with the raw training losses its steps computed."""
-    from continuousbench.dp import dpsgd
+    from recording import recorded_dp_steps
 
-    seen: list[float] = []
-    real_step = dpsgd.dp_step
-
-    def recording_step(*args, **kwargs):
-        total, count = real_step(*args, **kwargs)
-        seen.extend([total, total / max(count, 1)])
-        return total, count
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dpsgd, "dp_step", recording_step)
+    with recorded_dp_steps() as seen:
         path = train_generator(tmp_path_factory.mktemp("gen") / "dp", *DP_ARGS)
-    assert seen, "the recording wrapper saw no step"
     return TrainedGenerator(path, seen)
 
 

@@ -8,15 +8,7 @@ import shlex
 import shutil
 
 import pytest
-
-
-def with_option(argv: list[str], option: str, value: str) -> list[str]:
-    args = list(argv)
-    if option in args:
-        args[args.index(option) + 1] = value
-    else:
-        args += [option, value]
-    return args
+from hostile import with_option
 
 
 def moved(argv: list[str], src, dst) -> list[str]:
