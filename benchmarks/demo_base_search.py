@@ -111,7 +111,7 @@ def main() -> None:
     import torch
 
     from continuousbench.demo import pretrain as P
-    from continuousbench.demo.demo import _quiet
+    from continuousbench.demo.scheduler import quiet as _quiet
     from continuousbench.harness.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)

@@ -54,7 +54,8 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from demo_base_search import Clock  # a sibling benchmark script
 
-    from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER, _quiet
+    from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER
+    from continuousbench.demo.scheduler import quiet as _quiet
     from continuousbench.harness.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)

@@ -297,7 +297,8 @@ def one_line(err: BaseException) -> str | None:
         return f"{err.filename} already exists and is not a folder; move it away or choose another path"
     if isinstance(err, OSError) and type(err) is OSError and err.args:  # transformers' "can't load" errors
         return _flatten(str(err))
-    if isinstance(err, ImportError):  # a missing optional extra is the environment's fault, not a bug
+    if isinstance(err, ImportError) and not str(err).startswith("cannot import name"):
+        # a missing optional extra is the environment's fault; a name missing from a module is a bug
         hint = "" if "pip install" in str(err) else "; install the missing package (README: extras)"
         return _flatten(str(err)) + hint
     if isinstance(err, (ValueError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:

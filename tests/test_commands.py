@@ -108,3 +108,9 @@ def test_library_errors_get_a_hint(tmp_path):
     denied = PermissionError(13, "Permission denied", "/root/x")
     assert one_line(denied).startswith("/root/x cannot be accessed")
     assert one_line(RuntimeError("a bug")) is None
+
+
+def test_a_missing_extra_is_one_line_but_a_missing_name_is_a_bug():
+    line = one_line(ModuleNotFoundError("No module named 'mauve'"))
+    assert line == "No module named 'mauve'; install the missing package (README: extras)"
+    assert one_line(ImportError("cannot import name 'x' from 'continuousbench.files'")) is None  # a traceback

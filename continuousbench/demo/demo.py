@@ -1,21 +1,25 @@
 """``continuousbench demo`` (``make demo``): the whole study in miniature, on a CPU, offline.
 
 1. build the ``tiny`` Geminon release;
-2. make a base model: a tiny Llama pretrained on a separate, disjoint Geminon world
-   (:mod:`continuousbench.demo.pretrain`), so it knows the QA format but none of the release's facts;
+2. take the shipped base model (a tiny Llama pretrained on a separate, disjoint Geminon world by
+   :func:`continuousbench.demo.pretrain.build_base_model`, so it knows the QA format but none of the
+   release's facts; sha256-checked), or make it again with ``--rebuild_base``;
 3. evaluate it with no training, and after continued pretraining on the real corpus;
 4. train three generators on the real corpus (non-private, DP at epsilon 100 and 10), sample a
-   synthetic corpus from each, and evaluate the base model trained on each synthetic corpus;
+   synthetic corpus from each, run Private Evolution at epsilon 10, and evaluate the base model trained
+   on each synthetic corpus; train the evaluator itself with DP-SGD at epsilon 10 (direct DP);
 5. MAUVE of each corpus against the real one (the base model's mean-pooled hidden states are the
-   encoder), then a table and a bar chart.
+   encoder), then the table with intervals, a bar chart, Syn vs DP-Syn question by question, and a
+   verdict on each of the paper's four findings (``findings.json``).
 
-Every stage is a public command or function of the library (``build_release``, ``pretrain_base_model``,
-``harness.run.cli``, ``dp.train.cli``, ``dp.synthesize.cli``, ``diagnostics.mauve``, ``harness.report``);
-the demo only chooses their arguments. The evaluator recipe ``configs/geminon-tiny-demo.yaml``
-is the same for every candidate corpus. A finished stage (its output folder complete) is skipped on a
-rerun, so an interrupted demo resumes where it stopped.
+Every stage is a public command or function of the library (``build_release``, ``harness.run.cli``,
+``dp.train.cli``, ``dp.synthesize.cli``, ``dp.pe_command.cli``, ``diagnostics.mauve``,
+``harness.report``, ``harness.compare``); the demo only chooses their arguments. The evaluator recipe
+``configs/geminon-tiny-demo.yaml`` is the same for every candidate corpus. Stages run a few at a time
+(:mod:`continuousbench.demo.scheduler`); a finished stage is skipped on a rerun, so an interrupted demo
+resumes where it stopped.
 
-    continuousbench demo [--out demo-output] [--quick] [--overwrite] [--seed 0] [--threads 2]
+    continuousbench demo [--out demo-output] [--quick] [--overwrite] [--seed 0] [--threads 2] [--rebuild_base]
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
 from continuousbench.commands import bounds
 from continuousbench.demo.pretrain import BaseRecipe
+from continuousbench.demo.scheduler import Stage, Stages
 from continuousbench.files import read_json, write_json
 
 RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
@@ -94,102 +99,6 @@ class Settings:
 def _argv(**options) -> list[str]:
     """``--key value`` pairs for a command's parser (None values left out)."""
     return [a for k, v in options.items() if v is not None for a in (f"--{k}", str(v))]
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One step of the demo: ``work(*args)`` in a worker process once the stages in ``after`` are done;
-    skipped when ``done`` (its output, written atomically by the command) exists."""
-
-    name: str
-    done: Path
-    work: Callable[..., object]
-    args: tuple = ()
-    after: tuple[str, ...] = ()
-
-
-def _start_worker(threads: int) -> None:
-    import torch
-
-    torch.set_num_threads(threads)
-    _quiet()
-
-
-def _timed(work: Callable[..., object], args: tuple) -> float:
-    start = time.perf_counter()
-    work(*args)
-    return time.perf_counter() - start
-
-
-class Stages:
-    """Runs the stages, ``lanes`` at a time in worker processes of one CPU thread each, in list order as
-    their inputs become ready; prints each with its wall time and keeps the times in ``timings.json``.
-
-    Small models use a second core poorly (one stage on two threads runs ~1.3x faster), while two
-    independent stages on one thread each run ~2x faster; each stage's result does not depend on the
-    order, since every stage runs alone in its process on one thread."""
-
-    def __init__(self, out: Path, lanes: int):
-        from rich.console import Console
-
-        self.console, self.lanes = Console(), lanes
-        self.file = out / "timings.json"
-        self.timings: dict[str, float] = read_json(self.file) if self.file.exists() else {}
-
-    def _start_ready(self, pending: list[Stage], finished: set[str], running: dict, pool) -> None:
-        """Skip every ready stage whose output exists and start ready ones while a lane is free, until
-        neither changes anything (a skipped stage can make others ready)."""
-        progressed = True
-        while progressed:
-            progressed = False
-            for stage in [s for s in pending if set(s.after) <= finished]:
-                if stage.done.exists():
-                    self.console.print(f"[dim]- {stage.name}: done already, skipped[/dim]")
-                    finished.add(stage.name)
-                elif len(running) < self.lanes:
-                    self.console.print(f"[bold]- {stage.name}[/bold] ...")
-                    running[pool.submit(_timed, stage.work, stage.args)] = stage
-                else:
-                    continue
-                pending.remove(stage)
-                progressed = True
-
-    def run(self, stages: Sequence[Stage]) -> None:
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-        finished = set()
-        pending = list(stages)
-        context = multiprocessing.get_context("spawn")  # no forked torch state in the workers
-        with ProcessPoolExecutor(self.lanes, mp_context=context, initializer=_start_worker,
-                                 initargs=(1,)) as pool:  # fmt: skip
-            running: dict = {}
-            while pending or running:
-                self._start_ready(pending, finished, running, pool)
-                if not running:
-                    if pending:
-                        raise RuntimeError(f"demo stages wait on each other: {[s.name for s in pending]}")
-                    break
-                ready, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in ready:
-                    stage = running.pop(future)
-                    self.timings[stage.name] = round(future.result(), 1)  # a stage's error ends the demo
-                    write_json(self.file, self.timings)
-                    finished.add(stage.name)
-                    self.console.print(f"[green]- {stage.name}: {self.timings[stage.name]:.0f} s")
-
-
-def _quiet() -> None:
-    """Library progress bars and info logs would bury the demo's own output."""
-    import logging
-
-    import datasets
-    import transformers
-
-    datasets.disable_progress_bars()
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
-    logging.getLogger("continuousbench").setLevel(logging.WARNING)
 
 
 def _build_release(root: Path, seed: int) -> None:
