@@ -29,6 +29,8 @@ from continuousbench.commands import one_line
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ROOT_ONLY = pytest.mark.skipif(IS_ROOT, reason="root writes into read-only folders")
 SLOW = pytest.mark.slow
+DP_EVALUATE = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
+               "--micro_batch_size", "4")  # fmt: skip
 
 
 def case(argv, code: int, message: str, *, id: str, may_change=(), keeps_work=False, marks=()):
@@ -136,6 +138,29 @@ CLI = [
     case(["verify", RID, RID], 2, "unknown argument(s)", id="verify-two-releases"),
     case(["verify"], 2, "no release given", id="verify-nothing"),
     # --- evaluate: ranges, checked where they are parsed ---
+    # --- evaluate --epsilon (direct DP fine-tuning) ---
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--epsilon", "0"), 2, "--epsilon",
+         id="dp-direct-epsilon-0"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--delta", "1"), 2, "--delta",
+         id="dp-direct-delta-1"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--clip_norm", "0"), 2, "--clip_norm",
+         id="dp-direct-clip-norm-0"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--sampling", "uniform"), 2, "--sampling",
+         id="dp-direct-sampling-unknown"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--tuning", "full"), 2, "covers LoRA adapters only",
+         id="dp-direct-full-tuning"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--steps", "0"), 2, "drop --epsilon",
+         id="dp-direct-no-steps"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--expected_batch_size", "many"), 2,
+         "--expected_batch_size must be a number or auto",
+         id="dp-direct-batch-not-a-number"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--expected_batch_size", "100000"), 2,
+         "--expected_batch_size 100000 is larger than the",
+         id="dp-direct-batch-over-n"),
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--sampling", "truncated_poisson",
+                              "--expected_batch_size", "auto", "--physical_batch_size", "5000"), 2,
+         "--physical_batch_size 5000 must be smaller than the dataset",
+         id="dp-direct-physical-batch-over-n"),
     case(lambda e: e.evaluate("--qa_test_limit", "-5"), 2, "--qa_test_limit -5 is out of range",
          id="evaluate-qa-test-limit-negative"),
     case(lambda e: e.evaluate("--qa_eval_limit", "0"), 2, "--qa_eval_limit 0 is out of range",
