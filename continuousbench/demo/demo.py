@@ -46,7 +46,7 @@ DP_DIRECT_RECIPE = RECIPES / "geminon-tiny-demo-dp-direct.yaml"
 SHIPPED_BASE = Path(str(resources.files("continuousbench.demo") / "base"))
 BASE_SHA256 = {
     "model.safetensors": "68726e8c3b70a9fe48e3d59aa8135deb4343f6b05325f1ffe008f84057554042",
-    "replay.parquet": "bd19a15ae1f63b89aa017f831d0f7e3cab344cbd6beff6e292009c264ea01964",
+    "replay.parquet": "65f930a144871fca9044290eb5fecc2907f70d5f5594889ddebbf7f13907893c",
 }
 BASE_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
               "tokenizer_config.json", "pretraining.json", "replay.parquet")  # fmt: skip
@@ -311,7 +311,7 @@ def run_demo(
     """Run (or resume) every stage under ``out``; return the table rows (also in ``out/results.json``).
 
     The base model is the shipped one unless ``rebuild_base`` (pretrained again with
-    :class:`~continuousbench.demo.pretrain.BaseRecipe`, ~75 minutes on two cores)."""
+    :class:`~continuousbench.demo.pretrain.BaseRecipe`, ~20 minutes on one core)."""
     from continuousbench.demo.pretrain import BaseRecipe
     from continuousbench.files import check_writable_dir
     from continuousbench.harness.compare import compare_runs, print_comparison
@@ -374,7 +374,7 @@ class DemoArguments:
     )
     rebuild_base: bool = field(
         default=False,
-        metadata={"help": "Pretrain the base model again with the shipped one's recipe (~75 min, 2 cores)."},
+        metadata={"help": "Pretrain the base model again with the shipped one's recipe (~20 min)."},
     )
 
 
