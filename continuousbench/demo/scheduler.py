@@ -1,9 +1,9 @@
 """The demo's stages, run a few at a time in worker processes of one CPU thread each.
 
-A tiny model uses a second core poorly (one stage on two threads ran about 1.3x faster), while two
-independent stages on one thread each run about 2x faster. Each stage runs alone in its process on one
-thread, so its result does not depend on the order the scheduler picks; a stage whose output exists is
-skipped, so an interrupted demo resumes.
+A tiny model keeps a second core only partly busy: one stage on two threads ran 1.55x faster than on
+one (docs/demo.md), while the demo's stages two at a time on one thread each ran 1.9x faster. Each stage
+runs alone in its process on one thread, so its result does not depend on the order the scheduler
+picks; a stage whose output exists is skipped, so an interrupted demo resumes.
 """
 
 from __future__ import annotations
@@ -45,9 +45,8 @@ class Stages:
     """Runs the stages, ``lanes`` at a time in worker processes of one CPU thread each, in list order as
     their inputs become ready; prints each with its wall time and keeps the times in ``timings.json``.
 
-    Small models use a second core poorly (one stage on two threads runs ~1.3x faster), while two
-    independent stages on one thread each run ~2x faster; each stage's result does not depend on the
-    order, since every stage runs alone in its process on one thread."""
+    Each stage's result does not depend on the order, since every stage runs alone in its process on one
+    thread."""
 
     def __init__(self, out: Path, lanes: int):
         from rich.console import Console
