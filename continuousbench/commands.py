@@ -297,10 +297,10 @@ def one_line(err: BaseException) -> str | None:
         return f"{err.filename} already exists and is not a folder; move it away or choose another path"
     if isinstance(err, OSError) and type(err) is OSError and err.args:  # transformers' "can't load" errors
         return _flatten(str(err))
-    if isinstance(err, ImportError) and not str(err).startswith("cannot import name"):
-        # a missing optional extra is the environment's fault; a name missing from a module is a bug
-        hint = "" if "pip install" in str(err) else "; install the missing package (README: extras)"
-        return _flatten(str(err)) + hint
+    if isinstance(err, ModuleNotFoundError):  # a missing optional extra: the environment's fault
+        return _flatten(str(err)) + "; install the missing package (README: extras)"
+    if isinstance(err, ImportError) and "pip install" in str(err):  # a library's own install hint
+        return _flatten(str(err))
     if isinstance(err, (ValueError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:
         return _flatten(str(err))  # our own errors: already "what is wrong; how to fix it"
     return None
@@ -371,3 +371,19 @@ def run(
     if report is not None:
         report(result)
     return result
+
+
+def command(
+    arguments: type | Sequence[type], prog: str, description: str, main: Callable[..., T], **run_options
+) -> tuple[Callable[[], CommandParser], Callable[[Sequence[str] | None], T]]:
+    """``(make_parser, cli)`` of a command whose ``main`` takes the parsed dataclasses: the parser, and the
+    entry point that parses ``argv`` and runs ``main`` through :func:`run` (``run_options``: its
+    ``report`` and ``resume_hint``)."""
+
+    def make_parser() -> CommandParser:
+        return CommandParser(arguments, prog=prog, description=description)
+
+    def cli(argv: Sequence[str] | None = None) -> T:
+        return run(lambda: main(*make_parser().parse(argv)), **run_options)
+
+    return make_parser, cli

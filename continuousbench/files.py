@@ -27,6 +27,14 @@ def _umask() -> int:
     return mask
 
 
+def sha256_file(path: str | Path) -> str:
+    """sha256 hex digest of a file's bytes, read in chunks."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place."""
     path = Path(path)

@@ -35,7 +35,7 @@ from pathlib import Path
 from continuousbench.commands import bounds
 from continuousbench.demo.pretrain import BaseRecipe
 from continuousbench.demo.scheduler import Stage, Stages
-from continuousbench.files import read_json, write_json
+from continuousbench.files import read_json, sha256_file, write_json
 
 RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
@@ -108,12 +108,6 @@ def _build_release(root: Path, seed: int) -> None:
     build_release(args, progress=False)
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _base_model(out: Path, release: Path, s: Settings) -> None:
     """Copy the shipped base model to ``out`` (its digests checked), or pretrain one with ``s.base``.
     Either way its pretraining world shares no entity name with the release."""
@@ -125,7 +119,7 @@ def _base_model(out: Path, release: Path, s: Settings) -> None:
         P.build_base_model(out, s.base, forbidden_names=names)
         return
     for name, digest in BASE_SHA256.items():
-        if _sha256(SHIPPED_BASE / name) != digest:
+        if sha256_file(SHIPPED_BASE / name) != digest:
             raise ValueError(
                 f"the shipped base model's {name} does not match its recorded sha256; reinstall "
                 "continuousbench, or pass --rebuild_base"
@@ -224,7 +218,7 @@ def findings(rows: list[dict], paired: dict) -> list[dict]:
     row = {r["run"]: r for r in rows}
     em = {name: r["qa_public/exact_match"] for name, r in row.items()}
     single = row["train-on-real"]["qa_singleton/exact_match"]
-    syn, dp10, dp100 = row["syn"], row["dp-syn-eps10"], row["dp-syn-eps100"]
+    syn, dp100 = row["syn"], row["dp-syn-eps100"]
     overall = paired["parts"]["qa_public"]["overall"]
     checks = [
         ("training on the real corpus teaches its facts",
@@ -241,7 +235,6 @@ def findings(rows: list[dict], paired: dict) -> list[dict]:
          f"DP-Syn eps 100 MAUVE {dp100['mauve']:.3f} vs Syn {syn['mauve']:.3f} (>= half), EM "
          f"{em['dp-syn-eps100']:.1%} vs {em['syn']:.1%} (< a quarter)"),
     ]  # fmt: skip
-    del dp10
     return [{"finding": f, "holds": bool(ok), "evidence": e} for f, ok, e in checks]
 
 

@@ -9,12 +9,12 @@ model's context. Each input's resolved absolute path is kept beside what was giv
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuousbench.files import sha256_file
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
 
@@ -59,7 +59,7 @@ def load_release(release: str, track: str | None) -> dict:
     manifest = verify_release(folder)
     return {
         "id": manifest["id"],
-        "manifest_sha256": hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest(),
+        "manifest_sha256": sha256_file(folder / MANIFEST),
         "track": track or manifest["track"],
         "seed": manifest.get("seed"),
         "given": release,

@@ -21,7 +21,6 @@ process calls the judge and writes (:mod:`.ranks`).
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import shlex
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.dp.options import DP_KEYS
+from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
@@ -209,8 +209,7 @@ def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[in
 def _recipe(path: str | None) -> dict | None:
     if path is None:
         return None
-    digest = hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()
-    return {"given": path, "path": resolved(path), "sha256": digest}
+    return {"given": path, "path": resolved(path), "sha256": sha256_file(Path(path).expanduser())}
 
 
 def build_results(

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.embed import DEFAULT_ENCODER
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
@@ -192,21 +191,9 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
                          overwrite=args.overwrite, min_support=args.min_support)  # fmt: skip
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (NewsBuildArguments, ModelArguments, ExecutorArguments),
-        prog="continuousbench build news",
-        description="Build a NEWS release from CC-News WARC files: every stage, resumable, into a dataset.",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path | str:
-    from continuousbench.commands import run
-
-    return run(
-        lambda: main(*make_parser().parse(argv)),
-        report=print,
-        resume_hint="finished stages are kept in the work folder; rerun the same command to resume",
-    )
+make_parser, cli = command(
+    (NewsBuildArguments, ModelArguments, ExecutorArguments), "continuousbench build news",
+    "Build a NEWS release from CC-News WARC files: every stage, resumable, into a dataset.",
+    main, report=print,
+    resume_hint="finished stages are kept in the work folder; rerun the same command to resume",
+)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.embed import CLUSTERING_PROMPT, DEFAULT_ENCODER
 
 NEIGHBOURS = 5  # nearest clusters recorded per cluster (the support stage's candidate pool)
@@ -293,17 +293,8 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
     return out.finish(len(ids), len(ids), counts, publish=publish, **stats, encoder=args.encoder)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        ClusterArguments,
-        prog="continuousbench news cluster",
-        description="Cluster articles into events: embeddings, windowed mutual kNN graphs, Leiden, merging.",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    ClusterArguments, "continuousbench news cluster",
+    "Cluster articles into events: embeddings, windowed mutual kNN graphs, Leiden, merging.",
+    main, report=print,
+)

@@ -34,7 +34,7 @@ import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.executors import ExecutorArguments
 
 NUM_PERM = 128
@@ -307,17 +307,8 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     return out.finish(rows_in, rows_out, counts, publish=[DUPLICATES, "logs"], candidates=args.candidates)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (DedupArguments, ExecutorArguments),
-        prog="continuousbench news dedup",
-        description="Drop exact (SHA-256) and near duplicate articles (MinHash LSH, containment >= 0.8).",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path | str:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (DedupArguments, ExecutorArguments), "continuousbench news dedup",
+    "Drop exact (SHA-256) and near duplicate articles (MinHash LSH, containment >= 0.8).",
+    main, report=print,
+)

@@ -22,7 +22,7 @@ from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.utils.logging import logger
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.articles import (
     ARTICLE_COLUMNS,
     article_id,
@@ -405,17 +405,8 @@ def _schema(paths: Sequence[str]):
     return pa.schema(fields)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (ExtractArguments, ExecutorArguments),
-        prog="continuousbench news extract",
-        description="Extract English news articles (text + metadata) from WARC files into parquet shards.",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (ExtractArguments, ExecutorArguments), "continuousbench news extract",
+    "Extract English news articles (text + metadata) from WARC files into parquet shards.",
+    main, report=print,
+)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.models import ModelArguments
 
 COLUMNS = ("cluster", "fact_id", "fact", "anchor", "article_ids", "shown_ids")
@@ -144,17 +144,8 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
     return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (FactsArguments, ModelArguments),
-        prog="continuousbench news facts",
-        description="Extract facts stated in at least three reports from the largest clusters (LLM).",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (FactsArguments, ModelArguments), "continuousbench news facts",
+    "Extract facts stated in at least three reports from the largest clusters (LLM).",
+    main, report=print,
+)

@@ -12,11 +12,10 @@ already answers, an ambiguous one, and one whose verdict cannot be read are drop
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.models import ModelArguments
 
 VERDICTS = "verdicts.parquet"
@@ -83,17 +82,8 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
                       judge=model.judge or model.llm)  # fmt: skip
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (FilterArguments, ModelArguments),
-        prog="continuousbench news filter",
-        description="Drop questions answered correctly without context, and ambiguous ones (LLM + judge).",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (FilterArguments, ModelArguments), "continuousbench news filter",
+    "Drop questions answered correctly without context, and ambiguous ones (LLM + judge).",
+    main, report=print,
+)

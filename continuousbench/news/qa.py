@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.models import ModelArguments
 
 
@@ -128,18 +128,9 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     return out.finish(len(facts), table.num_rows, counts, clusters=len(clusters), llm=model.llm)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (QAArguments, ModelArguments),
-        prog="continuousbench news qa",
-        description="Write short-answer questions from the facts; keep those whose answer is verbatim in "
-        ">= 3 articles (LLM).",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (QAArguments, ModelArguments), "continuousbench news qa",
+    "Write short-answer questions from the facts; keep those whose answer is verbatim in >= 3 articles "
+    "(LLM).",
+    main, report=print,
+)

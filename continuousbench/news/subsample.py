@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 
 SIZES: dict[str, int | None] = {"tiny": 2_000, "small": 200_000, "medium": 600_000, "large": None}
 
@@ -69,17 +69,8 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
     return out.finish(len(ids), len(keep), counts, size=args.size, count=count, seed=args.seed)
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        SubsampleArguments,
-        prog="continuousbench news subsample",
-        description="Keep a seeded sample of the articles: small 200k, medium 600k, large all.",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    SubsampleArguments, "continuousbench news subsample",
+    "Keep a seeded sample of the articles: small 200k, medium 600k, large all.",
+    main, report=print,
+)

@@ -15,11 +15,10 @@ most prompts (~600k in the paper): requests go out concurrently, are cached, and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.news.models import ModelArguments
 
 OPENBOOK = "openbook.parquet"
@@ -125,17 +124,8 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
                       judge=model.judge or model.llm)  # fmt: skip
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (SupportArguments, ModelArguments),
-        prog="continuousbench news support",
-        description="Count the articles that make a model answer each question (open book vs closed book).",
-    )
-
-
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    (SupportArguments, ModelArguments), "continuousbench news support",
+    "Count the articles that make a model answer each question (open book vs closed book).",
+    main, report=print,
+)

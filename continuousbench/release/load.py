@@ -15,6 +15,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from continuousbench.files import sha256_file
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     ALL_PARTS,
@@ -25,7 +26,7 @@ from continuousbench.release.layout import (
     data_file,
     default_root,
 )
-from continuousbench.release.write import DIGEST_KEY, manifest_digest, sha256_file
+from continuousbench.release.write import DIGEST_KEY, manifest_digest
 
 if TYPE_CHECKING:
     from datasets import Dataset

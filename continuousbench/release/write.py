@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
-from continuousbench.files import check_writable_dir, dumps, replace_dir, temp_dir, write_text
+from continuousbench.files import check_writable_dir, dumps, replace_dir, sha256_file, temp_dir, write_text
 from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -29,11 +29,6 @@ if TYPE_CHECKING:
 
 
 DIGEST_KEY = "manifest_sha256"
-
-
-def sha256_file(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def manifest_digest(manifest: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from continuousbench.demo import demo
+from continuousbench.files import sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,7 +119,7 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
 
     # The shipped base model, copied after its digests were checked
     base = out / "base-model"
-    assert all(demo._sha256(base / name) == digest for name, digest in demo.BASE_SHA256.items())
+    assert all(sha256_file(base / name) == digest for name, digest in demo.BASE_SHA256.items())
     assert json.loads((base / "pretraining.json").read_text())["training"]["steps"] == 3000
 
     # A rerun skips every finished stage and gives the same table.

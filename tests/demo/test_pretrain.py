@@ -112,14 +112,14 @@ def test_the_shipped_base_model_comes_from_its_recorded_recipe(tmp_path):
     from continuousbench.demo import demo
     from continuousbench.demo.pretrain import BaseRecipe, make_pretraining_world, save_texts
     from continuousbench.demo.tinymodel import train_tokenizer
-    from continuousbench.files import read_json
+    from continuousbench.files import read_json, sha256_file
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
     shipped = demo.SHIPPED_BASE
     info = read_json(shipped / "pretraining.json")
     recipe = BaseRecipe(**{**info["recipe"], "lines": tuple(info["recipe"]["lines"])})
     assert recipe == BaseRecipe()  # the recorded recipe is the code's default
-    assert all(demo._sha256(shipped / n) == d for n, d in demo.BASE_SHA256.items())
+    assert all(sha256_file(shipped / n) == d for n, d in demo.BASE_SHA256.items())
     args = GeminonBuildArguments(size="tiny", quarter=demo.QUARTER, seed=0, out=str(tmp_path))
     names = release_names(build_release(args, progress=False))
     world = make_pretraining_world(recipe.spec(), seed=recipe.world_seed, forbidden_names=names)
@@ -133,7 +133,7 @@ def test_the_shipped_base_model_comes_from_its_recorded_recipe(tmp_path):
     assert ours["model"] == theirs["model"]  # vocabulary and merges
     replay = qa_world.qa_documents(2 * len(qa_world.questions), np.random.default_rng(recipe.seed))
     save_texts(tmp_path / "replay.parquet", replay)
-    assert demo._sha256(tmp_path / "replay.parquet") == demo.BASE_SHA256["replay.parquet"]  # byte for byte
+    assert sha256_file(tmp_path / "replay.parquet") == demo.BASE_SHA256["replay.parquet"]  # byte for byte
     model = AutoModelForCausalLM.from_pretrained(shipped)
     assert sum(p.numel() for p in model.parameters()) == info["parameters"]
     assert info["held_out_qa"]["exact_match"] > 0.9 and info["training"]["steps"] == recipe.steps
