@@ -340,6 +340,19 @@ def configure_logging(level: int = logging.INFO) -> None:
     logging.getLogger("continuousbench").setLevel(level)
 
 
+def _leave_process_group() -> None:
+    """Destroy the process group of a ``torchrun``/``accelerate launch`` run before the interpreter exits.
+
+    Left to interpreter shutdown, gloo's worker threads can outlive Python and abort the process
+    (SIGABRT, "terminate called without an active exception"): a process that finished its share while
+    process 0 still writes then fails the whole launch. Destroying the group is local, so no process
+    waits here for the others.
+    """
+    dist = sys.modules.get("torch.distributed")  # never imported for single-process commands
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def run(
     work: Callable[[], T],
     *,
@@ -367,6 +380,8 @@ def run(
             raise
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
+    finally:
+        _leave_process_group()
     forget_new_runs()
     if report is not None:
         report(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import pytest
@@ -94,6 +95,29 @@ def test_ctrl_c_says_what_was_kept(capsys):
         run(interrupted, resume_hint="checkpoints are kept; rerun with --resume")
     assert exit_.value.code == 130
     assert "interrupted: checkpoints are kept; rerun with --resume" in capsys.readouterr().err
+
+
+def _raise(err: Exception):
+    raise err
+
+
+@pytest.mark.parametrize(
+    "work", [lambda: "done", lambda: _raise(FileExistsError("out exists"))], ids=["success", "error"]
+)
+def test_run_leaves_the_process_group_before_exit(tmp_path, work):
+    """A launched process destroys its process group itself, on success and on error: left to
+    interpreter shutdown, gloo's threads can abort a process that finished its share early (SIGABRT),
+    which fails the whole launch."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0, world_size=1)
+    try:
+        with contextlib.suppress(SystemExit):
+            run(work)
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def test_library_errors_get_a_hint(tmp_path):
