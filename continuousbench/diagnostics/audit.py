@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from continuousbench import processes
 from continuousbench.commands import bounds
-from continuousbench.dp import processes
 from continuousbench.dp.train import GeneratorArguments, GeneratorConfig, load_data
 from continuousbench.harness.config import ModelArguments
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.dp import dpsgd, processes
+from continuousbench import processes
+from continuousbench.dp import dpsgd
 from continuousbench.dp.plan import DPPlan
 from continuousbench.dp.randomness import SecretStreams
 from continuousbench.dp.sampling import check_sampler

@@ -11,7 +11,7 @@ import dataclasses
 import shutil
 from pathlib import Path
 
-from continuousbench.dp import processes
+from continuousbench import processes
 from continuousbench.files import replace_dir
 
 

@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from continuousbench import processes
 from continuousbench.commands import bounds
 
 logger = logging.getLogger(__name__)
@@ -145,18 +146,19 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
     )
 
 
-def _sample_local(args: SynthesisArguments, state, shard: Path) -> None:
+def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: Path) -> None:
     """This process's share of the batches (``b % processes == index``), written to ``shard``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from accelerate import PartialState
 
     from continuousbench.files import atomic_write
     from continuousbench.llm import generate_batched
 
     model, tokenizer = load_generator(args.generator)
-    model.to(state.device)
+    model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one
     prompt = start_prompt(tokenizer)
-    batches = range(state.process_index, -(-args.num_samples // args.batch_size), state.num_processes)
+    batches = range(procs.rank, -(-args.num_samples // args.batch_size), procs.world_size)
     rows: dict[str, list] = {"batch": [], "text": []}
     for done, b in enumerate(batches, 1):
         size = min(args.batch_size, args.num_samples - b * args.batch_size)
@@ -167,7 +169,7 @@ def _sample_local(args: SynthesisArguments, state, shard: Path) -> None:
         )  # fmt: skip
         rows["batch"] += [b] * size
         rows["text"] += texts
-        if state.is_main_process and done % 10 == 0:
+        if done % 10 == 0:  # reported by process 0 only (processes.current)
             logger.info("sampled %d of %d batches (process 0)", done, len(batches))
     atomic_write(shard, lambda tmp: pq.write_table(pa.table(rows), tmp))
 
@@ -205,53 +207,34 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
     )
 
 
-def _staged(args: SynthesisArguments, state):
-    """(staged output or None, its work folder): made on process 0, whose failure stops every process."""
+def _staged(args: SynthesisArguments, procs: processes.Processes):
+    """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
     from continuousbench.files import StagedOutput
 
-    message, staged = None, None
-    if state.is_main_process:
-        try:
-            staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
-                                  inputs=[args.generator])  # fmt: skip
-            config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
-            # requests in flight change no sample: a resume may send more at once
-            staged.pin_config(config | {"processes": state.num_processes}, ignore=("max_in_flight",))
-        except (ValueError, FileExistsError, FileNotFoundError) as err:
-            if state.num_processes == 1:
-                raise
-            message = str(err)
-    box = [message, None if staged is None else str(staged.work)]
-    if state.num_processes > 1:
-        import torch.distributed as dist
-
-        dist.broadcast_object_list(box, src=0)
-    if box[0] is not None:
-        if state.is_main_process:
-            raise ValueError(box[0])
-        raise SystemExit(2)  # process 0 reports it, in one line
-    return staged, Path(box[1])
+    staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
+                          inputs=[args.generator])  # fmt: skip
+    config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
+    # requests in flight change no sample: a resume may send more at once
+    staged.pin_config(config | {"processes": procs.world_size}, ignore=("max_in_flight",))
+    return staged
 
 
 def main(args: SynthesisArguments) -> Path | None:
     """Sample, drop empties, publish the corpus folder; return it (None on processes other than 0)."""
-    import torch
-    from accelerate import PartialState
-
     from continuousbench.dp.corpus import write_corpus
     from continuousbench.files import write_json
 
-    state = PartialState(cpu=not torch.cuda.is_available())  # cpu=True: gloo under torchrun without GPUs
-    staged, work = _staged(args, state)
+    procs = processes.current()
+    staged = processes.on_main(lambda: _staged(args, procs), procs)  # every process gets its work folder
     local = args.backend == "local"
     if local:
-        shard = work / SHARD.format(state.process_index)
+        shard = staged.work / SHARD.format(procs.rank)
         if not shard.is_file():
-            _sample_local(args, state, shard)
-        state.wait_for_everyone()
-    if not state.is_main_process:
+            _sample_local(args, procs, shard)
+        processes.barrier(procs)
+    if not procs.main:
         return None
-    texts = _merge_shards(work, state.num_processes) if local else _sample_endpoint(args, staged)
+    texts = _merge_shards(staged.work, procs.world_size) if local else _sample_endpoint(args, staged)
     kept = [t.strip() for t in texts if t.strip()]
     dropped = len(texts) - len(kept)
     if not kept:

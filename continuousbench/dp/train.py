@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import continuousbench
+from continuousbench import processes
 from continuousbench.commands import bounds
-from continuousbench.dp import processes
 from continuousbench.dp.options import DP_STEPS
 from continuousbench.harness.config import NONPRIVATE_STEPS, EvaluatorConfig, ModelArguments
 

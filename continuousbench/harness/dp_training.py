@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuousbench.dp import processes
+from continuousbench import processes
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,8 @@
 Decoding is greedy with at most ``max_new_tokens`` (256) new tokens and stops at the first newline:
 matching cuts the answer there anyway, so this scores exactly like generating 256 tokens and
 truncating (``tests/harness/test_qa_eval.py`` checks it) at a fraction of the cost. Under several
-processes each answers its share of the questions and all get every answer (:mod:`.ranks`).
+processes each answers its share of the questions and all get every answer
+(:func:`continuousbench.processes.share_out`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from continuousbench.harness.prompts import qa_prompt
-from continuousbench.harness.ranks import across_processes
 from continuousbench.llm import generate_batched
+from continuousbench.processes import share_out
 from continuousbench.scoring import DEFAULT_MATCHERS, score
 
 # Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
@@ -47,7 +48,7 @@ def generate_answers(
             stop_at_newline=True,
         )
 
-    outputs = across_processes([prompts[i] for i in order], answer)
+    outputs = share_out([prompts[i] for i in order], answer)
     answers = [""] * len(prompts)
     for i, text in zip(order, outputs, strict=True):
         answers[i] = text.strip()

@@ -15,7 +15,7 @@ One parser (:func:`make_parser`) and one :func:`main` serve both entry points. :
 4. **write** (:func:`.outputs.write_run`): predictions, plot, model and card, then publish them all.
 
 Under several processes training is data-parallel, QA generation is shared out, and only the main
-process calls the judge and writes (:mod:`.ranks`).
+process calls the judge and writes (:mod:`continuousbench.processes`).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuousbench import processes
 from continuousbench.dp.options import DP_KEYS
 from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
-from continuousbench.harness.ranks import is_main_process, main_first
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig)
 def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     """Step 1: (staged run folder, inputs, DP plan or None). The main process calibrates the DP plan here,
     so a bad DP setting fails before training. A new run that fails here leaves no work folder behind."""
-    main = is_main_process()
+    main = processes.current().main
     inputs = (h.release, h.corpus, h.replay_corpus, m.model)  # never written into
     staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main, inputs=inputs)
     try:
@@ -153,7 +153,7 @@ def train(
             resume=resume,
         )  # fmt: skip
     except KeyboardInterrupt:
-        if is_main_process():
+        if processes.current().main:
             kept = outputs.kept_checkpoints(work) or ["no checkpoint yet"]
             logger.warning("stopped; kept in %s: %s", work, ", ".join(kept))
         raise
@@ -178,7 +178,7 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
             part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
             for part, qa in inputs.qa_test.items()
         }
-    if not is_main_process():
+    if not processes.current().main:
         return None
     return {
         part: ("test", qa, answers[part], score_answers(qa, answers[part], judge=inputs.judge))
@@ -266,7 +266,7 @@ def main(
     ``<output_dir>/results.json``), or {} on processes other than the main one."""
     h, m, t = harness_args, model_args, training_args
     _check_arguments(h, m, t)
-    staged, inputs, plan = main_first(lambda: prepare(h, m, t))
+    staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
     if tables is None:  # one writer; the other processes are done once their share is answered

@@ -72,8 +72,8 @@ def test_resume_after_a_kill_is_the_uninterrupted_run(killed, uninterrupted, tra
 
 def test_restore_takes_best_from_the_checkpoint_and_checks_its_plan(killed, dp_model_dir, dp_corpus):
     from continuousbench.dp.plan import make_plan
-    from continuousbench.dp.processes import Processes
     from continuousbench.dp.train import load_data, make_parser
+    from continuousbench.processes import Processes
 
     folder = run_dir(killed)
     (folder / "best" / "from-lost-steps").write_text("stale")

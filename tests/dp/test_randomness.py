@@ -28,9 +28,9 @@ def test_secret_streams_differ_and_resume_exactly():
 def test_lora_initialisation_follows_the_seed(dp_model_dir):
     from continuousbench.dp import loop
     from continuousbench.dp.plan import DPPlan
-    from continuousbench.dp.processes import Processes
     from continuousbench.dp.sampling import SamplingPlan
     from continuousbench.dp.train import make_parser
+    from continuousbench.processes import Processes
 
     texts = ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2."]
     plan = DPPlan(SamplingPlan(2, 1.0, "poisson"), 1.0, 2, 1e-3, 1e-3)

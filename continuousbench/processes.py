@@ -1,19 +1,29 @@
-"""Several processes (``torchrun`` / ``accelerate launch``) for the generator command: who writes.
+"""Several processes (``torchrun`` / ``accelerate launch``): who does what, so that work is done once.
 
-``torchrun --standalone --nproc_per_node N recipes/train_generator.py ...`` starts N copies of the
-command; Accelerate sets up their process group (gloo on CPU, NCCL on GPUs) from the environment
-torchrun leaves. The training itself is shared (TRL's DDP for the non-private path, our split of each
-DP batch for the private one), but only process 0 touches the output folder: :func:`on_main` runs a
-step there and hands its result - or its error, so that every process stops on the same message - to
-the others.
+``torchrun --standalone --nproc_per_node N recipes/<command>.py ...`` starts N copies of a command;
+Accelerate sets up their process group (gloo on CPU, NCCL on GPUs) from the environment torchrun
+leaves. Training is shared (TRL's DDP, or our split of each DP batch); around it every command uses
+the same few moves:
+
+* :func:`on_main` - a step that touches the output folder runs on process 0 only; its result, or its
+  error, reaches every process, so that all stop on the one message process 0 prints;
+* :func:`main_first` - work with side effects (loading data into the ``datasets`` cache, checking and
+  pinning a run folder) runs on process 0 first and on the others once it succeeded;
+* :func:`share_out` - a list of items (QA prompts) is answered in one share per process and gathered,
+  so every process holds every answer for the cost of one.
+
+With one process each of these is a plain call.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -36,11 +46,12 @@ def current() -> Processes:
     """This process's place, setting up the process group when launched as several processes."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return Processes()
-    import logging
-
+    import torch
     from accelerate import PartialState
 
-    state = PartialState()
+    # Without GPUs, Accelerate starts the (gloo) process group only when asked for CPU; a state the
+    # Trainer's arguments set up already is returned as it is.
+    state = PartialState(cpu=not torch.cuda.is_available())
     if not state.is_main_process:  # progress is reported once, by process 0
         logging.getLogger("continuousbench").setLevel(logging.WARNING)
     return Processes(state.process_index, state.num_processes)
@@ -88,7 +99,7 @@ def on_main(work: Callable[[], T], procs: Processes) -> T:
     if procs.main:
         try:
             result = work()
-        except Exception as err:  # noqa: BLE001 - handed to the other processes, then re-raised
+        except BaseException as err:  # noqa: BLE001 - handed to the other processes, then re-raised
             error = err
     result, failed = broadcast((result, error is not None), procs)
     if error is not None:
@@ -106,3 +117,19 @@ def main_first(work: Callable[[], T], procs: Processes) -> T:
     result: list[T] = []
     on_main(lambda: result.append(work()), procs)
     return result[0] if procs.main else work()
+
+
+def share_out(items: Sequence, work: Callable[[list], list], procs: Processes | None = None) -> list:
+    """``work(items)``, computed in one contiguous share per process; every process gets the whole
+    result, in order. ``work`` maps a list to a list of the same length; every process must call this."""
+    procs = procs or current()
+    if not procs.distributed:
+        return work(list(items))
+    import torch.distributed as dist
+
+    bounds = [len(items) * r // procs.world_size for r in range(procs.world_size + 1)]
+    shares: list[Any] = [None] * procs.world_size
+    dist.all_gather_object(shares, work(list(items[bounds[procs.rank] : bounds[procs.rank + 1]])))
+    sizes = " + ".join(str(len(share)) for share in shares)
+    logger.info("%d items answered in %d shares: %s", len(items), procs.world_size, sizes)
+    return [item for share in shares for item in share]
