@@ -162,7 +162,7 @@ def _status_kib(field: str) -> int:
 def run(args, argv: list[str]) -> list[tuple[str, str]]:
     import torch
 
-    from continuousbench.llm import generate_batched
+    from continuousbench.llm.local import generate_batched
 
     kinds = [k for k in args.kinds] + ([f"{k}-bf16" for k in args.kinds] if args.bf16 else [])
     built = {kind: build_step(args, kind) for kind in kinds}

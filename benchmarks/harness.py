@@ -80,7 +80,7 @@ def stop_ids_figures() -> dict:
     """Seconds spent before generation to stop at a newline, per generation call, on 262k entries."""
     from transformers import StopStringCriteria
 
-    from continuousbench.llm import newline_token_ids
+    from continuousbench.llm.local import newline_token_ids
 
     tokenizer = large_vocab_tokenizer()
     timings: dict[str, list[float]] = {"old": [], "first": [], "cached": [], "stop_strings": []}
@@ -88,7 +88,7 @@ def stop_ids_figures() -> dict:
         start = time.perf_counter()
         old = [i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])]
         timings["old"].append(time.perf_counter() - start)
-        from continuousbench import llm
+        from continuousbench.llm import local as llm
 
         llm._NEWLINE_IDS.clear()
         start = time.perf_counter()

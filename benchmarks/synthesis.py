@@ -33,7 +33,7 @@ def _tiny_generator(folder: str):
 
 
 def local_runs(args, folder: str) -> dict[str, Callable[[], int]]:
-    from continuousbench.llm import generate_batched
+    from continuousbench.llm.local import generate_batched
 
     model, tokenizer, prompt = _tiny_generator(folder)
     model.generation_config.eos_token_id = None  # every sample runs to max_new_tokens: equal work

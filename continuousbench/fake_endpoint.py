@@ -4,7 +4,7 @@
         make_generator(f"endpoint:{server.url}#fake").generate(["What is six times seven?"])
 
 It speaks just enough of the API (``GET /models``, ``POST /chat/completions``, ``POST /completions``)
-for :class:`continuousbench.llm.EndpointGenerator`, answers each request on its own thread (so
+for :class:`continuousbench.llm.endpoint.EndpointGenerator`, answers each request on its own thread (so
 latency overlaps as on a real server), and can fail on purpose: the first ``fail_first`` requests
 get ``fail_status``, and ``garbage=True`` returns bodies that are not the API's JSON.
 """

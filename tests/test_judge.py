@@ -7,7 +7,8 @@ import re
 import pytest
 
 from continuousbench.judge import JUDGE_PROMPT, Judge, numbers_close, parse_verdict
-from continuousbench.llm import EndpointGenerator, GenerationError, OfflineGenerator
+from continuousbench.llm import GenerationError, OfflineGenerator
+from continuousbench.llm.endpoint import EndpointGenerator
 from continuousbench.scoring import score
 from continuousbench.stats import wilson_interval
 

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from continuousbench.fake_endpoint import prompt_of
-from continuousbench.llm import EndpointGenerator, GenerationError, make_generator
+from continuousbench.llm import GenerationError, make_generator
+from continuousbench.llm.endpoint import EndpointGenerator
 
 
 def test_answers_come_back_in_prompt_order(fake_openai_server):

@@ -153,7 +153,7 @@ def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: P
     from accelerate import PartialState
 
     from continuousbench.files import atomic_write
-    from continuousbench.llm import generate_batched
+    from continuousbench.llm.local import generate_batched
 
     model, tokenizer = load_generator(args.generator)
     model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from continuousbench.harness.prompts import qa_prompt
-from continuousbench.llm import generate_batched
+from continuousbench.llm.local import generate_batched
 from continuousbench.processes import share_out
 from continuousbench.scoring import DEFAULT_MATCHERS, score
 

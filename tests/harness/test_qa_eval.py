@@ -3,7 +3,7 @@ from datasets import load_dataset
 
 from continuousbench.harness.prompts import qa_prompt
 from continuousbench.harness.qa_eval import evaluate_qa, generate_answers, references, subsample
-from continuousbench.llm import generate_batched
+from continuousbench.llm.local import generate_batched
 from continuousbench.scoring import score
 
 
@@ -84,7 +84,7 @@ def test_subsample_is_seeded(qa):
 def test_newline_stop_ids_are_computed_once_per_tokenizer(tiny_model_dir, monkeypatch):
     from transformers import AutoTokenizer
 
-    from continuousbench import llm
+    from continuousbench.llm import local as llm
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir))
     expected = [i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i])]

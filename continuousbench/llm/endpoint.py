@@ -1,14 +1,5 @@
-"""Text-generation backends behind one interface: ``generate(prompts, **sampling) -> texts``.
-
-Three backends, chosen by a spec string (``make_generator``):
-
-* ``transformers:<path or model id>`` - a local causal LM (batched, left padding, greedy by default);
-* ``endpoint:<base_url>[#model]`` / ``completions:<base_url>[#model]`` - any OpenAI-compatible server
-  (vLLM, TGI, Gemini's compatible API), chat or raw-text completions, over plain HTTP with a bounded
-  number of requests in flight, retries and an on-disk answer cache; the key is read from
-  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``) and is never logged or written anywhere;
-* ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
-  template realizer).
+"""The OpenAI-compatible backend: plain HTTP with a bounded number of requests in flight, retries and an
+on-disk answer cache (``endpoint:`` and ``completions:`` specs of :func:`continuousbench.llm.make_generator`).
 """
 
 from __future__ import annotations
@@ -18,37 +9,14 @@ import json
 import os
 import threading
 import time
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+
+from continuousbench.llm import GenerationError
 
 API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
-
-
-class TextGenerator(Protocol):
-    name: str
-
-    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]: ...
-
-
-class GenerationError(RuntimeError):
-    """A backend failed to answer; the message says which and how to fix it."""
-
-
-@dataclass
-class OfflineGenerator:
-    """Deterministic backend: applies ``fn(prompt, **sampling)`` to every prompt."""
-
-    fn: Callable[..., str]
-    name: str = "offline"
-
-    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        seed = sampling.pop("seed", None)  # prompt i gets seed + i, as in the other backends
-        if seed is None:
-            return [self.fn(p, **sampling) for p in prompts]
-        return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
 
 
 class ResponseCache:
@@ -254,175 +222,3 @@ class EndpointGenerator:
             raise self._fail(f"rejected the API key (HTTP {response.status_code})")
         if response.status_code >= 400:  # some servers lack /models: one tiny request decides
             self._one("Say OK.", {"max_new_tokens": 1})
-
-
-_NEWLINE_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> (size, ids)
-
-
-def _decode_each(tokenizer, ids: range) -> list[str]:
-    """Every id decoded on its own: one call into the Rust backend when there is one (Gemma 3: 262k
-    entries in well under a second), else one Python call per id."""
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:
-        return backend.decode_batch([[i] for i in ids], skip_special_tokens=False)
-    return [tokenizer.decode([i]) for i in ids]
-
-
-def newline_token_ids(tokenizer) -> list[int]:
-    """Ids of every vocabulary entry whose decoded text contains a line break (stop tokens).
-
-    Computed once per tokenizer (and again only if tokens are added): a validation pass calls
-    generation many times, and decoding a 262k vocabulary each time cost seconds per call
-    (``benchmarks/harness.py`` measures it).
-    """
-    size = len(tokenizer)
-    cached = _NEWLINE_IDS.get(tokenizer)
-    if cached is None or cached[0] != size:
-        texts = _decode_each(tokenizer, range(size))
-        cached = (size, [i for i, text in enumerate(texts) if "\n" in text])
-        _NEWLINE_IDS[tokenizer] = cached
-    return cached[1]
-
-
-class _StopOnTokens:
-    """Stopping criterion: a row is done once its last token is one of ``ids``."""
-
-    def __init__(self, ids: list[int]):
-        import torch
-
-        self.ids = torch.tensor(ids, dtype=torch.long)
-
-    def __call__(self, input_ids, scores, **kwargs):  # one bool per row
-        import torch
-
-        return torch.isin(input_ids[:, -1], self.ids.to(input_ids.device))
-
-
-def generate_batched(
-    model,
-    tokenizer,
-    prompts: Sequence[str],
-    *,
-    max_new_tokens: int = 256,
-    batch_size: int = 32,
-    stop_at_newline: bool = False,
-    do_sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    seed: int | None = None,
-) -> list[str]:
-    """Generate continuations for ``prompts`` with an already-loaded causal LM.
-
-    Left padding keeps every prompt's last token adjacent to its first new token. With
-    ``stop_at_newline`` a sequence stops at its first line break and the text is cut there: greedy
-    decoding makes this identical to generating ``max_new_tokens`` and truncating, at a fraction of
-    the cost.
-    """
-    import torch
-    from transformers import StoppingCriteriaList
-
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    stopping = (
-        StoppingCriteriaList([_StopOnTokens(newline_token_ids(tokenizer))]) if stop_at_newline else None
-    )
-    was_training = model.training
-    model.eval()
-    texts: list[str] = []
-    try:
-        for start in range(0, len(prompts), batch_size):
-            batch = list(prompts[start : start + batch_size])
-            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(
-                model.device
-            )
-            if seed is not None:
-                torch.manual_seed(seed + start)
-            with torch.no_grad():
-                out = model.generate(
-                    **enc,
-                    max_new_tokens=max_new_tokens,
-                    do_sample=do_sample,
-                    temperature=temperature if do_sample else None,
-                    top_k=top_k if do_sample else None,
-                    top_p=top_p if do_sample else None,
-                    stopping_criteria=stopping,
-                    pad_token_id=tokenizer.pad_token_id,
-                    use_cache=True,
-                )
-            new = out[:, enc["input_ids"].shape[1] :]
-            for row in tokenizer.batch_decode(new, skip_special_tokens=True):
-                texts.append(row.split("\n", 1)[0] if stop_at_newline else row)
-    finally:
-        model.train(was_training)
-    return texts
-
-
-@dataclass
-class TransformersGenerator:
-    """A local causal LM (folder or model id), loaded once."""
-
-    model_path: str
-    batch_size: int = 16
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self.name = self.name or f"transformers:{self.model_path}"
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
-        self.model = AutoModelForCausalLM.from_pretrained(self.model_path)
-
-    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        temperature = sampling.get("temperature", 0.0)
-        return generate_batched(
-            self.model,
-            self.tokenizer,
-            prompts,
-            max_new_tokens=sampling.get("max_new_tokens", 256),
-            batch_size=self.batch_size,
-            stop_at_newline=sampling.get("stop_at_newline", False),
-            do_sample=temperature > 0,
-            temperature=temperature or 1.0,
-            top_k=sampling.get("top_k"),
-            top_p=sampling.get("top_p"),
-            seed=sampling.get("seed"),
-        )
-
-
-OFFLINE: dict[str, Callable[..., str]] = {}  # registered by callers (tests, scripted backends)
-# Offline backends the package ships, imported only when named (no import-time registration).
-SHIPPED_OFFLINE = {"news": "continuousbench.news.offline:answer"}
-
-
-def _offline(name: str) -> Callable[..., str] | None:
-    if name in OFFLINE:
-        return OFFLINE[name]
-    if name in SHIPPED_OFFLINE:
-        import importlib
-
-        module, _, function = SHIPPED_OFFLINE[name].partition(":")
-        return getattr(importlib.import_module(module), function)
-    return None
-
-
-def make_generator(spec: str, **options: Any) -> TextGenerator:
-    """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
-    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
-    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``timeout``)."""
-    kind, _, target = spec.partition(":")
-    match kind:
-        case "transformers" if target:
-            return TransformersGenerator(target)
-        case "endpoint" | "completions" if target:
-            url, _, model = target.partition("#")
-            api = "chat" if kind == "endpoint" else "completions"
-            return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
-        case "offline" if _offline(target) is not None:
-            return OfflineGenerator(_offline(target), name=spec)
-    raise ValueError(
-        f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
-        f"completions:<url>[#model] or offline:<name> with a registered name "
-        f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
-    )

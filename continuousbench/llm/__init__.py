@@ -1,0 +1,86 @@
+"""Text-generation backends behind one interface: ``generate(prompts, **sampling) -> texts``.
+
+Three backends, chosen by a spec string (``make_generator``):
+
+* ``transformers:<path or model id>`` - a local causal LM (batched, left padding, greedy by default);
+* ``endpoint:<base_url>[#model]`` / ``completions:<base_url>[#model]`` - any OpenAI-compatible server
+  (vLLM, TGI, Gemini's compatible API), chat or raw-text completions, over plain HTTP with a bounded
+  number of requests in flight, retries and an on-disk answer cache; the key is read from
+  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``) and is never logged or written anywhere;
+* ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
+  template realizer).
+
+This module is the interface and the factory; the backends live in :mod:`.local` (also batched
+generation with a model already in memory, the harness's QA) and :mod:`.endpoint`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class TextGenerator(Protocol):
+    name: str
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]: ...
+
+
+class GenerationError(RuntimeError):
+    """A backend failed to answer; the message says which and how to fix it."""
+
+
+@dataclass
+class OfflineGenerator:
+    """Deterministic backend: applies ``fn(prompt, **sampling)`` to every prompt."""
+
+    fn: Callable[..., str]
+    name: str = "offline"
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
+        seed = sampling.pop("seed", None)  # prompt i gets seed + i, as in the other backends
+        if seed is None:
+            return [self.fn(p, **sampling) for p in prompts]
+        return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
+
+
+OFFLINE: dict[str, Callable[..., str]] = {}  # registered by callers (tests, scripted backends)
+# Offline backends the package ships, imported only when named (no import-time registration).
+SHIPPED_OFFLINE = {"news": "continuousbench.news.offline:answer"}
+
+
+def _offline(name: str) -> Callable[..., str] | None:
+    if name in OFFLINE:
+        return OFFLINE[name]
+    if name in SHIPPED_OFFLINE:
+        import importlib
+
+        module, _, function = SHIPPED_OFFLINE[name].partition(":")
+        return getattr(importlib.import_module(module), function)
+    return None
+
+
+def make_generator(spec: str, **options: Any) -> TextGenerator:
+    """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
+    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
+    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``timeout``)."""
+    kind, _, target = spec.partition(":")
+    match kind:
+        case "transformers" if target:
+            from continuousbench.llm.local import TransformersGenerator
+
+            return TransformersGenerator(target)
+        case "endpoint" | "completions" if target:
+            from continuousbench.llm.endpoint import EndpointGenerator
+
+            url, _, model = target.partition("#")
+            api = "chat" if kind == "endpoint" else "completions"
+            return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
+        case "offline" if _offline(target) is not None:
+            return OfflineGenerator(_offline(target), name=spec)
+    raise ValueError(
+        f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
+        f"completions:<url>[#model] or offline:<name> with a registered name "
+        f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
+    )

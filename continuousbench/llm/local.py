@@ -1,0 +1,145 @@
+"""Local generation with ``transformers``: batched, left-padded, optionally stopping at the first line
+break (the harness's QA answers), and the ``transformers:`` backend of
+:func:`continuousbench.llm.make_generator`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_NEWLINE_IDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> (size, ids)
+
+
+def _decode_each(tokenizer, ids: range) -> list[str]:
+    """Every id decoded on its own: one call into the Rust backend when there is one (Gemma 3: 262k
+    entries in well under a second), else one Python call per id."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return backend.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    return [tokenizer.decode([i]) for i in ids]
+
+
+def newline_token_ids(tokenizer) -> list[int]:
+    """Ids of every vocabulary entry whose decoded text contains a line break (stop tokens).
+
+    Computed once per tokenizer (and again only if tokens are added): a validation pass calls
+    generation many times, and decoding a 262k vocabulary each time cost seconds per call
+    (``benchmarks/harness.py`` measures it).
+    """
+    size = len(tokenizer)
+    cached = _NEWLINE_IDS.get(tokenizer)
+    if cached is None or cached[0] != size:
+        texts = _decode_each(tokenizer, range(size))
+        cached = (size, [i for i, text in enumerate(texts) if "\n" in text])
+        _NEWLINE_IDS[tokenizer] = cached
+    return cached[1]
+
+
+class _StopOnTokens:
+    """Stopping criterion: a row is done once its last token is one of ``ids``."""
+
+    def __init__(self, ids: list[int]):
+        import torch
+
+        self.ids = torch.tensor(ids, dtype=torch.long)
+
+    def __call__(self, input_ids, scores, **kwargs):  # one bool per row
+        import torch
+
+        return torch.isin(input_ids[:, -1], self.ids.to(input_ids.device))
+
+
+def generate_batched(
+    model,
+    tokenizer,
+    prompts: Sequence[str],
+    *,
+    max_new_tokens: int = 256,
+    batch_size: int = 32,
+    stop_at_newline: bool = False,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = None,
+) -> list[str]:
+    """Generate continuations for ``prompts`` with an already-loaded causal LM.
+
+    Left padding keeps every prompt's last token adjacent to its first new token. With
+    ``stop_at_newline`` a sequence stops at its first line break and the text is cut there: greedy
+    decoding makes this identical to generating ``max_new_tokens`` and truncating, at a fraction of
+    the cost.
+    """
+    import torch
+    from transformers import StoppingCriteriaList
+
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    stopping = (
+        StoppingCriteriaList([_StopOnTokens(newline_token_ids(tokenizer))]) if stop_at_newline else None
+    )
+    was_training = model.training
+    model.eval()
+    texts: list[str] = []
+    try:
+        for start in range(0, len(prompts), batch_size):
+            batch = list(prompts[start : start + batch_size])
+            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(
+                model.device
+            )
+            if seed is not None:
+                torch.manual_seed(seed + start)
+            with torch.no_grad():
+                out = model.generate(
+                    **enc,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=do_sample,
+                    temperature=temperature if do_sample else None,
+                    top_k=top_k if do_sample else None,
+                    top_p=top_p if do_sample else None,
+                    stopping_criteria=stopping,
+                    pad_token_id=tokenizer.pad_token_id,
+                    use_cache=True,
+                )
+            new = out[:, enc["input_ids"].shape[1] :]
+            for row in tokenizer.batch_decode(new, skip_special_tokens=True):
+                texts.append(row.split("\n", 1)[0] if stop_at_newline else row)
+    finally:
+        model.train(was_training)
+    return texts
+
+
+@dataclass
+class TransformersGenerator:
+    """A local causal LM (folder or model id), loaded once."""
+
+    model_path: str
+    batch_size: int = 16
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.name = self.name or f"transformers:{self.model_path}"
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+        self.model = AutoModelForCausalLM.from_pretrained(self.model_path)
+
+    def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
+        temperature = sampling.get("temperature", 0.0)
+        return generate_batched(
+            self.model,
+            self.tokenizer,
+            prompts,
+            max_new_tokens=sampling.get("max_new_tokens", 256),
+            batch_size=self.batch_size,
+            stop_at_newline=sampling.get("stop_at_newline", False),
+            do_sample=temperature > 0,
+            temperature=temperature or 1.0,
+            top_k=sampling.get("top_k"),
+            top_p=sampling.get("top_p"),
+            seed=sampling.get("seed"),
+        )
