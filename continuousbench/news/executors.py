@@ -3,7 +3,9 @@
 A stage is one or more datatrove pipelines run in order (each a list of steps and a task count). The
 executors' own completion markers (``logs/<pipeline>/completions/``) make every task resumable: a
 rerun skips finished tasks. Slurm returns as soon as the jobs are queued; rerunning the command with
-``--resume`` once they have finished publishes the output.
+``--resume`` once they have finished publishes the output (a rerun while ``squeue`` still lists them
+is refused; one after a failed job submits the unfinished tasks again). ``tests/news/test_executors.py``
+runs the Slurm path end to end on a one-machine stand-in for ``sbatch``/``srun``/``squeue``.
 """
 
 from __future__ import annotations
@@ -89,6 +91,35 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
     )  # fmt: skip
 
 
+SLURM_JOBS = "slurm_jobs.json"  # in the logs folder: the job ids this stage last submitted
+
+
+def _check_none_queued(logs: Path) -> None:
+    """Refuse to submit a stage again while its last submission is still queued or running on Slurm.
+
+    datatrove resubmits every unfinished task, which is what a rerun after a failed job needs; a rerun
+    before the jobs ran would queue a second copy of them, writing the same files.
+    """
+    import subprocess
+
+    from continuousbench.files import read_json
+
+    jobs = read_json(logs / SLURM_JOBS) if (logs / SLURM_JOBS).is_file() else {}
+    ids = [str(i) for i in jobs.values() if i not in (None, -1)]  # -1: nothing was left to submit
+    if not ids:
+        return
+    try:
+        listed = subprocess.run(["squeue", "--noheader", "--format=%i", f"--jobs={','.join(ids)}"],
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return  # no squeue to ask: sbatch itself decides
+    if listed.returncode == 0 and listed.stdout.strip():  # finished jobs are not listed, or unknown (rc 1)
+        raise ValueError(
+            f"Slurm jobs {', '.join(ids)} of this stage are still queued or running (squeue --jobs="
+            f"{','.join(ids)}); rerun with --resume once they have finished"
+        )
+
+
 def run_pipelines(pipelines: Sequence[Pipeline], args: ExecutorArguments, logs: Path) -> bool:
     """Run the pipelines in order (each depends on the one before); True once every task has finished."""
     executors, depends = [], None
@@ -99,7 +130,14 @@ def run_pipelines(pipelines: Sequence[Pipeline], args: ExecutorArguments, logs: 
         for executor in executors:  # in order, so a failure stops before the next pipeline starts
             executor.run()
     else:
+        if args.executor == "slurm":
+            _check_none_queued(logs)
         executors[-1].run()  # launches its dependencies first
+        if args.executor == "slurm":
+            from continuousbench.files import write_json
+
+            jobs = {p.name: e.job_id for p, e in zip(pipelines, executors, strict=True)}
+            write_json(logs / SLURM_JOBS, jobs)
     return all(not e.get_incomplete_ranks() for e in executors)
 
 
