@@ -5,7 +5,8 @@ executors' own completion markers (``logs/<pipeline>/completions/``) make every 
 rerun skips finished tasks. Slurm returns as soon as the jobs are queued; rerunning the command with
 ``--resume`` once they have finished publishes the output (a rerun while ``squeue`` still lists them
 is refused; one after a failed job submits the unfinished tasks again). ``tests/news/test_executors.py``
-runs the Slurm path end to end on a one-machine stand-in for ``sbatch``/``srun``/``squeue``.
+runs the Slurm path end to end on a one-machine stand-in for ``sbatch``/``srun``/``squeue``,
+and the Ray path on a local Ray cluster.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise ImportError("--executor ray needs Ray: pip install 'ray[default]'") from None
+        raise ImportError("--executor ray needs Ray: pip install 'continuousbench[ray]'") from None
     from datatrove.executor import RayPipelineExecutor
 
     return RayPipelineExecutor(
