@@ -112,6 +112,7 @@ def main() -> None:
 
     from continuousbench.demo import pretrain as P
     from continuousbench.demo.scheduler import quiet as _quiet
+    from continuousbench.files import read_json, write_json
     from continuousbench.harness.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)
@@ -132,7 +133,7 @@ def main() -> None:
         )  # fmt: skip
         with clock("pretrain"):
             P.build_base_model(base, recipe, forbidden_names=P.release_names(args.release))
-        result["pretraining"] = json.loads((base / P.INFO_FILE).read_text())
+        result["pretraining"] = read_json(base / P.INFO_FILE)
         result["pretraining"]["pretraining_world"].pop("names", None)
         keys = ("pretraining_world_qa", "held_out_qa", "curve")
         print(json.dumps({k: result["pretraining"][k] for k in keys}))
@@ -143,7 +144,7 @@ def main() -> None:
         result["evaluations"].append(row)
         print(json.dumps(row))
     result["times"] = clock.times
-    (folder / "result.json").write_text(json.dumps(result, indent=1))
+    write_json(folder / "result.json", result)
     print(json.dumps(clock.times))
 
 

@@ -56,6 +56,7 @@ def main() -> None:
 
     from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER
     from continuousbench.demo.scheduler import quiet as _quiet
+    from continuousbench.files import read_json, write_json
     from continuousbench.harness.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)
@@ -119,8 +120,8 @@ def main() -> None:
     }  # fmt: skip
     privacy = gen / "privacy.json"
     if privacy.exists():
-        row["generator"] = {k: v for k, v in json.loads(privacy.read_text()).items() if k != "event_json"}
-    (folder / "result.json").write_text(json.dumps(row, indent=1))
+        row["generator"] = {k: v for k, v in read_json(privacy).items() if k != "event_json"}
+    write_json(folder / "result.json", row)
     print("RESULT", json.dumps({k: v for k, v in row.items() if k != "generator"}))
 
 

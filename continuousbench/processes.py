@@ -119,10 +119,10 @@ def main_first(work: Callable[[], T], procs: Processes) -> T:
     return result[0] if procs.main else work()
 
 
-def share_out(items: Sequence, work: Callable[[list], list], procs: Processes | None = None) -> list:
+def share_out(items: Sequence, work: Callable[[list], list]) -> list:
     """``work(items)``, computed in one contiguous share per process; every process gets the whole
     result, in order. ``work`` maps a list to a list of the same length; every process must call this."""
-    procs = procs or current()
+    procs = current()
     if not procs.distributed:
         return work(list(items))
     import torch.distributed as dist

@@ -130,15 +130,14 @@ def run_pipelines(pipelines: Sequence[Pipeline], args: ExecutorArguments, logs: 
     if args.executor == "local":
         for executor in executors:  # in order, so a failure stops before the next pipeline starts
             executor.run()
-    else:
-        if args.executor == "slurm":
-            _check_none_queued(logs)
-        executors[-1].run()  # launches its dependencies first
-        if args.executor == "slurm":
-            from continuousbench.files import write_json
+    elif args.executor == "slurm":
+        from continuousbench.files import write_json
 
-            jobs = {p.name: e.job_id for p, e in zip(pipelines, executors, strict=True)}
-            write_json(logs / SLURM_JOBS, jobs)
+        _check_none_queued(logs)
+        executors[-1].run()  # submits its dependencies first
+        write_json(logs / SLURM_JOBS, {p.name: e.job_id for p, e in zip(pipelines, executors, strict=True)})
+    else:
+        executors[-1].run()  # runs its dependencies first
     return all(not e.get_incomplete_ranks() for e in executors)
 
 
