@@ -57,8 +57,8 @@ class Clock:
 
 def evaluate(run: Path, release: Path, base: Path, steps: int, extra: list[str], seed: int):
     from continuousbench.demo.demo import EVALUATOR_RECIPE
-    from continuousbench.harness.config import cpu_has_native_bf16
     from continuousbench.harness.run import cli
+    from continuousbench.training.config import cpu_has_native_bf16
 
     argv = [
         "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
@@ -113,7 +113,7 @@ def main() -> None:
     from continuousbench.demo import pretrain as P
     from continuousbench.demo.scheduler import quiet as _quiet
     from continuousbench.files import read_json, write_json
-    from continuousbench.harness.config import cpu_has_native_bf16
+    from continuousbench.training.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)
     _quiet()

@@ -57,7 +57,7 @@ def main() -> None:
     from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER
     from continuousbench.demo.scheduler import quiet as _quiet
     from continuousbench.files import read_json, write_json
-    from continuousbench.harness.config import cpu_has_native_bf16
+    from continuousbench.training.config import cpu_has_native_bf16
 
     torch.set_num_threads(args.threads)
     _quiet()
@@ -90,8 +90,8 @@ def main() -> None:
         with clock("synthesize"):
             synthesize(argv + _options(args.sample))
     from continuousbench.demo.pretrain import release_names
-    from continuousbench.harness.data import load_corpus
     from continuousbench.harness.run import cli as evaluate
+    from continuousbench.training.data import load_corpus
 
     texts = load_corpus(str(corpus))["text"]
     names = release_names(release)

@@ -60,7 +60,7 @@ def main() -> None:
     import torch
 
     from continuousbench.demo.scheduler import quiet as _quiet
-    from continuousbench.harness.config import cpu_has_native_bf16
+    from continuousbench.training.config import cpu_has_native_bf16
 
     if not (args.demo / "base-model" / "pretraining.json").exists():
         raise SystemExit(f"error: {args.demo} has no pretrained base model: run `continuousbench demo` first")

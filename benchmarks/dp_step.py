@@ -40,7 +40,7 @@ def build_step(args, kind: str):
     from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.dp import dpsgd
     from continuousbench.dp.randomness import SecretStreams
-    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.training.modeling import load_model_and_tokenizer
 
     torch.set_num_threads(1)  # CPU timings with several threads are dominated by scheduling noise
     torch.manual_seed(0)

@@ -116,10 +116,10 @@ def stop_ids_figures() -> dict:
 LONG_DOCUMENT_STEP = """
 import random, resource, sys
 from datasets import Dataset
-from continuousbench.harness.config import EvaluatorConfig
-from continuousbench.harness.data import CHARS_PER_TOKEN, cap_documents
-from continuousbench.harness.modeling import load_model_and_tokenizer
-from continuousbench.harness.train import continued_pretraining
+from continuousbench.training.config import EvaluatorConfig
+from continuousbench.training.data import CHARS_PER_TOKEN, cap_documents
+from continuousbench.training.modeling import load_model_and_tokenizer
+from continuousbench.training.sft import continued_pretraining
 from continuousbench.demo.tinymodel import save_tiny_model
 megabytes, blocks, folder = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rng = random.Random(0)
@@ -177,11 +177,11 @@ def main(quick: bool, threads: int) -> dict:
 
     from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
-    from continuousbench.harness.config import EvaluatorConfig
-    from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.prompts import qa_prompt
     from continuousbench.harness.qa_eval import generate_answers
-    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.training.config import EvaluatorConfig
+    from continuousbench.training.modeling import load_model_and_tokenizer
+    from continuousbench.training.sft import continued_pretraining
 
     torch.set_num_threads(threads)
     steps, batched_n, naive_n = (20, 64, 4) if quick else (100, 234, 16)

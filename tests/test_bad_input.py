@@ -512,7 +512,7 @@ API = [
                  id="mauve-one-text"),
     pytest.param(lambda e: _mauve(e, ["a b", "c d"], ["a b", "c d"], n_samples=1), "n_samples",
                  id="mauve-one-sample"),
-    pytest.param(lambda e: __import__("continuousbench.diagnostics.mauve").diagnostics.mauve.embed_texts(
+    pytest.param(lambda e: __import__("continuousbench.embeddings.encoders").embeddings.encoders.embed_texts(
                      ["x"], e.tmp / "missing"), "embedding model folder", id="mauve-embed-missing-model"),
     pytest.param(lambda e: __import__("continuousbench.diagnostics.one_run").diagnostics.one_run.p_value(
                      10, 5, 6, 1.0, 0.0), "0 <= v <= r <= m", id="audit-p-value-counts"),

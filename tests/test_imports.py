@@ -105,3 +105,80 @@ print(json.dumps(failed))
     assert done.returncode == 0, done.stderr[-3000:]
     failed = json.loads(done.stdout.strip().splitlines()[-1])
     assert not failed, "\n".join(failed.values())
+
+
+# The layers of DESIGN.md, lowest first. A package may import its own layer or any layer below, never one
+# above; within a layer imports must stay acyclic (checked at package level below). Why this order:
+# - files/errors know nothing of ours; commands (the one parser), processes, stats and stages build on files.
+# - llm, scoring, release and the small modules on them (judge: llm + scoring; metric: release) are the
+#   shared services of every stage.
+# - training (configs, DP options, model loading, data, the SFT trainer) and embeddings (encoders, FID) are
+#   what the generators and the evaluator both use; geminon and news build releases with the layers below.
+# - dp (accounting, DP-SGD, Private Evolution, generator commands) trains generators with training/.
+# - harness (the evaluator) may train a DP evaluator with dp's loop; diagnostics audit dp's generators.
+# - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
+#   ``__init__`` (its lazy ``load_release`` is the public face of release/).
+LAYERS: tuple[set[str], ...] = (
+    {"errors", "files"},
+    {"commands", "processes", "stats", "stages"},
+    {"llm", "scoring", "release", "judge", "metric", "metrics_src", "fake_endpoint", "testing"},
+    {"training", "embeddings", "geminon", "news"},
+    {"dp", "generators"},
+    {"harness", "diagnostics"},
+    {"study", "demo", "leaderboard", "cli", "continuousbench"},
+)
+
+
+def package_of(module: str) -> str:
+    """``continuousbench.dp.loop`` -> ``dp``; a top-level module is its own package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph() -> dict[str, dict[str, list[str]]]:
+    """package -> {imported package: [the module-level edges that make it]} across packages."""
+    modules = module_names()
+    graph: dict[str, dict[str, list[str]]] = {package_of(name): {} for name in modules}
+    for name, path in modules.items():
+        for target in imports_of(name, path, set(modules)):
+            if package_of(target) != package_of(name):
+                graph[package_of(name)].setdefault(package_of(target), []).append(f"{name} -> {target}")
+    return graph
+
+
+def test_every_package_has_a_layer():
+    placed = set().union(*LAYERS)
+    assert not set(package_graph()) - placed, f"add {sorted(set(package_graph()) - placed)} to LAYERS"
+
+
+def test_packages_import_only_their_own_layer_or_below():
+    """Training and embeddings sit below dp/ and harness/, so neither imports the other's internals."""
+    layer = {package: i for i, members in enumerate(LAYERS) for package in members}
+    upward = [
+        edge
+        for package, targets in package_graph().items()
+        for target, edges in targets.items()
+        if layer[target] > layer[package]
+        for edge in edges
+    ]
+    assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+
+
+def test_the_package_graph_has_no_cycle():
+    graph = package_graph()
+    assert {"dp", "training"} <= set(graph["harness"])  # the walk sees packages at all
+    cycle = find_cycle({package: set(targets) for package, targets in graph.items()})
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_the_layer_check_sees_a_lazy_upward_import(tmp_path, monkeypatch):
+    """A function-level import from dp into harness (the cycle this table was written against) is found."""
+    package = tmp_path / "continuousbench"
+    lazy = "def f():\n    from continuousbench.harness.config import X\n"
+    for folder, text in {"dp": lazy, "harness": ""}.items():
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+        (package / folder / "loop.py").write_text(text)
+    (package / "harness" / "config.py").write_text("X = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    assert package_graph()["dp"] == {"harness": ["continuousbench.dp.loop -> continuousbench.harness.config"]}

@@ -200,7 +200,7 @@ def _private_evolution(corpus: Path, release: Path, base: Path, s: Settings, see
 
 def _mauve(out: Path, release: Path, base: Path, corpora: dict[str, Path], s: Settings, seed: int) -> None:
     from continuousbench.diagnostics.mauve import mauve_score, reference_mauve
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.training.data import load_corpus
 
     reference = load_corpus(str(release))["text"]
     seeds = tuple(range(seed, seed + s.mauve_seeds))
@@ -308,8 +308,8 @@ def run_demo(
     from continuousbench.demo.pretrain import BaseRecipe
     from continuousbench.files import check_writable_dir
     from continuousbench.harness.compare import compare_runs, print_comparison
-    from continuousbench.harness.config import cpu_has_native_bf16
     from continuousbench.release.ids import ReleaseId
+    from continuousbench.training.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
     if rebuild_base:

@@ -85,8 +85,8 @@ class PretrainingWorld:
         out exactly like an evaluation prompt: the harness's few-shot prefix (real-world facts, never
         release data), then ``Q: ...`` / ``A: ...`` blocks. The model thus learns to answer at the
         positions where the harness asks, and the tokenizer learns the prefix's words."""
-        from continuousbench.harness.data import shuffled_cycle
         from continuousbench.harness.prompts import few_shot_prefix
+        from continuousbench.training.data import shuffled_cycle
 
         prefix = few_shot_prefix(track)
         order = list(islice(shuffled_cycle(len(self.questions), rng), n_pairs))
@@ -193,8 +193,8 @@ def pretrain_base_model(
     from datasets import Dataset
 
     from continuousbench.demo.tinymodel import make_tiny_model, train_tokenizer
-    from continuousbench.harness.config import EvaluatorConfig
-    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.training.config import EvaluatorConfig
+    from continuousbench.training.sft import continued_pretraining
 
     out = Path(out_dir)
     if out.exists() and not overwrite:

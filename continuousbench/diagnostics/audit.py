@@ -34,8 +34,8 @@ import numpy as np
 
 from continuousbench import processes
 from continuousbench.commands import bounds
-from continuousbench.dp.train import GeneratorArguments, GeneratorConfig, load_data
-from continuousbench.harness.config import ModelArguments
+from continuousbench.dp.train import GeneratorArguments, load_data
+from continuousbench.training.config import GeneratorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
 

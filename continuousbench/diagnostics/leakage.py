@@ -108,7 +108,7 @@ def make_parser():
 
 def main(args: LeakageArguments) -> dict[str, Any]:
     from continuousbench.files import check_output_files, write_json
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.training.data import load_corpus
 
     inputs = [p for p in (args.release, args.corpus, args.reference) if p and Path(p).expanduser().exists()]
     output = check_output_files(  # before any work; never over a file silently, never into an input

@@ -15,59 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from continuousbench.commands import bounds
-
-
-@lru_cache(maxsize=2)  # candidate and reference are embedded by the same model: load it once
-def _load_encoder(model_path: str):
-    import torch
-    from transformers import AutoModel
-
-    from continuousbench.harness.modeling import load_tokenizer
-
-    if not Path(model_path).is_dir():
-        raise FileNotFoundError(f"embedding model folder {model_path} does not exist: pass --model <folder>")
-    tokenizer = load_tokenizer(model_path, option="embedding model")
-    if tokenizer.pad_token is None:  # causal LMs ship without one; padded positions are masked anyway
-        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-    model = AutoModel.from_pretrained(model_path, dtype=torch.float32)  # a causal LM loads as its base model
-    model.eval()
-    return tokenizer, model
-
-
-def embed_texts(
-    texts: Sequence[str], model_path: str | Path, batch_size: int = 32, max_length: int = 256
-) -> np.ndarray:
-    """One float32 row per text: the attention-masked mean of the model's last hidden states."""
-    import torch
-
-    if not texts:
-        raise ValueError("no texts to embed: pass a non-empty corpus")
-    tokenizer, model = _load_encoder(str(model_path))
-    order = sorted(
-        range(len(texts)), key=lambda i: len(texts[i])
-    )  # similar lengths share a batch: less padding
-    rows = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
-    with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            enc = tokenizer(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            ).to(model.device)
-            hidden = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-            rows[idx] = pooled.float().cpu().numpy()
-    return rows
+from continuousbench.embeddings.encoders import embed_texts
 
 
 def mauve_from_features(p_features: np.ndarray, q_features: np.ndarray, seed: int, **mauve_kwargs) -> float:
@@ -208,7 +161,7 @@ def make_parser():
 def main(args: MauveArguments) -> dict:
     from continuousbench import __version__
     from continuousbench.files import check_output_files, write_json
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.training.data import load_corpus
 
     output = check_output_files({"--output": args.output}, overwrite=args.overwrite).get("--output")
     if not Path(args.model).expanduser().is_dir():  # before the corpora are read and embedded

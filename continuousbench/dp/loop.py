@@ -99,7 +99,7 @@ def build(
     import torch
     from transformers import get_scheduler, set_seed
 
-    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.training.modeling import load_model_and_tokenizer
 
     if loaded is None:
         set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed

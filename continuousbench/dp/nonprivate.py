@@ -22,8 +22,8 @@ def train_nonprivate(
     from datasets import Dataset
     from transformers import set_seed
 
-    from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.harness.train import continued_pretraining, last_checkpoint
+    from continuousbench.training.modeling import load_model_and_tokenizer
+    from continuousbench.training.sft import continued_pretraining, last_checkpoint
 
     set_seed(config.seed)
     model, tokenizer = load_model_and_tokenizer(

@@ -23,18 +23,17 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from continuousbench.diagnostics.fid import frechet_distance
 from continuousbench.dp.pe_prompts import random_prompts, variation_prompts
+from continuousbench.embeddings.encoders import Embedder
+from continuousbench.embeddings.fid import frechet_distance
 from continuousbench.llm import TextGenerator
 
 logger = logging.getLogger(__name__)
-Embedder = Callable[[Sequence[str]], np.ndarray]
 ITERATION_FILE = "iteration-{:02d}.parquet"
 STATS_KEY = b"continuousbench.pe"
 
@@ -209,28 +208,3 @@ class Evolution:
             "fid": frechet_distance(features[chosen], reference) if len(chosen) > 1 else None,
         }
         return [candidates[i] for i in chosen], stats
-
-
-def make_embedder(model_path: str, batch_size: int = 32, max_length: int = 256) -> Embedder:
-    """Texts -> float32 rows: a sentence-transformers folder (has ``modules.json``) through its own
-    pipeline, any other encoder or causal LM folder through the MAUVE featuriser (mean-pooled states)."""
-    path = Path(model_path)
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"--embedding_model {model_path} does not exist: pass a local sentence-transformers, encoder "
-            "or causal LM folder"
-        )
-    if (path / "modules.json").is_file():
-        from sentence_transformers import SentenceTransformer
-
-        model = SentenceTransformer(str(path))
-        model.max_seq_length = max_length
-
-        def encode(texts: Sequence[str]) -> np.ndarray:
-            rows = model.encode(list(texts), batch_size=batch_size, show_progress_bar=False)
-            return np.asarray(rows, dtype=np.float32)
-
-        return encode
-    from continuousbench.diagnostics.mauve import embed_texts
-
-    return lambda texts: embed_texts(list(texts), path, batch_size=batch_size, max_length=max_length)

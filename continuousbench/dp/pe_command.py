@@ -108,7 +108,7 @@ def make_parser():
 
 
 def _load(args: PEArguments):
-    from continuousbench.harness.data import train_and_validation
+    from continuousbench.training.data import train_and_validation
 
     source = args.corpus or args.release
     if not source:
@@ -140,10 +140,11 @@ def _cached_embeddings(path: Path, texts: list[str], embed) -> np.ndarray:
 def main(args: PEArguments) -> Path:
     """Run the job (sweep, then the final run) in a staged folder; publish the corpus; return its folder."""
     from continuousbench.dp.accounting import account_evolution, default_delta
-    from continuousbench.dp.pe import Evolution, PEApi, make_embedder, run_seed
+    from continuousbench.dp.pe import Evolution, PEApi, run_seed
+    from continuousbench.embeddings.encoders import make_embedder
     from continuousbench.files import StagedOutput
-    from continuousbench.harness.data import corpus_fingerprint
     from continuousbench.llm import GenerationError, make_generator
+    from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("pe runs in one process; launch it with --num_processes 1 (or without torchrun)")

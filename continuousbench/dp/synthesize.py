@@ -76,7 +76,7 @@ def load_generator(folder: str, *, with_model: bool = True):
     """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
     from transformers import AutoModelForCausalLM
 
-    from continuousbench.harness.modeling import load_tokenizer
+    from continuousbench.training.modeling import load_tokenizer
 
     path = Path(folder)
     if not path.is_dir():

@@ -27,8 +27,7 @@ from typing import Any
 import continuousbench
 from continuousbench import processes
 from continuousbench.commands import bounds
-from continuousbench.dp.options import DP_STEPS
-from continuousbench.harness.config import NONPRIVATE_STEPS, EvaluatorConfig, ModelArguments
+from continuousbench.training.config import GeneratorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
 
@@ -71,34 +70,6 @@ class GeneratorArguments:
             )
 
 
-@dataclass
-class GeneratorConfig(EvaluatorConfig):
-    """Evaluator presets (non-private path) plus the DP-SGD settings it inherits (Table 31); checkpoints
-    are selected by validation loss."""
-
-    max_steps: int | None = field(
-        default=None,
-        metadata=bounds(
-            "[1, inf)", f"Optimizer steps; default {DP_STEPS} with --epsilon, {NONPRIVATE_STEPS} without.",
-            aliases=["--steps"],
-        ),
-    )  # fmt: skip
-    learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate."))
-    max_length: int | None = field(
-        default=256, metadata=bounds("[2, inf)", "Tokens per record (DP: the longest unit of privacy).")
-    )
-    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the non-private randomness."))
-    metric_for_best_model: str | None = "loss"
-    # EvaluatorConfig's `str | list[str] | None` breaks TrlParser 1.16; one integration is enough.
-    report_to: str | None = "none"
-    greater_is_better: bool | None = False
-
-    def __post_init__(self) -> None:
-        if self.output_dir is None:  # Trainer would write into ./trainer_output
-            raise ValueError("--output_dir is required: the folder the generator is written to")
-        super().__post_init__()
-
-
 def make_parser():
     from continuousbench.commands import CommandParser
 
@@ -111,7 +82,7 @@ def make_parser():
 
 def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
     """(source, training records, validation records) of the corpus or release."""
-    from continuousbench.harness.data import train_and_validation
+    from continuousbench.training.data import train_and_validation
 
     source = args.corpus or args.release
     if not source:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.files import sha256_file
-from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
+from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def load_qa(folder: str, part: str, split: str, limit: int | None, seed: int, op
 
 def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_path: str):
     """(training text, record): the candidate corpus, the replay mixture if any, long documents cut."""
-    from continuousbench.harness.data import (
+    from continuousbench.training.data import (
         CHARS_PER_TOKEN,
         cap_documents,
         corpus_fingerprint,
@@ -163,8 +163,8 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     """Every input of the run, checked; ``with_judge``: build the judge (the main process only)."""
     from transformers import set_seed
 
-    from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.release.layout import configs
+    from continuousbench.training.modeling import load_model_and_tokenizer
 
     release = load_release(h.release, h.track)
     manifest = release.pop("manifest")

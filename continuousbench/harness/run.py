@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench import processes
-from continuousbench.dp.options import DP_KEYS
 from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
-from continuousbench.harness.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
+from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
+from continuousbench.training.options import DP_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def train(
 ) -> Trained:  # fmt: skip
     """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA (by the DP
     loop under ``plan`` when ``t.private``; ``callbacks`` are the Trainer's)."""
-    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.training.sft import continued_pretraining
 
     if t.private:
         run = dp_training.train_private(inputs, m, t, work, plan, resume=resume)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
-from continuousbench.news.embed import DEFAULT_ENCODER
+from continuousbench.embeddings.encoders import DEFAULT_ENCODER
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 from continuousbench.news.subsample import SIZES

@@ -3,7 +3,7 @@
     continuousbench news cluster --input work/subsample --output work/cluster \\
         --encoder st:google/embeddinggemma-300m        # or --encoder tfidf (offline)
 
-1. Embed title + first ~500 characters (:mod:`continuousbench.news.embed`).
+1. Embed title + first ~500 characters (:mod:`continuousbench.embeddings.encoders`).
 2. For each window of ``window_days`` days (+-3 around a centre, centres ``stride_days`` apart), a
    mutual kNN graph of its articles (faiss inner product: each article's ``k_search`` nearest, an edge
    where two articles are in each other's lists with similarity >= ``min_similarity``, each article
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from continuousbench.commands import bounds, command
-from continuousbench.news.embed import CLUSTERING_PROMPT, DEFAULT_ENCODER
+from continuousbench.embeddings.encoders import CLUSTERING_PROMPT, DEFAULT_ENCODER
 
 NEIGHBOURS = 5  # nearest clusters recorded per cluster (the support stage's candidate pool)
 
@@ -257,7 +257,7 @@ def cluster_rows(labels: np.ndarray, x: np.ndarray, days: np.ndarray, titles: Se
 def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
     import pyarrow as pa
 
-    from continuousbench.news.embed import embedding_text, encode
+    from continuousbench.embeddings.encoders import embedding_text, encode
     from continuousbench.news.shards import StageOutput, input_files, read_rows, read_shard, shard_name
 
     paths = input_files(args.input)

@@ -84,7 +84,7 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     assert [r["steps"] for r in rows] == [0] + [2 * settings.eval_steps] * (len(rows) - 1)
 
     # Consistent stages: each run trained on the corpus its stage made, under the recorded guarantee.
-    from continuousbench.harness.data import corpus_fingerprint, load_corpus
+    from continuousbench.training.data import corpus_fingerprint, load_corpus
 
     for gen, epsilon in demo.GENERATORS.items():
         privacy = json.loads((out / "generators" / gen / "privacy.json").read_text())

@@ -65,7 +65,7 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
 
 @pytest.mark.slow
 def test_nothing_computed_on_the_documents_without_noise_is_published(dp_model_run, tiny_release):
-    from continuousbench.harness.data import corpus_fingerprint, load_corpus
+    from continuousbench.training.data import corpus_fingerprint, load_corpus
 
     out = dp_model_run.path
     r = record(out)

@@ -10,7 +10,7 @@ from continuousbench.dp.sampling import PoissonBatchSampler, SamplingPlan, check
 
 
 def _lora_model(model_dir):
-    from continuousbench.harness.modeling import load_model_and_tokenizer
+    from continuousbench.training.modeling import load_model_and_tokenizer
 
     model, tok = load_model_and_tokenizer(str(model_dir), lora_rank=4, dtype="float32")
     torch.manual_seed(1)

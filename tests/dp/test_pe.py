@@ -6,10 +6,11 @@ import pytest
 from dp_accounting.pld import PLDAccountant
 from scipy.linalg import sqrtm
 
-from continuousbench.diagnostics.fid import frechet_distance
 from continuousbench.dp import pe
 from continuousbench.dp.accounting import account_evolution, dp_event_from_json
 from continuousbench.dp.pe_prompts import TONES, parse_variation_prompt, random_prompts, variation_prompts
+from continuousbench.embeddings.encoders import make_embedder
+from continuousbench.embeddings.fid import frechet_distance
 from continuousbench.llm import make_generator
 
 
@@ -91,14 +92,14 @@ def test_prompts_draw_styles_and_tones_from_fixed_lists():
 
 
 def private_and_validation(dp_corpus):
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.training.data import load_corpus
 
     return (load_corpus(str(dp_corpus), split=s)["text"] for s in ("train", "validation"))
 
 
 def test_population_moves_toward_the_private_records(dp_corpus, dp_model_dir, pe_word_api, tmp_path):
     private, validation = private_and_validation(dp_corpus)
-    embed = pe.make_embedder(str(dp_model_dir))
+    embed = make_embedder(str(dp_model_dir))
     voters, reference = embed(private), embed(validation)
     api = pe.PEApi(make_generator(pe_word_api))
     evolution = pe.Evolution(num_samples=16, iterations=6, variations=6, seed=0)
@@ -132,8 +133,8 @@ def test_sentence_transformers_folders_use_their_own_pipeline(dp_model_dir, tmp_
     folder = tmp_path / "st"
     SentenceTransformer(modules=[body, models.Pooling(body.get_embedding_dimension(), "mean"),
                                  models.Normalize()]).save(str(folder))  # fmt: skip
-    rows = pe.make_embedder(str(folder))(["Geminon 1 has attack 7.", "river stone music"])
+    rows = make_embedder(str(folder))(["Geminon 1 has attack 7.", "river stone music"])
     assert rows.shape == (2, 64) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)  # its Normalize module ran
     with pytest.raises(FileNotFoundError, match="--embedding_model"):
-        pe.make_embedder(str(tmp_path / "missing"))
+        make_embedder(str(tmp_path / "missing"))

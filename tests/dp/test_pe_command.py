@@ -7,8 +7,8 @@ import pytest
 from test_pe import pld_epsilon
 
 from continuousbench.dp import pe_command
-from continuousbench.harness.data import load_corpus
 from continuousbench.llm import OFFLINE
+from continuousbench.training.data import load_corpus
 
 
 def pe_argv(corpus, model, api, out, *extra) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from continuousbench.dp.synthesize import cli, start_prompt
-from continuousbench.harness.data import load_corpus
+from continuousbench.training.data import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 PARQUET = "data/train-00000-of-00001.parquet"

@@ -106,7 +106,7 @@ def test_generator_recipes_follow_tables_29_to_31(recipe):
 def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
     dp_generator = dp_generator.path
     from continuousbench.dp.synthesize import cli
-    from continuousbench.harness.data import load_corpus
+    from continuousbench.training.data import load_corpus
 
     args = [
         "--generator",

@@ -3,7 +3,7 @@ import json
 import pytest
 from datasets import Dataset, DatasetDict, Features, Value
 
-from continuousbench.harness.data import corpus_fingerprint, load_corpus
+from continuousbench.training.data import corpus_fingerprint, load_corpus
 
 
 def one_line_error(exc_type, source, match, **kw):
@@ -72,7 +72,7 @@ def test_fingerprint_covers_content_order_and_boundaries():
 def test_replay_mixture_is_a_fixed_seeded_share():
     from datasets import Dataset
 
-    from continuousbench.harness.data import mix_replay
+    from continuousbench.training.data import mix_replay
 
     corpus = Dataset.from_dict({"text": [f"doc {i:02d}" for i in range(30)]})  # 6 characters each
     replay = Dataset.from_dict({"text": [f"replay {i:03d}" + "x" * 8 for i in range(4)]})  # 18 characters

@@ -1,6 +1,6 @@
 import pytest
 
-from continuousbench.harness.modeling import LORA_TARGETS, load_model_and_tokenizer
+from continuousbench.training.modeling import LORA_TARGETS, load_model_and_tokenizer
 
 
 @pytest.mark.parametrize("model_fixture", ["tiny_model_dir", "tiny_gemma_dir"])

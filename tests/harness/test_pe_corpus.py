@@ -8,7 +8,7 @@ import pytest
 
 from continuousbench.dp import pe_command
 from continuousbench.harness import run
-from continuousbench.harness.data import load_corpus
+from continuousbench.training.data import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = sorted((ROOT / "recipes" / "configs").glob("private-evolution-*.yaml"))

@@ -17,9 +17,9 @@ def qa_model(tiny_model_dir, qa, tmp_path_factory):
     """The tiny Llama after a few seconds on QA-formatted lines, so that it answers and ends lines."""
     from datasets import Dataset
 
-    from continuousbench.harness.config import EvaluatorConfig
-    from continuousbench.harness.modeling import load_model_and_tokenizer
-    from continuousbench.harness.train import continued_pretraining
+    from continuousbench.training.config import EvaluatorConfig
+    from continuousbench.training.modeling import load_model_and_tokenizer
+    from continuousbench.training.sft import continued_pretraining
 
     model, tokenizer = load_model_and_tokenizer(str(tiny_model_dir), tuning="full")
     lines = [f"Q: {q}\nA: {a}\n" for q, a in zip(qa["question"], qa["answer"], strict=True)]

@@ -91,8 +91,8 @@ def test_selection_keeps_the_best_validation_checkpoint(
     import torch
     from peft import PeftModel
 
-    from continuousbench.harness.modeling import load_model_and_tokenizer
     from continuousbench.harness.qa_eval import evaluate_qa
+    from continuousbench.training.modeling import load_model_and_tokenizer
 
     scores = iter([0.1, 0.5, 0.3])
     monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})

@@ -9,8 +9,8 @@ def test_loss_is_trls_chunked_loss(tiny_model_dir, tiny_release, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTTrainer
 
-    from continuousbench.harness.config import EvaluatorConfig
-    from continuousbench.harness.train import EvaluatorTrainer
+    from continuousbench.training.config import EvaluatorConfig
+    from continuousbench.training.sft import EvaluatorTrainer
 
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)

@@ -1,10 +1,14 @@
-"""The evaluator recipe as dataclasses: Table 29 values are the defaults, Table 30 lives in YAML presets.
+"""What evaluators and generators train with, as dataclasses: Table 29 values are the defaults, Table 30
+lives in YAML presets.
 
-Three argument groups, parsed together by ``trl.TrlParser`` (``--config <yaml>``; default < YAML <
-command line; unknown keys are an error): :class:`HarnessArguments` (what to train on and score),
-:class:`ModelArguments` (base checkpoint and tuning) and :class:`EvaluatorConfig` (the trainer, and the
-DP-SGD settings of :class:`~continuousbench.dp.options.DPOptions`: a finite ``--epsilon`` trains the
-evaluator itself with the DP loop, paper App. E).
+:class:`TrainingConfig` is the one trainer configuration (TRL's ``SFTConfig`` with the recipe's defaults
+and the DP-SGD settings of :class:`~continuousbench.training.options.DPOptions`); the evaluator
+(:class:`EvaluatorConfig`: checkpoints chosen by validation QA) and the generator
+(:class:`GeneratorConfig`: chosen by validation loss) are its two presets. Both live here, below ``dp/``
+and ``harness/``, so that neither package imports the other's internals. The argument groups are parsed
+together by ``CommandParser`` (``--config <yaml>``; default < YAML < command line; unknown keys are an
+error): :class:`HarnessArguments` (what to train on and score), :class:`ModelArguments` (base checkpoint
+and tuning) and one of the two configs (a finite ``--epsilon`` trains with the DP loop, paper App. E).
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from dataclasses import dataclass, field
 from trl import SFTConfig
 
 from continuousbench.commands import bounds
-from continuousbench.dp.options import DP_STEPS, DPOptions
-from continuousbench.harness.modeling import LORA_TARGETS, TUNINGS
+from continuousbench.training.modeling import LORA_TARGETS, TUNINGS
+from continuousbench.training.options import DP_STEPS, DPOptions
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
 NONPRIVATE_STEPS = 10_000  # Table 29
@@ -44,8 +48,8 @@ def cpu_has_native_bf16() -> bool:
 
 
 @dataclass
-class EvaluatorConfig(DPOptions, SFTConfig):
-    """``SFTConfig`` with the evaluator recipe as defaults (Table 29) and CPU-safe resolution of devices.
+class TrainingConfig(DPOptions, SFTConfig):
+    """``SFTConfig`` with the recipe as defaults (Table 29) and CPU-safe resolution of devices.
 
     The token budget of a run is fixed whatever the corpus size: documents (EOS appended) are
     concatenated and cut into blocks of exactly ``max_length`` tokens ("wrapped" packing), each optimizer
@@ -112,8 +116,6 @@ class EvaluatorConfig(DPOptions, SFTConfig):
         metadata=bounds("[1, inf)", "Checkpoints kept (the best and the latest survive)."),
     )
     load_best_model_at_end: bool = True
-    metric_for_best_model: str | None = "qa_contains"
-    greater_is_better: bool | None = True
     logging_steps: float = field(default=10, metadata=bounds("(0, inf)", "Log every this many steps."))
     report_to: None | str | list[str] = "none"
     seed: int = field(default=0, metadata=bounds("[0, 4294967295]", "Seed of every non-private choice."))
@@ -140,6 +142,42 @@ class EvaluatorConfig(DPOptions, SFTConfig):
                     "change --per_device_train_batch_size"
                 )
             self.gradient_accumulation_steps = self.samples_per_step // per_step
+
+
+@dataclass
+class EvaluatorConfig(TrainingConfig):
+    """The evaluator's trainer: the best checkpoint is the one with the highest validation QA accuracy."""
+
+    metric_for_best_model: str | None = "qa_contains"
+    greater_is_better: bool | None = True
+
+
+@dataclass
+class GeneratorConfig(TrainingConfig):
+    """The generator's trainer: the recipe's presets (non-private path) plus the DP-SGD settings (Table
+    31); checkpoints are selected by validation loss."""
+
+    max_steps: int | None = field(
+        default=None,
+        metadata=bounds(
+            "[1, inf)", f"Optimizer steps; default {DP_STEPS} with --epsilon, {NONPRIVATE_STEPS} without.",
+            aliases=["--steps"],
+        ),
+    )  # fmt: skip
+    learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate."))
+    max_length: int | None = field(
+        default=256, metadata=bounds("[2, inf)", "Tokens per record (DP: the longest unit of privacy).")
+    )
+    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the non-private randomness."))
+    metric_for_best_model: str | None = "loss"
+    # TrainingConfig's `str | list[str] | None` breaks TrlParser 1.16; one integration is enough.
+    report_to: str | None = "none"
+    greater_is_better: bool | None = False
+
+    def __post_init__(self) -> None:
+        if self.output_dir is None:  # Trainer would write into ./trainer_output
+            raise ValueError("--output_dir is required: the folder the generator is written to")
+        super().__post_init__()
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Continued pretraining with TRL's ``SFTTrainer`` on plain text, with QA-based checkpoint selection.
 
 Each corpus record is one language-modeling example (EOS appended). With ``packing=True`` and
-``packing_strategy="wrapped"`` (the :class:`~continuousbench.harness.config.EvaluatorConfig` defaults)
+``packing_strategy="wrapped"`` (the :class:`~continuousbench.training.config.EvaluatorConfig` defaults)
 the records are concatenated and cut into blocks of exactly ``max_length`` tokens, so every optimizer
 step trains on ``per_device_train_batch_size x gradient_accumulation_steps x processes`` (= 32) full
 blocks, whatever the corpus size; small corpora are simply repeated.
