@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 from trl import TrlParser
 
+from continuousbench.errors import UserError
+
 T = TypeVar("T")
 
 OUR_METADATA = {"bounds", "positional", "distinct", "allow_empty"}
@@ -46,7 +48,7 @@ def _check_bounds(instance: Any) -> None:
         for item in value if isinstance(value, list) else [value]:  # a list option: every item
             ok = (lo < item if left == "(" else lo <= item) and (item < hi if right == ")" else item <= hi)
             if not ok or (isinstance(item, float) and math.isnan(item)):
-                raise ValueError(f"--{f.name} {item} is out of range: it must lie in {interval}")
+                raise UserError(f"--{f.name} {item} is out of range: it must lie in {interval}")
 
 
 def _check_values(instance: Any) -> None:
@@ -58,13 +60,13 @@ def _check_values(instance: Any) -> None:
         value = getattr(instance, f.name)
         items = value if isinstance(value, list) else [value]
         if "" in items and f.default != "" and not f.metadata.get("allow_empty"):
-            raise ValueError(f"--{f.name} is empty; give it a value, or leave the option out")
+            raise UserError(f"--{f.name} is empty; give it a value, or leave the option out")
         if f.metadata.get("distinct") and isinstance(value, list):
             seen: dict[Any, Any] = {}
             for item in value:
                 key = os.path.realpath(item) if isinstance(item, str) and os.path.exists(item) else item
                 if key in seen:
-                    raise ValueError(f"--{f.name} names {item} twice; give each value once")
+                    raise UserError(f"--{f.name} names {item} twice; give each value once")
                 seen[key] = item
 
 
@@ -128,7 +130,7 @@ class CommandParser(TrlParser):
 
     def error(self, message: str):
         """argparse's own errors (a bad int, a missing required option) as one line, not the usage text."""
-        raise ValueError(f"{message.rstrip('.')}; see `{self.prog} --help`")
+        raise UserError(f"{message.rstrip('.')}; see `{self.prog} --help`")
 
     def _actions_by_dest(self) -> dict[str, Any]:
         return {a.dest: a for a in self._actions if a.dest != "help"}
@@ -143,25 +145,25 @@ class CommandParser(TrlParser):
                 f"--config {path} does not exist; pass the path of a recipe YAML"
             ) from None
         except (IsADirectoryError, UnicodeDecodeError) as err:
-            raise ValueError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
+            raise UserError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
         try:
             config = yaml.load(text, Loader=_unique_key_loader())
         except _DuplicateKey as err:
-            raise ValueError(f"--config {path} sets {err} twice; keep one of them") from None
+            raise UserError(f"--config {path} sets {err} twice; keep one of them") from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise ValueError(f"--config {path} is not valid YAML{where}; fix the file") from None
+            raise UserError(f"--config {path} is not valid YAML{where}; fix the file") from None
         if config is None:
             config = {}
         if not isinstance(config, dict):
-            raise ValueError(
+            raise UserError(
                 f"--config {path} must hold a mapping of option: value, not {type(config).__name__}"
             )
         actions = self._actions_by_dest()
         unknown = [k for k in config if k not in actions and k != "env"]
         if unknown:
-            raise ValueError(
+            raise UserError(
                 f"--config {path} has unknown key(s) {', '.join(map(str, unknown))}; "
                 f"see `--help` for the options this command takes"
             )
@@ -169,7 +171,7 @@ class CommandParser(TrlParser):
         for key, value in config.items():
             if key == "env":
                 if not isinstance(value, dict):
-                    raise ValueError(f"--config {path}: env must be a mapping of NAME: value; fix the file")
+                    raise UserError(f"--config {path}: env must be a mapping of NAME: value; fix the file")
                 typed[key] = value
                 continue
             typed[key] = self._coerce(actions[key], key, value, path)
@@ -198,11 +200,11 @@ class CommandParser(TrlParser):
                 out = value
         except (TypeError, ValueError) as err:
             expected = str(err) if isinstance(err, TypeError) else getattr(convert, "__name__", "its type")
-            raise ValueError(
+            raise UserError(
                 f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
             ) from None
         if action.choices is not None and out not in action.choices:
-            raise ValueError(
+            raise UserError(
                 f"--config {path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}"
             )
         return out
@@ -225,11 +227,11 @@ class CommandParser(TrlParser):
         self.config_path = None
         args = self._positional(args)
         if args.count("--config") > 1:
-            raise ValueError("--config is given more than once; pass one recipe (other options override it)")
+            raise UserError("--config is given more than once; pass one recipe (other options override it)")
         if "--config" in args:
             i = args.index("--config")
             if i + 1 >= len(args):
-                raise ValueError("--config needs a path: --config <recipe.yaml>")
+                raise UserError("--config needs a path: --config <recipe.yaml>")
             self.config_path = args[i + 1]
             config = self._typed_config(self.config_path)
             for key, value in config.pop("env", {}).items():
@@ -238,12 +240,14 @@ class CommandParser(TrlParser):
             del args[i : i + 2]
         try:
             groups = self.parse_args_into_dataclasses(args=args)
-        except ValueError as err:
+        except ValueError as err:  # the arguments' own checks (ours and TrainingArguments'): user errors
             message = str(err)
             if "not used by the HfArgumentParser" in message:
                 unused = message.split(":", 1)[1].strip()
-                raise ValueError(f"unknown argument(s) {unused}; see `--help`") from None
-            raise
+                raise UserError(f"unknown argument(s) {unused}; see `--help`") from None
+            if isinstance(err, UserError):
+                raise
+            raise UserError(_flatten(message)) from err
         for group in groups:
             _check_values(group)
             _expand_home(group)
@@ -274,6 +278,14 @@ def _flatten(text: str) -> str:
     return " ".join(str(text).split())
 
 
+DEBUG_ENV = "CONTINUOUSBENCH_DEBUG"
+
+
+def debugging() -> bool:
+    """``CONTINUOUSBENCH_DEBUG=1``: every error keeps its traceback (user errors too), for bug reports."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 def one_line(err: BaseException) -> str | None:
     """The message shown for ``err``, or None when it is a bug (then the traceback is the right output)."""
     names = [cls.__name__ for cls in type(err).__mro__]
@@ -301,9 +313,9 @@ def one_line(err: BaseException) -> str | None:
         return _flatten(str(err)) + "; install the missing package (README: extras)"
     if isinstance(err, ImportError) and "pip install" in str(err):  # a library's own install hint
         return _flatten(str(err))
-    if isinstance(err, (ValueError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:
+    if isinstance(err, (UserError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:
         return _flatten(str(err))  # our own errors: already "what is wrong; how to fix it"
-    return None
+    return None  # any other ValueError is a bug (ours or a library's): its traceback is the useful output
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -376,7 +388,7 @@ def run(
     except Exception as err:  # noqa: BLE001 - known errors become one line, bugs keep their traceback
         abandon_new_runs()
         line = one_line(err)
-        if line is None:
+        if line is None or debugging():
             raise
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -389,14 +401,20 @@ def run(
 
 
 def command(
-    arguments: type | Sequence[type], prog: str, description: str, main: Callable[..., T], **run_options
+    arguments: type | Sequence[type],
+    prog: str,
+    description: str,
+    main: Callable[..., T],
+    *,
+    epilog: str | None = None,
+    **run_options,
 ) -> tuple[Callable[[], CommandParser], Callable[[Sequence[str] | None], T]]:
     """``(make_parser, cli)`` of a command whose ``main`` takes the parsed dataclasses: the parser, and the
     entry point that parses ``argv`` and runs ``main`` through :func:`run` (``run_options``: its
-    ``report`` and ``resume_hint``)."""
+    ``report`` and ``resume_hint``). Every command is made this way."""
 
     def make_parser() -> CommandParser:
-        return CommandParser(arguments, prog=prog, description=description)
+        return CommandParser(arguments, prog=prog, description=description, epilog=epilog)
 
     def cli(argv: Sequence[str] | None = None) -> T:
         return run(lambda: main(*make_parser().parse(argv)), **run_options)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from continuousbench.errors import UserError
+
 OWNED_FILE = ".continuousbench-{command}.json"  # what a command published last time (names only)
 CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a resume must match
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
@@ -82,7 +84,7 @@ def read_json(path: Path | str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path} is not valid JSON ({err}); restore it or remove the folder") from None
+        raise UserError(f"{path} is not valid JSON ({err}); restore it or remove the folder") from None
 
 
 def replace_dir(src: Path, dst: Path) -> Path:
@@ -118,16 +120,16 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     """``path`` can become (or is) a folder we may write into; else one line naming ``option``."""
     path = Path(path).expanduser()
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{option} {path} is a file, not a folder; pass a folder path")
+        raise UserError(f"{option} {path} is a file, not a folder; pass a folder path")
     probe = path
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(
+        raise UserError(
             f"{option} {path} cannot be written ({probe} is not writable); choose another folder"
         )
     if str(path.resolve()).startswith(("/proc/", "/sys/", "/dev/")):
-        raise ValueError(f"{option} {path} is a system folder; choose a folder of your own")
+        raise UserError(f"{option} {path} is a system folder; choose a folder of your own")
     return path
 
 
@@ -144,7 +146,7 @@ def check_not_an_input(out: Path, inputs: Iterable[Path | str | None], option: s
         source = source.resolve()
         if target == source or (source.is_dir() and target.is_relative_to(source)):
             where = "is" if target == source else "is inside"
-            raise ValueError(
+            raise UserError(
                 f"{option} {out} {where} {given}, an input of this command; choose a folder of its own"
             )
 
@@ -165,13 +167,13 @@ def check_output_files(
             continue
         path = Path(given).expanduser()
         if path.is_dir():
-            raise ValueError(f"{option} {path} is a folder; pass the path of a file to write")
+            raise UserError(f"{option} {path} is a folder; pass the path of a file to write")
         same = [o for o, p in checked.items() if p.resolve() == path.resolve()]
         if same:
-            raise ValueError(f"{option} and {same[0]} are the same file {path}; give each its own path")
+            raise UserError(f"{option} and {same[0]} are the same file {path}; give each its own path")
         inside = next((p for p in inputs if path.resolve().is_relative_to(p)), None)
         if inside is not None:
-            raise ValueError(
+            raise UserError(
                 f"{option} {path} is inside {inside}, an input of this command; write it elsewhere"
             )
         if (path.exists() or path.is_symlink()) and not overwrite:
@@ -181,7 +183,7 @@ def check_output_files(
         try:
             check_writable_dir(path.parent, option)
         except ValueError:
-            raise ValueError(
+            raise UserError(
                 f"{option} {path} cannot be written ({path.parent} is not a folder we can write into); "
                 "choose another path"
             ) from None
@@ -261,7 +263,7 @@ class StagedOutput:
             if changed:
                 details = ", ".join(f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}" for k in changed[:4])
                 more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
-                raise ValueError(
+                raise UserError(
                     f"--resume with a changed configuration ({details}{more}); resume with the original "
                     "settings, or start a new run with --overwrite"
                 )

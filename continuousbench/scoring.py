@@ -28,6 +28,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Protocol
 
+from continuousbench.errors import UserError
 from continuousbench.stats import wilson_interval
 
 
@@ -169,34 +170,34 @@ def _listlike(value) -> bool:
 
 def _sequence(name: str, value, n: int | None = None) -> None:
     if not _listlike(value):
-        raise ValueError(f"{name} must be a list with one item per prediction, got {type(value).__name__}")
+        raise UserError(f"{name} must be a list with one item per prediction, got {type(value).__name__}")
     if n is not None and len(value) != n:
-        raise ValueError(f"{name} has {len(value)} items but predictions has {n}: pass one per prediction")
+        raise UserError(f"{name} has {len(value)} items but predictions has {n}: pass one per prediction")
 
 
 def check_inputs(predictions, references, *, questions=None, support_counts=None) -> None:
     """The per-question inputs of :func:`score` (and of the ``qa_match`` metric), else one-line ValueError."""
     if not _listlike(predictions) or not all(isinstance(p, str) for p in predictions):
-        raise ValueError("predictions must be a sequence of strings (decode model outputs to text first)")
+        raise UserError("predictions must be a sequence of strings (decode model outputs to text first)")
     n = len(predictions)
     if n == 0:
-        raise ValueError("predictions is empty: pass one answer per question (at least one)")
+        raise UserError("predictions is empty: pass one answer per question (at least one)")
     _sequence("references", references, n)
     for i, refs in enumerate(references):
         refs = _as_list(refs) if isinstance(refs, str) or hasattr(refs, "__iter__") else [refs]
         if not refs or not all(isinstance(r, str) for r in refs):
-            raise ValueError(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
+            raise UserError(f"references[{i}] must be a string or a non-empty list of strings, got {refs!r}")
         if not all(normalize(r) for r in refs):
-            raise ValueError(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
+            raise UserError(f"references[{i}] = {refs!r} normalises to an empty answer; fix the reference")
     if questions is not None:
         _sequence("questions", questions, n)
         if not all(isinstance(q, str) for q in questions):
-            raise ValueError("questions must be strings, one per prediction")
+            raise UserError("questions must be strings, one per prediction")
     if support_counts is not None:
         _sequence("support_counts", support_counts, n)
         bad = next((i for i, c in enumerate(support_counts) if not _is_count(c)), None)
         if bad is not None:
-            raise ValueError(
+            raise UserError(
                 f"support_counts[{bad}] = {support_counts[bad]!r}: support_counts must be non-negative "
                 "integers (documents supporting each question)"
             )
@@ -210,16 +211,16 @@ def check_options(matchers, thresholds, buckets=None, *, with_support: bool = Tr
         or any(m not in MATCHERS for m in matchers)
         or len(set(matchers)) != len(matchers)
     ):
-        raise ValueError(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
+        raise UserError(f"matchers must be distinct names from {MATCHERS}, got {matchers!r}")
     if not _listlike(thresholds) or not all(_is_count(t) for t in thresholds):
-        raise ValueError(f"thresholds must be non-negative integers, got {thresholds!r}")
+        raise UserError(f"thresholds must be non-negative integers, got {thresholds!r}")
     if buckets is not None:
         if not with_support:
-            raise ValueError("buckets need support_counts")
+            raise UserError("buckets need support_counts")
         if not _listlike(buckets) or not all(_is_count(b) for b in buckets):
-            raise ValueError(f"buckets must be non-negative integers, got {buckets!r}")
+            raise UserError(f"buckets must be non-negative integers, got {buckets!r}")
         if not len(buckets) or list(buckets) != sorted(set(buckets)):
-            raise ValueError(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
+            raise UserError(f"buckets must be strictly increasing non-negative edges, got {buckets!r}")
 
 
 def score(
@@ -246,7 +247,7 @@ def score(
     check_inputs(predictions, references, questions=questions, support_counts=support_counts)
     check_options(matchers, thresholds, buckets, with_support=support_counts is not None)
     if "llm_match" in matchers and (judge is None or questions is None):
-        raise ValueError(
+        raise UserError(
             "llm_match needs judge=Judge(...) and questions=[...]; drop it from matchers otherwise"
         )
     per_example: dict[str, list] = {}

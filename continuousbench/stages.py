@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench import files
+from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class WorkDir:
         if settings_file.exists() and self.finished():
             found = files.read_json(settings_file)
             if found != settings:
-                raise ValueError(
+                raise UserError(
                     f"work folder {path} holds a build with other settings ({found}); "
                     "rerun with those settings to resume, or remove the folder to start over"
                 )

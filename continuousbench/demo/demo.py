@@ -27,14 +27,14 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.demo.pretrain import BaseRecipe
 from continuousbench.demo.scheduler import Stage, Stages
+from continuousbench.errors import UserError
 from continuousbench.files import read_json, sha256_file, write_json
 
 RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
@@ -120,14 +120,14 @@ def _base_model(out: Path, release: Path, s: Settings) -> None:
         return
     for name, digest in BASE_SHA256.items():
         if sha256_file(SHIPPED_BASE / name) != digest:
-            raise ValueError(
+            raise UserError(
                 f"the shipped base model's {name} does not match its recorded sha256; reinstall "
                 "continuousbench, or pass --rebuild_base"
             )
     world = read_json(SHIPPED_BASE / P.INFO_FILE)["pretraining_world"]
     clash = {n.lower() for n in names} & {n.lower() for n in world["names"]}
     if clash:
-        raise ValueError(
+        raise UserError(
             "this release shares entity names with the shipped base model's world "
             f"({', '.join(sorted(clash))}); pass --rebuild_base (a base model whose world avoids them) "
             "or another --seed"
@@ -317,7 +317,7 @@ def run_demo(
     out = check_writable_dir(Path(out), "--out")
     settings_file = out / "settings.json"
     if out.is_dir() and any(out.iterdir()) and not settings_file.is_file():  # not ours: never write into it
-        raise ValueError(
+        raise UserError(
             f"--out {out} is not a demo folder (it has files but no settings.json); the demo writes its "
             "own results.json, runs/ and more there (and --overwrite removes the whole folder): pass a "
             "demo's folder or a new one"
@@ -327,7 +327,7 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists
     if settings_file.exists() and read_json(settings_file) != wanted:
-        raise ValueError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
+        raise UserError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
     write_json(settings_file, wanted)
     start = time.perf_counter()
     stages = Stages(out, lanes=threads)
@@ -371,12 +371,6 @@ class DemoArguments:
     )
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser([DemoArguments], prog="continuousbench demo", description=__doc__.splitlines()[0])
-
-
 def main(args: DemoArguments) -> list[dict]:
     return run_demo(
         Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads,
@@ -384,11 +378,10 @@ def main(args: DemoArguments) -> list[dict]:
     )  # fmt: skip
 
 
-def cli(argv: Sequence[str] | None = None) -> list[dict]:
-    """Parse ``argv`` and run the demo; bad input exits 2 with one line; a rerun resumes."""
-    from continuousbench.commands import run
-
-    return run(
-        lambda: main(*make_parser().parse(argv)),
-        resume_hint="finished stages are kept; rerun the same command to resume",
-    )
+make_parser, cli = command(
+    DemoArguments,
+    "continuousbench demo",
+    __doc__.splitlines()[0],
+    main,
+    resume_hint="finished stages are kept; rerun the same command to resume",
+)

@@ -13,7 +13,7 @@ world split into sub-word pieces alike.
     world = make_pretraining_world(forbidden_names=release_names(release_folder))
     qa_world, held_out = world.hold_out(0.2)
     texts = qa_world.texts(qa_fraction=0.4)
-    pretrain_base_model("base-model", texts, tokenizer_texts=world.without_names(texts),
+    pretrain_base_model("base-model", texts, BaseRecipe(), tokenizer_texts=world.without_names(texts),
                         eval_questions=qa_world.questions[:104], held_out_questions=held_out)
 """
 
@@ -159,30 +159,19 @@ def make_pretraining_world(
 def pretrain_base_model(
     out_dir: str | Path,
     texts: Sequence[str],
+    recipe: BaseRecipe,
     *,
-    steps: int = 600,
-    learning_rate: float = 3e-3,
-    max_length: int = 256,  # must cover the few-shot prompt (~210 tokens): unseen positions break QA
-    samples_per_step: int = 16,
-    per_device_train_batch_size: int = 16,
-    vocab_size: int = 2048,
-    hidden_size: int = 128,
-    num_layers: int = 4,
-    num_heads: int = 4,
-    arch: str = "llama",
-    bf16: bool = False,
-    seed: int = 0,
-    overwrite: bool = False,
+    tokenizer_texts: Sequence[str] | None = None,
     eval_questions: Sequence[dict] = (),
     held_out_questions: Sequence[dict] = (),
-    tokenizer_texts: Sequence[str] | None = None,
-    extra_info: dict | None = None,
-    eval_every: int = 0,
     extra_texts: dict[str, Sequence[str]] | None = None,
+    extra_info: dict | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Train a tokenizer on ``texts``, build a tiny causal LM and pretrain it on ``texts`` with the
-    harness's training function (packed blocks of ``max_length``, AdamW, cosine); save model, tokenizer
-    and ``pretraining.json`` to ``out_dir`` (written in a temporary folder, then renamed).
+    harness's training function as ``recipe`` says (its model and run fields: packed blocks of
+    ``max_length``, AdamW, cosine); save model, tokenizer and ``pretraining.json`` to ``out_dir`` (written
+    in a temporary folder, then renamed).
 
     ``eval_questions`` (rows with ``question``, ``answer``, ``aliases``, ``support_count``; e.g. a sample of
     :attr:`PretrainingWorld.questions`) are answered with the harness's few-shot prompt after training,
@@ -199,33 +188,34 @@ def pretrain_base_model(
     out = Path(out_dir)
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out} already exists: pass overwrite=True (--overwrite) to replace it")
-    if steps < 1 or not texts:
+    r = recipe
+    if r.steps < 1 or not texts:
         raise ValueError("pretraining needs steps >= 1 and a non-empty list of texts")
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     start = time.perf_counter()
-    tokenizer = train_tokenizer(texts if tokenizer_texts is None else tokenizer_texts, vocab_size=vocab_size)
+    tokenizer = train_tokenizer(texts if tokenizer_texts is None else tokenizer_texts, r.vocab_size)
     model = make_tiny_model(
-        tokenizer, arch=arch, hidden_size=hidden_size, num_layers=num_layers, num_heads=num_heads,
-        max_positions=max(512, max_length), seed=seed,
+        tokenizer, arch=r.arch, hidden_size=r.hidden_size, num_layers=r.num_layers, num_heads=r.num_heads,
+        max_positions=max(512, r.max_length), seed=r.seed,
     )  # fmt: skip
     args = EvaluatorConfig(
         output_dir=str(tmp / "trainer"),
-        max_steps=steps,
-        learning_rate=learning_rate,
-        max_length=max_length,
-        samples_per_step=samples_per_step,
-        per_device_train_batch_size=per_device_train_batch_size,
-        bf16=bf16,
+        max_steps=r.steps,
+        learning_rate=r.learning_rate,
+        max_length=r.max_length,
+        samples_per_step=r.samples_per_step,
+        per_device_train_batch_size=r.samples_per_step,
+        bf16=r.bf16,
         weight_decay=0.0,  # a from-scratch model: no pull towards zero (the evaluator recipe keeps 0.1)
-        eval_strategy="steps" if eval_every else "no",
-        eval_steps=eval_every or None,
+        eval_strategy="steps" if r.curve_every else "no",
+        eval_steps=r.curve_every or None,
         metric_for_best_model=None,
         save_strategy="no",
         load_best_model_at_end=False,
-        logging_steps=max(1, steps // 20),
+        logging_steps=max(1, r.steps // 20),
         disable_tqdm=True,
-        seed=seed,
+        seed=r.seed,
         dataloader_num_workers=0,
     )
     probes = {"world": eval_questions, "held_out": held_out_questions}
@@ -235,7 +225,7 @@ def pretrain_base_model(
 
     trainer = continued_pretraining(
         model, tokenizer, Dataset.from_dict({"text": list(texts)}), args,
-        eval_fn=curve_point if eval_every and (eval_questions or held_out_questions) else None,
+        eval_fn=curve_point if r.curve_every and (eval_questions or held_out_questions) else None,
     )  # fmt: skip
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     curve = [
@@ -255,14 +245,16 @@ def pretrain_base_model(
         "package_version": continuousbench.__version__,
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": len(tokenizer),
-        "architecture": {"arch": arch, "hidden_size": hidden_size, "layers": num_layers, "heads": num_heads},
+        "architecture": {
+            "arch": r.arch, "hidden_size": r.hidden_size, "layers": r.num_layers, "heads": r.num_heads
+        },  # fmt: skip
         "training": {
-            "steps": steps,
-            "learning_rate": learning_rate,
-            "max_length": max_length,
-            "samples_per_step": samples_per_step,
-            "bf16": bf16,
-            "seed": seed,
+            "steps": r.steps,
+            "learning_rate": r.learning_rate,
+            "max_length": r.max_length,
+            "samples_per_step": r.samples_per_step,
+            "bf16": r.bf16,
+            "seed": r.seed,
         },  # fmt: skip
         "documents": len(texts),
         "loss_first": losses[0] if losses else None,
@@ -292,7 +284,9 @@ class BaseRecipe:
     world_seed: int = 1_000_003  # any seed other than a release's gives another world
     steps: int = 3000  # ~5 passes; 800 steps left documents-only entities at 13-28%
     learning_rate: float = 3e-3
-    samples_per_step: int = 16  # packed blocks of 256 tokens
+    samples_per_step: int = 16  # packed blocks of max_length tokens (also the per-device batch)
+    max_length: int = 256  # must cover the few-shot prompt (~210 tokens): unseen positions break QA
+    arch: str = "llama"
     hidden_size: int = 128
     num_layers: int = 4
     num_heads: int = 4
@@ -334,10 +328,7 @@ def build_base_model(
     info = {"entities": len(world.world), "documents": len(world.documents), "seed": world.seed,
             "names": sorted(g.name for g in world.world)}  # fmt: skip
     return pretrain_base_model(
-        out_dir, texts, steps=recipe.steps, learning_rate=recipe.learning_rate, seed=recipe.seed,
-        samples_per_step=recipe.samples_per_step, per_device_train_batch_size=recipe.samples_per_step,
-        hidden_size=recipe.hidden_size, num_layers=recipe.num_layers, num_heads=recipe.num_heads,
-        vocab_size=recipe.vocab_size, bf16=recipe.bf16, overwrite=True, eval_every=recipe.curve_every,
+        out_dir, texts, recipe, overwrite=True,
         eval_questions=[qa_world.questions[i] for i in probe], held_out_questions=held_out,
         tokenizer_texts=world.without_names(texts), extra_texts={REPLAY_FILE: replay},
         extra_info={"pretraining_world": info, "recipe": asdict(recipe)},

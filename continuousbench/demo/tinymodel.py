@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from continuousbench.errors import UserError
+
 SPECIAL_TOKENS = {"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>", "unk_token": "<unk>"}
 
 
@@ -70,7 +72,7 @@ def make_tiny_model(
                 **common, head_dim=hidden_size // num_heads, sliding_window=max_positions
             )
         case _:
-            raise ValueError(f"unknown tiny architecture {arch!r}: use llama or gemma3")
+            raise UserError(f"unknown tiny architecture {arch!r}: use llama or gemma3")
     torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(config)
 

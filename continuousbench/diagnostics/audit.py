@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from continuousbench import processes
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.dp.train import GeneratorArguments, load_data
+from continuousbench.errors import UserError
 from continuousbench.training.config import GeneratorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
@@ -61,17 +62,6 @@ class AuditArguments:
     )  # fmt: skip
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (AuditArguments, GeneratorArguments, ModelArguments, GeneratorConfig),
-        prog="continuousbench audit",
-        description="Empirical lower bound on a generator recipe's epsilon from one training run "
-        "(Steinke, Nasr and Jagielski 2023).",
-    )
-
-
 def draw_canaries(tokenizer, m: int, length: int, corpus: list[str]) -> list[dict[str, Any]]:
     """m distinct canaries of random corpus tokens, each with a secret fair coin for inclusion."""
     rng = np.random.default_rng(secrets.randbits(128))
@@ -79,7 +69,7 @@ def draw_canaries(tokenizer, m: int, length: int, corpus: list[str]) -> list[dic
     used = {i for ids in tokenizer(corpus[:10_000], add_special_tokens=False)["input_ids"] for i in ids}
     vocabulary = np.array(sorted(used - special))
     if len(vocabulary) < 2:
-        raise ValueError("the corpus uses fewer than 2 distinct tokens: no canary can be drawn from it")
+        raise UserError("the corpus uses fewer than 2 distinct tokens: no canary can be drawn from it")
     texts: dict[str, None] = {}
     while len(texts) < m:
         text = tokenizer.decode(rng.choice(vocabulary, size=length).tolist()).strip()
@@ -111,14 +101,11 @@ def _prepare(work: Path, audit_args: AuditArguments, model_args, train, val) -> 
 
 def score(generator: Path, canaries: list[dict[str, Any]], max_length: int, kind: str) -> list[float]:
     """Per canary: minus the generator's loss, or (``loss_drop``) base loss minus generator loss."""
-    from peft import AutoPeftModelForCausalLM
-    from transformers import AutoTokenizer
-
     from continuousbench.dp.dpsgd import encode_records, record_losses
+    from continuousbench.training.modeling import load_trained
 
-    tokenizer = AutoTokenizer.from_pretrained(str(generator))
+    model, tokenizer = load_trained(generator, "the audited generator", merge=False)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    model = AutoPeftModelForCausalLM.from_pretrained(str(generator))
     records = encode_records(tokenizer, [c["text"] for c in canaries], max_length)
     trained = record_losses(model, records, pad)
     if kind == "loss":
@@ -194,7 +181,11 @@ def _report(record: dict) -> None:
         )
 
 
-def cli(argv: list[str] | None = None) -> dict:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=_report)
+make_parser, cli = command(
+    (AuditArguments, GeneratorArguments, ModelArguments, GeneratorConfig),
+    "continuousbench audit",
+    "Empirical lower bound on a generator recipe's epsilon from one training run "
+        "(Steinke, Nasr and Jagielski 2023).",
+    main,
+    report=_report,
+)

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from continuousbench.commands import command
+from continuousbench.errors import UserError
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -42,7 +45,7 @@ def singleton_facts(release: str) -> list[Fact]:
             )
             facts[row["id"]] = Fact(row["id"], row["name"], row["attribute"], values)
     if not facts:
-        raise ValueError(f"release {release} has no qa_singleton questions: nothing to look for")
+        raise UserError(f"release {release} has no qa_singleton questions: nothing to look for")
     return sorted(facts.values(), key=lambda f: f.id)
 
 
@@ -96,16 +99,6 @@ class LeakageArguments:
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (LeakageArguments,),
-        prog="continuousbench leakage",
-        description="Sensitive singleton facts a synthetic corpus repeats verbatim (against a reference).",
-    )
-
-
 def main(args: LeakageArguments) -> dict[str, Any]:
     from continuousbench.files import check_output_files, write_json
     from continuousbench.training.data import load_corpus
@@ -136,7 +129,10 @@ def _report(result: dict[str, Any]) -> None:
     print("singleton facts stated verbatim - " + ", ".join(parts))
 
 
-def cli(argv: list[str] | None = None) -> dict[str, Any]:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=_report)
+make_parser, cli = command(
+    LeakageArguments,
+    "continuousbench leakage",
+    "Sensitive singleton facts a synthetic corpus repeats verbatim (against a reference).",
+    main,
+    report=_report,
+)

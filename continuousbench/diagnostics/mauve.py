@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import embed_texts
+from continuousbench.errors import UserError
 
 
 def mauve_from_features(p_features: np.ndarray, q_features: np.ndarray, seed: int, **mauve_kwargs) -> float:
@@ -56,9 +57,9 @@ def _summary(scores: list[float], n: int, seeds: Sequence[int], model_path) -> d
 
 def _check(n_samples: int, seeds: Sequence[int]) -> None:
     if n_samples < 2:
-        raise ValueError(f"n_samples must be at least 2, got {n_samples}")
+        raise UserError(f"n_samples must be at least 2, got {n_samples}")
     if not seeds:
-        raise ValueError("seeds must name at least one seed")
+        raise UserError("seeds must name at least one seed")
 
 
 def mauve_score(
@@ -79,7 +80,7 @@ def mauve_score(
     _check(n_samples, seeds)
     n = min(n_samples, len(candidate_texts), len(reference_texts))
     if n < 2:
-        raise ValueError(
+        raise UserError(
             f"need at least 2 texts per side, got {len(candidate_texts)} and {len(reference_texts)}"
         )
     draws = []
@@ -115,7 +116,7 @@ def reference_mauve(
     _check(n_samples, seeds)
     n = min(n_samples, len(real_texts) // 2)
     if n < 2:
-        raise ValueError(f"need at least 4 real texts for two disjoint halves, got {len(real_texts)}")
+        raise UserError(f"need at least 4 real texts for two disjoint halves, got {len(real_texts)}")
     splits = [np.random.default_rng(seed).permutation(len(real_texts))[: 2 * n] for seed in seeds]
     feats = _embedder(real_texts, splits, model_path=model_path, batch_size=batch_size, max_length=max_length)
     scores = [
@@ -146,16 +147,6 @@ class MauveArguments:
     )
     output: str | None = field(default=None, metadata={"help": "Write the results as JSON here."})
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        [MauveArguments],
-        prog="continuousbench mauve",
-        description="MAUVE between a candidate corpus and a reference corpus (needs the [mauve] extra).",
-    )
 
 
 def main(args: MauveArguments) -> dict:
@@ -198,8 +189,10 @@ def _print_table(results: dict) -> None:
     Console().print(table)
 
 
-def cli(argv: list[str] | None = None) -> dict:
-    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print a table."""
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=_print_table)
+make_parser, cli = command(
+    MauveArguments,
+    "continuousbench mauve",
+    "MAUVE between a candidate corpus and a reference corpus (needs the [mauve] extra).",
+    main,
+    report=_print_table,
+)

@@ -31,15 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from continuousbench.errors import UserError
+
 
 def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     """Upper bound on P[at least v of r guesses correct] under (epsilon, delta)-DP (Cor. 5.4)."""
     from scipy.stats import binom
 
     if not 0 <= v <= r <= m:
-        raise ValueError(f"need 0 <= v <= r <= m, got v={v}, r={r}, m={m}")
+        raise UserError(f"need 0 <= v <= r <= m, got v={v}, r={r}, m={m}")
     if epsilon < 0 or not 0 <= delta <= 1:
-        raise ValueError(f"need epsilon >= 0 and 0 <= delta <= 1, got {epsilon}, {delta}")
+        raise UserError(f"need epsilon >= 0 and 0 <= delta <= 1, got {epsilon}, {delta}")
     q = 1.0 / (1.0 + math.exp(-epsilon))  # accuracy of epsilon-DP randomised response
     beta = float(binom.sf(v - 1, r, q))  # P[Binomial(r, q) >= v]
     if delta == 0 or v == 0:
@@ -53,7 +55,7 @@ def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
 def epsilon_lower_bound(m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> float:
     """Largest eps at which (r, v) still rejects (eps, delta)-DP at ``confidence`` (0 if none does)."""
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+        raise UserError(f"confidence must lie in (0, 1), got {confidence}")
     level = 1 - confidence
     if p_value(m, r, v, 0.0, delta) >= level:
         return 0.0
@@ -94,7 +96,7 @@ def audit(
     scores, included = np.asarray(scores, dtype=float), np.asarray(included, dtype=bool)
     m = len(scores)
     if m < 2 or len(included) != m:
-        raise ValueError(
+        raise UserError(
             f"need at least 2 canaries with one inclusion flag each, got {m} and {len(included)}"
         )
     order = np.argsort(-scores, kind="stable")  # highest score first

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from continuousbench.dp.sampling import SAMPLINGS, SamplingPlan
+from continuousbench.errors import UserError
 
 
 def default_delta(n: int) -> float:
@@ -66,7 +67,7 @@ def dp_event(
     import dp_accounting as dpa
 
     if sampling not in SAMPLINGS:
-        raise ValueError(f"unknown sampling {sampling!r}: use {' or '.join(SAMPLINGS)}")
+        raise UserError(f"unknown sampling {sampling!r}: use {' or '.join(SAMPLINGS)}")
     if sampling == "truncated_poisson" and truncation_analysis == "pld":
         if dataset_size is None or physical_batch is None:
             raise ValueError("truncated-Poisson accounting needs dataset_size and physical_batch")
@@ -134,7 +135,7 @@ def calibrate_noise(
         eta = truncation_probability(dataset_size + 1, sampling_probability, physical_batch, steps)
         poisson_delta = delta - (1 + math.exp(target_epsilon)) * eta
         if poisson_delta <= 0:
-            raise ValueError(
+            raise UserError(
                 f"truncation probability {eta:.3g} x (1 + e^{target_epsilon:g}) exceeds delta {delta:.3g}: "
                 "lower the expected batch size (or use --expected_batch_size auto, or "
                 "--truncation_analysis pld)"
@@ -161,7 +162,7 @@ def calibrate_noise(
 
 def check_target_epsilon(target_epsilon: float) -> None:
     if not target_epsilon > 0 or math.isinf(target_epsilon):
-        raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
+        raise UserError(f"target epsilon must be positive and finite, got {target_epsilon}")
 
 
 def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
@@ -241,7 +242,7 @@ def account(
     if plan.truncated and plan.truncation_analysis == "union_bound":
         # Find eps with delta_poisson(eps) + (1 + e^eps) * eta = delta, by bisection on eps.
         if 2 * eta >= delta:
-            raise ValueError(
+            raise UserError(
                 f"truncation probability {eta:.3g} is not below delta/2 = {delta / 2:.3g}: "
                 "lower the expected batch size"
             )
@@ -339,7 +340,7 @@ def dp_event_from_json(text: str):
         if isinstance(obj, dict) and "class_name" in obj:
             module = obj["module_name"]
             if not module.startswith("dp_accounting."):
-                raise ValueError(f"refusing to build a DP event from module {module!r}: not dp_accounting")
+                raise UserError(f"refusing to build a DP event from module {module!r}: not dp_accounting")
             cls = getattr(importlib.import_module(module), obj["class_name"])
             fields = {k: build(v) for k, v in obj.items() if k not in ("module_name", "class_name")}
             return cls(**fields)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from continuousbench.errors import UserError
+
 logger = logging.getLogger(__name__)
 
 
@@ -135,7 +137,7 @@ def make_private(
     from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
 
     if clipping not in CLIPPINGS:
-        raise ValueError(f"unknown clipping {clipping!r}: use {' or '.join(CLIPPINGS)}")
+        raise UserError(f"unknown clipping {clipping!r}: use {' or '.join(CLIPPINGS)}")
     distributed = world_size > 1
     if clipping == "ghost":
         module = GradSampleModuleFastGradientClipping(

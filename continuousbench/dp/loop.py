@@ -30,6 +30,7 @@ from continuousbench.dp import dpsgd
 from continuousbench.dp.plan import DPPlan
 from continuousbench.dp.randomness import SecretStreams
 from continuousbench.dp.sampling import check_sampler
+from continuousbench.errors import UserError
 from continuousbench.files import replace_dir
 
 logger = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def build(
     records = dpsgd.encode_records(tokenizer, train_texts, max_length)
     val_records = dpsgd.encode_records(tokenizer, val_texts, max_length)
     if len(records) != plan.sampling.dataset_size:
-        raise ValueError(
+        raise UserError(
             f"the plan is for {plan.sampling.dataset_size} records, the corpus has {len(records)}"
         )
     streams = SecretStreams.create(insecure_seed=insecure_seed, device=device)
@@ -190,7 +191,7 @@ def restore(run: DPRun, run_dir: Path) -> bool:
     state = torch.load(ckpt / STATE, weights_only=False)
     if state["plan"] != run.plan.to_dict():
         changed = sorted(k for k, v in _flat(run.plan.to_dict()).items() if _flat(state["plan"]).get(k) != v)
-        raise ValueError(
+        raise UserError(
             f"{ckpt} was made under another DP plan ({', '.join(changed)} changed); resume with the "
             "original settings, or start again with --overwrite"
         )

@@ -31,6 +31,7 @@ import numpy as np
 from continuousbench.dp.pe_prompts import random_prompts, variation_prompts
 from continuousbench.embeddings.encoders import Embedder
 from continuousbench.embeddings.fid import frechet_distance
+from continuousbench.errors import UserError
 from continuousbench.llm import TextGenerator
 
 logger = logging.getLogger(__name__)
@@ -66,10 +67,10 @@ class PEApi:
             prompts, temperature=self.temperature, max_new_tokens=self.max_new_tokens, seed=seed
         )
         if len(texts) != len(prompts):
-            raise ValueError(f"the API answered {len(texts)} of {len(prompts)} {what} prompts; check --api")
+            raise UserError(f"the API answered {len(texts)} of {len(prompts)} {what} prompts; check --api")
         texts = [(t or "").strip() for t in texts]
         if not any(texts):
-            raise ValueError(
+            raise UserError(
                 f"the API returned only empty texts for {len(prompts)} {what} prompts; check --api (a model "
                 "that answers) and --max_new_tokens"
             )
@@ -160,7 +161,7 @@ class Evolution:
         folder.mkdir(parents=True, exist_ok=True)
         done = [t for t in range(self.iterations + 1) if (folder / ITERATION_FILE.format(t)).is_file()]
         if done != list(range(len(done))):
-            raise ValueError(
+            raise UserError(
                 f"{folder} is missing iteration files before {done[-1]}; start again with --overwrite"
             )
         history = [read_stats(folder / ITERATION_FILE.format(t)) for t in done]

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -88,23 +89,13 @@ class PEArguments:
 
     def __post_init__(self) -> None:
         if self.release and self.corpus:
-            raise ValueError(
+            raise UserError(
                 f"--release {self.release} and --corpus {self.corpus} both name the private records; pass one"
             )
         if not self.temperatures or any(not (0 < t < math.inf) for t in self.temperatures):
-            raise ValueError(f"--temperatures {self.temperatures} must be positive numbers, e.g. 0.8 1.0 1.2")
+            raise UserError(f"--temperatures {self.temperatures} must be positive numbers, e.g. 0.8 1.0 1.2")
         if len(set(self.temperatures)) != len(self.temperatures):
-            raise ValueError(f"--temperatures {self.temperatures} repeats a value; list each once")
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (PEArguments,),
-        prog="continuousbench pe",
-        description="Private Evolution: a DP corpus from API calls and noisy nearest-neighbour votes.",
-    )
+            raise UserError(f"--temperatures {self.temperatures} repeats a value; list each once")
 
 
 def _load(args: PEArguments):
@@ -112,12 +103,12 @@ def _load(args: PEArguments):
 
     source = args.corpus or args.release
     if not source:
-        raise ValueError("no private records: pass --release <id or folder> or --corpus <source>")
+        raise UserError("no private records: pass --release <id or folder> or --corpus <source>")
     purpose = "PE measures FID and picks the temperature on it"
     option = "--corpus" if args.corpus else "--release"
     private, validation = train_and_validation(source, args.text_column, purpose=purpose, option=option)
     if len(validation) < 2:
-        raise ValueError(f"corpus {source} has {len(validation)} validation record(s); FID needs at least 2")
+        raise UserError(f"corpus {source} has {len(validation)} validation record(s); FID needs at least 2")
     return source, private["text"], validation["text"]
 
 
@@ -147,7 +138,7 @@ def main(args: PEArguments) -> Path:
     from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise ValueError("pe runs in one process; launch it with --num_processes 1 (or without torchrun)")
+        raise UserError("pe runs in one process; launch it with --num_processes 1 (or without torchrun)")
     source, private, validation = _load(args)
     sweep = len(args.temperatures) > 1
     private_runs = 1 + (len(args.temperatures) if sweep and args.sweep_voters == "private" else 0)
@@ -234,7 +225,10 @@ def _final_fid(history: list[dict]) -> float:
     return math.inf if fid is None else float(fid)
 
 
-def cli(argv: list[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=print)
+make_parser, cli = command(
+    PEArguments,
+    "continuousbench pe",
+    "Private Evolution: a DP corpus from API calls and noisy nearest-neighbour votes.",
+    main,
+    report=print,
+)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from continuousbench.errors import UserError
+
 TONES = (
     "for a professional readership",
     "in a businesslike voice",
@@ -80,7 +82,7 @@ PROMPT_SETS: dict[str, RandomPrompt] = {"geminon": GEMINON, "news": NEWS}
 def random_prompts(prompt_set: str, n: int, rng: np.random.Generator) -> list[str]:
     """``n`` RANDOM_API prompts, each with a style drawn uniformly by ``rng`` (seeded: public choice)."""
     if prompt_set not in PROMPT_SETS:
-        raise ValueError(f"unknown --prompt_set {prompt_set!r}: use one of {', '.join(PROMPT_SETS)}")
+        raise UserError(f"unknown --prompt_set {prompt_set!r}: use one of {', '.join(PROMPT_SETS)}")
     spec = PROMPT_SETS[prompt_set]
     return [spec.template.format(style=spec.styles[i]) for i in rng.integers(len(spec.styles), size=n)]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from continuousbench.dp import accounting
 from continuousbench.dp.sampling import SamplingPlan
+from continuousbench.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def choose_expected_batch(
     from scipy.stats import binom
 
     if physical_batch >= n:
-        raise ValueError(
+        raise UserError(
             f"--physical_batch_size {physical_batch} must be smaller than the dataset ({n} records); "
             "lower it, or pass --sampling poisson with a numeric --expected_batch_size"
         )
@@ -80,7 +81,7 @@ def choose_expected_batch(
 
         lo, hi = 1, physical_batch
         if not ok(lo):
-            raise ValueError("no expected batch keeps the truncation probability under delta/10")
+            raise UserError("no expected batch keeps the truncation probability under delta/10")
         while lo < hi:  # largest feasible expected batch (feasibility is monotone in b)
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
@@ -117,7 +118,7 @@ def make_plan(n: int, config) -> DPPlan:
     analysis = config.truncation_analysis if truncated else None
     if config.expected_batch_size == "auto":
         if not truncated:
-            raise ValueError("--expected_batch_size auto needs --sampling truncated_poisson (a batch cap)")
+            raise UserError("--expected_batch_size auto needs --sampling truncated_poisson (a batch cap)")
         batch, sigma = choose_expected_batch(
             n, cap, steps, config.epsilon, delta, truncation_analysis=analysis
         )
@@ -126,11 +127,11 @@ def make_plan(n: int, config) -> DPPlan:
     try:
         batch = float(config.expected_batch_size)
     except ValueError:
-        raise ValueError(
+        raise UserError(
             f"--expected_batch_size must be a number or auto, got {config.expected_batch_size!r}"
         ) from None
     if not 0 < batch <= n:
-        raise ValueError(
+        raise UserError(
             f"--expected_batch_size {config.expected_batch_size} is larger than the dataset ({n} records) "
             f"or not positive; pass one in (0, {n}]"
         )

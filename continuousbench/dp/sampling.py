@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from continuousbench.errors import UserError
+
 SAMPLINGS = ("poisson", "truncated_poisson")
 TRUNCATION_ANALYSES = ("pld", "union_bound")  # exact PLD of the truncated mechanism, or Chua et al.'s bound
 
@@ -32,17 +34,17 @@ class SamplingPlan:
 
     def __post_init__(self) -> None:
         if self.sampling not in SAMPLINGS:
-            raise ValueError(f"unknown sampling {self.sampling!r}: use {' or '.join(SAMPLINGS)}")
+            raise UserError(f"unknown sampling {self.sampling!r}: use {' or '.join(SAMPLINGS)}")
         if not 0 < self.expected_batch_size <= self.dataset_size:
-            raise ValueError(
+            raise UserError(
                 f"expected batch size {self.expected_batch_size:g} must be in (0, {self.dataset_size}] "
                 "(the dataset size)"
             )
         if self.truncated:
             if not self.physical_batch:
-                raise ValueError("truncated Poisson sampling needs a physical batch size (the cap)")
+                raise UserError("truncated Poisson sampling needs a physical batch size (the cap)")
             if self.truncation_analysis not in TRUNCATION_ANALYSES:
-                raise ValueError(f"truncation analysis must be one of {', '.join(TRUNCATION_ANALYSES)}")
+                raise UserError(f"truncation analysis must be one of {', '.join(TRUNCATION_ANALYSES)}")
         elif self.physical_batch is not None or self.truncation_analysis is not None:
             # Poisson batches have no cap: store none, so that two equal plans compare equal.
             object.__setattr__(self, "physical_batch", None)
@@ -84,11 +86,11 @@ class PoissonBatchSampler:
         physical_batch: int | None = None,
     ):
         if sampling not in SAMPLINGS:
-            raise ValueError(f"unknown sampling {sampling!r}: use {' or '.join(SAMPLINGS)}")
+            raise UserError(f"unknown sampling {sampling!r}: use {' or '.join(SAMPLINGS)}")
         if sampling == "truncated_poisson" and not physical_batch:
-            raise ValueError("truncated Poisson sampling needs a physical batch size (the cap)")
+            raise UserError("truncated Poisson sampling needs a physical batch size (the cap)")
         if not 0 < sampling_probability <= 1:
-            raise ValueError(f"sampling probability must be in (0, 1], got {sampling_probability}")
+            raise UserError(f"sampling probability must be in (0, 1], got {sampling_probability}")
         self.dataset_size = dataset_size
         self.sampling_probability = sampling_probability
         self.steps = steps
@@ -124,7 +126,7 @@ def check_sampler(sampler, plan: SamplingPlan) -> None:
     """One clear ValueError unless ``sampler`` draws batches exactly as ``plan`` (the accounting) says."""
     expected = f"{plan.sampling} sampling with q={plan.sampling_probability:.6g}"
     if not isinstance(sampler, PoissonBatchSampler):
-        raise ValueError(
+        raise UserError(
             f"refusing to train: batches come from {type(sampler).__name__}, but the privacy accounting "
             f"assumes {expected}; use continuousbench.dp.sampling.PoissonBatchSampler"
         )
@@ -134,7 +136,7 @@ def check_sampler(sampler, plan: SamplingPlan) -> None:
         or not np.isclose(sampler.sampling_probability, plan.sampling_probability, rtol=1e-9, atol=0)
         or sampler.physical_batch != plan.physical_batch
     ):
-        raise ValueError(
+        raise UserError(
             f"refusing to train: the sampler draws {sampler.sampling} batches with "
             f"q={sampler.sampling_probability:.6g} (cap {sampler.physical_batch}) but the accounting "
             f"assumes {expected} (cap {plan.physical_batch}); build both from the same SamplingPlan"

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench import processes
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -62,35 +63,11 @@ class SynthesisArguments:
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing output folder."})
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (SynthesisArguments,),
-        prog="continuousbench synthesize",
-        description="Sample a synthetic corpus from a generator folder.",
-    )
-
-
 def load_generator(folder: str, *, with_model: bool = True):
     """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
-    from transformers import AutoModelForCausalLM
+    from continuousbench.training.modeling import load_trained
 
-    from continuousbench.training.modeling import load_tokenizer
-
-    path = Path(folder)
-    if not path.is_dir():
-        raise FileNotFoundError(f"--generator {folder} does not exist: pass a folder from train-generator")
-    tokenizer = load_tokenizer(folder, option="--generator")
-    if not with_model:
-        return None, tokenizer
-    if (path / "adapter_config.json").is_file():
-        from peft import AutoPeftModelForCausalLM
-
-        model = AutoPeftModelForCausalLM.from_pretrained(folder).merge_and_unload()
-    else:
-        model = AutoModelForCausalLM.from_pretrained(folder)
-    return model, tokenizer
+    return load_trained(folder, "--generator", with_model=with_model)
 
 
 def start_prompt(tokenizer) -> str:
@@ -100,7 +77,7 @@ def start_prompt(tokenizer) -> str:
         return ""
     token = tokenizer.bos_token or tokenizer.eos_token
     if token is None:
-        raise ValueError(
+        raise UserError(
             "the generator's tokenizer has no BOS and no EOS token, so an empty prompt cannot start a "
             "document; set tokenizer.bos_token in the generator folder's tokenizer_config.json"
         )
@@ -238,7 +215,7 @@ def main(args: SynthesisArguments) -> Path | None:
     kept = [t.strip() for t in texts if t.strip()]
     dropped = len(texts) - len(kept)
     if not kept:
-        raise ValueError(f"all {len(texts)} samples were empty: check the generator and --max_new_tokens")
+        raise UserError(f"all {len(texts)} samples were empty: check the generator and --max_new_tokens")
     write_corpus(staged.work, kept, _card(args, len(kept), dropped))
     write_json(
         staged.work / "synthesis.json",
@@ -252,7 +229,10 @@ def main(args: SynthesisArguments) -> Path | None:
     return staged.publish(outputs)
 
 
-def cli(argv: list[str] | None = None) -> Path | None:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=lambda path: path and print(path))
+make_parser, cli = command(
+    SynthesisArguments,
+    "continuousbench synthesize",
+    "Sample a synthetic corpus from a generator folder.",
+    main,
+    report=lambda path: path and print(path),
+)

@@ -26,7 +26,8 @@ from typing import Any
 
 import continuousbench
 from continuousbench import processes
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.training.config import GeneratorConfig, ModelArguments
 
 logger = logging.getLogger(__name__)
@@ -65,19 +66,9 @@ class GeneratorArguments:
 
     def __post_init__(self) -> None:
         if self.release and self.corpus:
-            raise ValueError(
+            raise UserError(
                 f"--release {self.release} and --corpus {self.corpus} both name the training data; pass one"
             )
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        (GeneratorArguments, ModelArguments, GeneratorConfig),
-        prog="continuousbench train-generator",
-        description="Train a generator on a corpus: non-private (TRL) or DP-SGD (Opacus, PLD accounting).",
-    )
 
 
 def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
@@ -86,7 +77,7 @@ def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
 
     source = args.corpus or args.release
     if not source:
-        raise ValueError("no training data: pass --release <id or folder> or --corpus <source>")
+        raise UserError("no training data: pass --release <id or folder> or --corpus <source>")
     purpose = "checkpoints are selected on it, outside the DP guarantee, so it must not hold training records"
     train, val = train_and_validation(
         source, args.text_column, purpose=purpose, option="--corpus" if args.corpus else "--release"
@@ -102,7 +93,7 @@ def _learning_rates(args: GeneratorArguments, config: GeneratorConfig) -> list[f
     except ValueError:
         rates = []
     if not rates or any(not r > 0 or math.isinf(r) for r in rates):
-        raise ValueError(
+        raise UserError(
             f"--lr_sweep {args.lr_sweep!r} must be comma-separated positive numbers, e.g. 1e-4,2e-4"
         )
     return rates
@@ -185,7 +176,7 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     from continuousbench.files import StagedOutput
 
     if model_args.tuning != "lora":
-        raise ValueError("generators are LoRA-tuned (paper App. I.2): pass --tuning lora")
+        raise UserError("generators are LoRA-tuned (paper App. I.2): pass --tuning lora")
     procs = processes.current()
     lrs = _learning_rates(args, config)
     staged = processes.on_main(
@@ -277,12 +268,15 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
     logger.info("generator published in %s", staged.out)
 
 
-def cli(argv: list[str] | None = None) -> Path:
-    """Parse ``argv`` (default: sys.argv) with :func:`make_parser`, run :func:`main`, print the folder."""
-    from continuousbench.commands import run
+def _report(out: Path) -> None:
+    if processes.current().main:
+        print(out)
 
-    def report(out: Path) -> None:
-        if processes.current().main:
-            print(out)
 
-    return run(lambda: main(*make_parser().parse(argv)), report=report)
+make_parser, cli = command(
+    (GeneratorArguments, ModelArguments, GeneratorConfig),
+    "continuousbench train-generator",
+    "Train a generator on a corpus: non-private (TRL) or DP-SGD (Opacus, PLD accounting).",
+    main,
+    report=_report,
+)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from continuousbench.errors import UserError
+
 DEFAULT_ENCODER = "st:google/embeddinggemma-300m"
 CLUSTERING_PROMPT = "task: clustering | query: "  # EmbeddingGemma's prompt for clustering
 CHUNK = 50_000  # texts per saved chunk of embeddings
@@ -46,7 +48,7 @@ def tfidf_svd(texts: Sequence[str], dim: int = 256, seed: int = 0) -> np.ndarray
     ).fit_transform(texts)
     k = min(dim, tfidf.shape[1] - 1, len(texts) - 1)
     if k < 2:
-        raise ValueError(f"too few articles ({len(texts)}) or words to embed with tfidf; add articles")
+        raise UserError(f"too few articles ({len(texts)}) or words to embed with tfidf; add articles")
     return _normalise(
         TruncatedSVD(n_components=k, random_state=seed % 2**32, algorithm="arpack").fit_transform(tfidf)
     )
@@ -88,7 +90,7 @@ def encode(
     if encoder == "tfidf":
         return tfidf_svd(texts, seed=seed).astype(np.float16)
     if not encoder.startswith("st:") or len(encoder) < 4:
-        raise ValueError(f"--encoder {encoder!r} is not an encoder: use st:<model folder or id>, or tfidf")
+        raise UserError(f"--encoder {encoder!r} is not an encoder: use st:<model folder or id>, or tfidf")
     from continuousbench.files import atomic_write
 
     work.mkdir(parents=True, exist_ok=True)
@@ -128,7 +130,7 @@ def embed_texts(
     import torch
 
     if not texts:
-        raise ValueError("no texts to embed: pass a non-empty corpus")
+        raise UserError("no texts to embed: pass a non-empty corpus")
     tokenizer, model = _load_encoder(str(model_path))
     order = sorted(
         range(len(texts)), key=lambda i: len(texts[i])

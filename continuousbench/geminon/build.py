@@ -11,7 +11,6 @@ the same seed and quarter give a byte-identical release.
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 from collections import Counter
 from contextlib import suppress
@@ -23,6 +22,7 @@ import numpy as np
 
 import continuousbench
 from continuousbench.commands import bounds
+from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
@@ -30,6 +30,8 @@ from continuousbench.geminon.realizers import make_realizer
 from continuousbench.geminon.schema import Geminon
 from continuousbench.geminon.selection import drafts_of, selection_stage
 from continuousbench.geminon.sizes import SizeSpec, get_size
+from continuousbench.llm import TextGenerator
+from continuousbench.release import ids
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import HOME_ENV, default_root, release_dir
 from continuousbench.release.write import check_replaceable
@@ -40,7 +42,6 @@ log = logging.getLogger(__name__)
 ROUNDS = 100  # sampling rounds: batches of ~1% of each style's target between coverage updates
 RENDER_CHUNK = 20_000  # documents per resumable render part
 SEED_KEYS = ("world", "drafts", "sensitive", "sampling", "shuffle", "qa_public", "qa_singleton")
-_QUARTER = re.compile(r"\d{4}q[1-4]")
 
 
 @dataclass
@@ -75,17 +76,12 @@ class GeminonBuildArguments:
 def release_id(size: str, quarter: str) -> ReleaseId:
     """``geminon-<size>-<quarter>``; ValueError with the fix for a bad size or quarter."""
     get_size(size)
-    if not _QUARTER.fullmatch(str(quarter)):
-        raise ValueError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
-    return ReleaseId.parse(f"geminon-{size}-{quarter}")
+    return ids.release_id("geminon", size, quarter)
 
 
 def stage_seeds(seed: int, rid: ReleaseId) -> dict[str, int]:
     """One independent integer seed per stage, from (seed, year, quarter)."""
-    children = np.random.SeedSequence([seed, rid.year, rid.quarter]).spawn(len(SEED_KEYS))
-    return {
-        k: int(c.generate_state(1, dtype=np.uint64)[0] >> 1) for k, c in zip(SEED_KEYS, children, strict=True)
-    }
+    return ids.stage_seeds(seed, rid, SEED_KEYS, bits=63)
 
 
 def build_release(
@@ -103,7 +99,7 @@ def build_release(
     spec = get_size(a.size)
     rid = release_id(a.size, a.quarter)
     if (a.oversample is not None and a.oversample < 1) or a.rounds < 1 or a.sensitive_candidates < 1:
-        raise ValueError(
+        raise UserError(
             "oversample must be >= 1 (or None for the paper's pools); rounds, sensitive_candidates >= 1"
         )
     root = Path(a.out).expanduser() if a.out else default_root()
@@ -119,14 +115,14 @@ def build_release(
         "sensitive_candidates": a.sensitive_candidates,
         "package_version": continuousbench.__version__,
     }
-    text_maker = make_realizer(a.realizer)  # a bad spec fails here, before any work
-    _check_generators(a.namer, a.realizer)  # and so does an endpoint that does not answer
+    llms = _generators(a.namer, a.realizer)  # a bad spec or a silent endpoint fails here, before any work
+    text_maker = make_realizer(a.realizer, llms.get(a.realizer))
     work = WorkDir.for_settings(root / ".work", str(rid), settings)
     seeds = stage_seeds(a.seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
     with stages.progress:
-        world = _world_stage(work, stages, spec, seeds["world"], a.namer)
+        world = _world_stage(work, stages, spec, seeds["world"], a.namer, llms.get(a.namer))
         selection = selection_stage(
             work, stages, spec.mix, world, text_maker, seeds, a.oversample, a.rounds, a.sensitive_candidates
         )
@@ -167,15 +163,17 @@ NOTES = (
 )
 
 
-def _check_generators(*specs: str) -> None:
-    """Text-generation specs are well-formed, and their endpoints answer, before any work is done."""
+def _generators(*specs: str) -> dict[str, TextGenerator]:
+    """spec -> its text generator, built once per distinct LLM spec (the namer and the realizer may share
+    one) and checked: a malformed spec or an endpoint that does not answer fails before any work."""
     from continuousbench.llm import make_generator
 
-    for spec in specs:
-        if spec not in ("offline", "template") and not spec.startswith("transformers:"):
-            generator = make_generator(spec)
-            if hasattr(generator, "check"):
-                generator.check()
+    built = {}
+    for spec in dict.fromkeys(s for s in specs if s not in ("offline", "template")):
+        built[spec] = make_generator(spec)
+        if hasattr(built[spec], "check"):
+            built[spec].check()
+    return built
 
 
 def _remove_if_empty(path: Path) -> None:
@@ -187,7 +185,7 @@ def _remove_if_empty(path: Path) -> None:
 
 
 def _world_stage(
-    work: WorkDir, stages: StageProgress, spec: SizeSpec, seed: int, namer: str
+    work: WorkDir, stages: StageProgress, spec: SizeSpec, seed: int, namer: str, llm: TextGenerator | None
 ) -> list[Geminon]:
     if work.file("world.json").exists():
         return [Geminon.from_record(r) for r in work.read_json("world.json")]
@@ -196,7 +194,7 @@ def _world_stage(
 
     with stages.stage("world"):
         # The offline namer is the world's own default, seeded from the world's seed tree.
-        world = build_world(spec, seed, namer=None if namer == "offline" else make_namer(namer, seed))
+        world = build_world(spec, seed, namer=None if namer == "offline" else make_namer(namer, seed, llm))
     work.write_json("world.json", [g.to_record() for g in world])
     return world
 

@@ -8,31 +8,21 @@ Precedence: defaults < ``--config`` YAML < command line; unknown keys are an err
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
+from continuousbench.commands import command
 from continuousbench.geminon.build import GeminonBuildArguments, build_release
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        GeminonBuildArguments,
-        prog="continuousbench build geminon",
-        description="Build a Geminon release (world, corpus, QA, support counts) as a dataset folder.",
-    )
 
 
 def main(args: GeminonBuildArguments) -> Path:
     return build_release(args)
 
 
-def cli(argv: Sequence[str] | None = None) -> Path:
-    from continuousbench.commands import run
-
-    return run(
-        lambda: main(*make_parser().parse(argv)),
-        report=print,
-        resume_hint="finished stages are kept in the root's .work folder; rerun the same command to resume",
-    )
+make_parser, cli = command(
+    GeminonBuildArguments,
+    "continuousbench build geminon",
+    "Build a Geminon release (world, corpus, QA, support counts) as a dataset folder.",
+    main,
+    report=print,
+    resume_hint="finished stages are kept in the root's .work folder; rerun the same command to resume",
+)

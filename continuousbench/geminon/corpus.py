@@ -31,6 +31,7 @@ from itertools import combinations
 
 import numpy as np
 
+from continuousbench.errors import UserError
 from continuousbench.geminon.realizers.base import STYLES, Draft, Realizer
 from continuousbench.geminon.schema import FEATURES, Geminon
 from continuousbench.geminon.sizes import SizeSpec
@@ -76,7 +77,7 @@ def public_units(world: Sequence[Geminon], style: str) -> list[tuple[int, ...]]:
         ]
     if style == "comparison":
         return [(a.idx, b.idx) for a, b in combinations(public, 2)]
-    raise ValueError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+    raise UserError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def draft_pool(
                 dropped[reason] += 1
                 continue
             if not 0 <= draft.seed < 2**63:
-                raise ValueError(
+                raise UserError(
                     f"realizer {realizer.name!r} gave draft seed {draft.seed}: seeds must fit in 63 bits"
                 )
             ids = index.ids

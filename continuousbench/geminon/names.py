@@ -236,10 +236,11 @@ class LLMNamer:
         return self.fallback.name_line(stages, forbidden, tuples)
 
 
-def make_namer(spec: str, seed: int = 0) -> Namer:
-    """``"offline"`` -> OfflineNamer(seed); anything else is a ``continuousbench.llm.make_generator`` spec."""
+def make_namer(spec: str, seed: int = 0, generator: TextGenerator | None = None) -> Namer:
+    """``"offline"`` -> OfflineNamer(seed); anything else is a ``continuousbench.llm.make_generator`` spec
+    (``generator``: the one already built from it)."""
     if spec == "offline":
         return OfflineNamer(seed)
     from continuousbench.llm import make_generator
 
-    return LLMNamer(make_generator(spec), seed=seed)
+    return LLMNamer(generator or make_generator(spec), seed=seed)

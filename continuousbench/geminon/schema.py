@@ -34,8 +34,6 @@ FEATURE_COLUMN: dict[str, str] = {f: f.replace(" ", "_").replace(".", "_") for f
     "move.short_description": "move_description",
 }
 
-SUBSETS = ("public", "sensitive")
-
 
 @dataclass(frozen=True)
 class Geminon:

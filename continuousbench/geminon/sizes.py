@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from continuousbench.errors import UserError
+
 
 @dataclass(frozen=True)
 class SizeSpec:
@@ -17,10 +19,6 @@ class SizeSpec:
     @property
     def n_entities(self) -> int:
         return sum(stages * n for stages, n in self.lines.items())
-
-    @property
-    def n_sensitive(self) -> int:
-        return sum(stages * n for stages, n in self.sensitive_lines.items())
 
 
 SIZES: dict[str, SizeSpec] = {
@@ -56,4 +54,4 @@ def get_size(name: str) -> SizeSpec:
     try:
         return SIZES[name]
     except KeyError:
-        raise ValueError(f"unknown size {name!r}: choose one of {', '.join(SIZES)}") from None
+        raise UserError(f"unknown size {name!r}: choose one of {', '.join(SIZES)}") from None

@@ -13,11 +13,11 @@ variance that comparing two separate intervals would count twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds
+from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.harness.outputs import PREDICTIONS
 from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
 from continuousbench.harness.results import load as load_record
@@ -41,14 +41,6 @@ class CompareArguments:
     )
     seed: int = field(default=BOOTSTRAP_SEED, metadata={"help": "Bootstrap seed."})
     json: bool = field(default=False, metadata={"help": "Print the comparison as JSON instead of a table."})
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        [CompareArguments], prog="continuousbench compare", description=__doc__.splitlines()[0]
-    )
 
 
 def _predictions(path: Path):
@@ -97,17 +89,17 @@ def compare_runs(
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
     rel_a, rel_b = rec_a["release"], rec_b["release"]
     if (rel_a["id"], rel_a["manifest_sha256"]) != (rel_b["id"], rel_b["manifest_sha256"]):
-        raise ValueError(
+        raise UserError(
             f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
             f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
         )
     pa, pb = _predictions(a_dir), _predictions(b_dir)
     for path, table in ((a_dir, pa), (b_dir, pb)):
         if matcher not in table.columns:
-            raise ValueError(f"{path} was not scored with {matcher}; pick --matcher from {MATCHERS[:2]}")
+            raise UserError(f"{path} was not scored with {matcher}; pick --matcher from {MATCHERS[:2]}")
     splits_a, splits_b = set(pa["split"]), set(pb["split"])
     if splits_a != splits_b:
-        raise ValueError(
+        raise UserError(
             f"{a_dir} is scored on split {sorted(splits_a)}, {b_dir} on {sorted(splits_b)}: "
             "compare runs scored on the same split"
         )
@@ -115,7 +107,7 @@ def compare_runs(
         pb[[*KEY, matcher]], on=KEY, suffixes=("_a", "_b"), validate="one_to_one"
     )
     if both.empty:
-        raise ValueError(f"{a_dir} and {b_dir} share no question: were they scored on different subsets?")
+        raise UserError(f"{a_dir} and {b_dir} share no question: were they scored on different subsets?")
     frame = both.assign(
         a=both[f"{matcher}_a"].fillna(False).astype(bool), b=both[f"{matcher}_b"].fillna(False).astype(bool)
     )  # no judge verdict counts as wrong, as in scoring
@@ -168,7 +160,7 @@ def print_comparison(result: dict, console=None) -> None:
 def main(args: CompareArguments) -> dict:
     """Compare and print (a table, or JSON with ``--json``); return the comparison."""
     if len(args.runs) != 2:
-        raise ValueError(
+        raise UserError(
             f"compare takes two run folders, got {len(args.runs)} ({' '.join(args.runs) or 'none'}): "
             "continuousbench compare RUN_A RUN_B"
         )
@@ -180,7 +172,9 @@ def main(args: CompareArguments) -> dict:
     return result
 
 
-def cli(argv: Sequence[str] | None = None) -> dict:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)))
+make_parser, cli = command(
+    CompareArguments,
+    "continuousbench compare",
+    __doc__.splitlines()[0],
+    main,
+)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench import processes
+from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +48,12 @@ def check(tuning: str, config) -> None:
     if not config.private:
         return
     if tuning != "lora":
-        raise ValueError(
+        raise UserError(
             "--epsilon trains with DP-SGD, which covers LoRA adapters only (full fine-tuning under DP is "
             "not supported): pass --tuning lora"
         )
     if config.max_steps == 0:
-        raise ValueError("--steps 0 trains nothing, so there is nothing to make private: drop --epsilon")
+        raise UserError("--steps 0 trains nothing, so there is nothing to make private: drop --epsilon")
 
 
 def make_plan(inputs, config):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
 from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
@@ -144,7 +145,7 @@ def generation_budget(model, tokenizer, questions, track: str, requested: int, m
     context = model_context(model)
     effective = requested if context is None else min(requested, context - longest)
     if effective < 1:
-        raise ValueError(
+        raise UserError(
             f"the longest QA prompt has {longest} tokens but --model {model_name} reads at most {context}; "
             "use a base model with a longer context"
         )

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from continuousbench.errors import UserError
+
 
 class Example(NamedTuple):
     question: str
@@ -50,7 +52,7 @@ PROMPTS: dict[str, tuple[str, tuple[Example, ...]]] = {
 def few_shot_prefix(track: str) -> str:
     """Header and examples as ``Q: ...\\nA: ...`` blocks separated by blank lines."""
     if track not in PROMPTS:
-        raise ValueError(f"no QA prompt for track {track!r}: use {' or '.join(PROMPTS)}")
+        raise UserError(f"no QA prompt for track {track!r}: use {' or '.join(PROMPTS)}")
     header, examples = PROMPTS[track]
     blocks = "".join(f"Q: {q}\nA: {a}\n\n" for q, a in examples)
     return f"{header}\n\n{blocks}"

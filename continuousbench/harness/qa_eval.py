@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from continuousbench.errors import UserError
 from continuousbench.harness.prompts import qa_prompt
 from continuousbench.llm.local import generate_batched
 from continuousbench.processes import share_out
@@ -72,7 +73,7 @@ def evaluate_qa(
     The report is :func:`score_answers`'s.
     """
     if len(qa) == 0:
-        raise ValueError("the QA split is empty: nothing to evaluate")
+        raise UserError("the QA split is empty: nothing to evaluate")
     predictions = generate_answers(
         model, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
     )
@@ -104,7 +105,7 @@ def score_answers(
 def subsample(qa, limit: int | None, seed: int, option: str = "--qa_eval_limit"):
     """At most ``limit`` questions, a seeded sample in the split's order (the same at every evaluation)."""
     if limit is not None and limit < 1:
-        raise ValueError(f"{option} must be positive, got {limit}")
+        raise UserError(f"{option} must be positive, got {limit}")
     if limit is None or limit >= len(qa):
         return qa
     import numpy as np

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from continuousbench.commands import command
+from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files
 from continuousbench.harness.results import load as load_run
 from continuousbench.harness.results import recipe_hash
@@ -217,18 +218,10 @@ class ReportArguments:
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        [ReportArguments], prog="continuousbench report", description=__doc__.splitlines()[0]
-    )
-
-
 def main(args: ReportArguments) -> dict:
     """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
     if not args.runs:
-        raise ValueError("no runs given: continuousbench report RUN [RUN ...]")
+        raise UserError("no runs given: continuousbench report RUN [RUN ...]")
     paths = [Path(p).expanduser() for p in args.runs]
     run_dirs = [p if p.is_dir() else p.parent for p in paths]
     outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
@@ -243,7 +236,7 @@ def main(args: ReportArguments) -> dict:
             comparison_rows({name: records[name]}), seed_groups({name: records[name]})
         except (KeyError, TypeError) as err:
             what = f"lacks {err}" if isinstance(err, KeyError) else f"has a field of the wrong type ({err})"
-            raise ValueError(
+            raise UserError(
                 f"{folder / 'results.json'} {what}; is it from `continuousbench evaluate`?"
             ) from None
     rows, groups = comparison_rows(records), seed_groups(records)
@@ -259,8 +252,9 @@ def main(args: ReportArguments) -> dict:
     return result
 
 
-def cli(argv: Sequence[str] | None = None) -> dict:
-    """Parse ``argv`` and run :func:`main`; bad input exits 2 with one line."""
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)))
+make_parser, cli = command(
+    ReportArguments,
+    "continuousbench report",
+    __doc__.splitlines()[0],
+    main,
+)

@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from continuousbench.errors import UserError
 from continuousbench.scoring import INTERVAL, MATCHERS
 
 logger = logging.getLogger(__name__)
@@ -304,7 +305,7 @@ def check(record: Any, source: str | Path) -> dict:
     problems = validate(record)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ValueError(f"{source} is not a valid results record: {problems[0]}{more}")
+        raise UserError(f"{source} is not a valid results record: {problems[0]}{more}")
     return record
 
 
@@ -319,9 +320,9 @@ def load(path: str | Path) -> dict:
     try:
         record = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
-        raise ValueError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
+        raise UserError(f"{file} is not valid JSON ({err.msg}); rerun the evaluation") from None
     if not isinstance(record, dict):
-        raise ValueError(f"{file} is not the results.json of a `continuousbench evaluate` run")
+        raise UserError(f"{file} is not the results.json of a `continuousbench evaluate` run")
     return record
 
 

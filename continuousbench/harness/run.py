@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench import processes
+from continuousbench.commands import command
+from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
@@ -52,19 +54,6 @@ DP_TRAINING_KEYS = (
 )  # fmt: skip
 
 
-def make_parser():
-    """The evaluator's three argument groups; ``--config`` reads a recipe YAML."""
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        DATACLASSES,
-        prog="continuousbench evaluate",
-        description="Continue pretraining a base model on a candidate corpus, then score a release's QA.",
-        epilog="--config <recipe.yaml> sets any of the options above (defaults < YAML < command line); "
-        "recipes: recipes/configs/*.yaml, commands: recipes/README.md.",
-    )
-
-
 @dataclass
 class Trained:
     """The model to score and how it was selected."""
@@ -83,11 +72,11 @@ class Trained:
 
 def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig) -> None:
     if not getattr(t, "output_dir_given", True):
-        raise ValueError("--output_dir is missing; pass the run folder, e.g. --output_dir runs/eval-1")
+        raise UserError("--output_dir is missing; pass the run folder, e.g. --output_dir runs/eval-1")
     if h.release is None:
-        raise ValueError("no release given: pass --release <release id or folder>")
+        raise UserError("no release given: pass --release <release id or folder>")
     if t.push_to_hub and not t.hub_model_id:
-        raise ValueError("--push_to_hub needs --hub_model_id <user/name>")
+        raise UserError("--push_to_hub needs --hub_model_id <user/name>")
     dp_training.check(m.tuning, t)
 
 
@@ -292,6 +281,18 @@ def resume_hint(argv: Sequence[str]) -> str:
         "a previous run in --output_dir is untouched and the checkpoints saved so far are kept; "
         f"continue with: continuousbench evaluate {shlex.join(args)}"
     )
+
+
+# The evaluator's three argument groups; ``--config`` reads a recipe YAML. Its entry point is the one
+# command that is not ``command()``'s: the results name the recipe file and the resume hint repeats argv.
+make_parser, _ = command(
+    DATACLASSES,
+    "continuousbench evaluate",
+    "Continue pretraining a base model on a candidate corpus, then score a release's QA.",
+    main,
+    epilog="--config <recipe.yaml> sets any of the options above (defaults < YAML < command line); "
+    "recipes: recipes/configs/*.yaml, commands: recipes/README.md.",
+)
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:

@@ -22,11 +22,12 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from continuousbench.commands import command
+from continuousbench.errors import UserError
 from continuousbench.harness import results
 from continuousbench.harness.outputs import PREDICTIONS
 
@@ -50,7 +51,7 @@ def scrub(value: Any, where: str = "record") -> Any:
     if isinstance(value, str):
         value = _URL_USERINFO.sub("", value)
         if _TOKEN_SHAPES.search(value):
-            raise ValueError(
+            raise UserError(
                 f"{where} holds what looks like an access token; remove it from the run's settings"
             )
     return value
@@ -154,18 +155,10 @@ class SubmitArguments:
     pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
 
 
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        [SubmitArguments], prog="continuousbench submit", description=__doc__.splitlines()[0]
-    )
-
-
 def main(args: SubmitArguments) -> dict:
     """Submit; return ``{"path", "added"}`` (``added`` False when the same record was already there)."""
     if args.run is None or args.to is None:
-        raise ValueError("continuousbench submit RUN --to <results folder | org/name>: give both")
+        raise UserError("continuousbench submit RUN --to <results folder | org/name>: give both")
     record = build_submission(args.run)
     relative = submission_path(record, args.name or Path(args.run).resolve().name)
     data = _dump(record)
@@ -174,7 +167,7 @@ def main(args: SubmitArguments) -> dict:
     else:
         folder = Path(args.to).expanduser()
         if folder.exists() and not folder.is_dir():
-            raise ValueError(
+            raise UserError(
                 f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name"
             )
         where, added = _to_folder(data, folder, relative)
@@ -185,7 +178,10 @@ def _report(result: dict) -> None:
     print(("submitted: " if result["added"] else "already submitted: ") + result["path"])
 
 
-def cli(argv: Sequence[str] | None = None) -> dict:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=_report)
+make_parser, cli = command(
+    SubmitArguments,
+    "continuousbench submit",
+    __doc__.splitlines()[0],
+    main,
+    report=_report,
+)

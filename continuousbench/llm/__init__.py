@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from continuousbench.errors import UserError
+
 
 class TextGenerator(Protocol):
     name: str
@@ -79,7 +81,7 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
             return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
         case "offline" if _offline(target) is not None:
             return OfflineGenerator(_offline(target), name=spec)
-    raise ValueError(
+    raise UserError(
         f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
         f"completions:<url>[#model] or offline:<name> with a registered name "
         f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"

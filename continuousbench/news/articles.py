@@ -7,6 +7,8 @@ import re
 from datetime import date, datetime
 from urllib.parse import urlsplit
 
+from continuousbench.errors import UserError
+
 # The columns of an article row (issue 13, paper App. H.1); stages add columns and keep unknown ones.
 ARTICLE_COLUMNS: tuple[str, ...] = (
     "id",
@@ -70,6 +72,6 @@ def parse_day(value: str, option: str) -> date:
     try:
         return date.fromisoformat(value)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise UserError(
             f"{option} {value!r} is not a date; write it as YYYY-MM-DD, e.g. 2026-01-01"
         ) from None

@@ -15,12 +15,12 @@ byte-identical release.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import DEFAULT_ENCODER
+from continuousbench.errors import UserError
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 from continuousbench.news.subsample import SIZES
@@ -28,7 +28,6 @@ from continuousbench.news.subsample import SIZES
 log = logging.getLogger(__name__)
 STAGES = ("extract", "dedup", "subsample", "cluster", "facts", "qa", "filter", "support")
 SEED_KEYS = ("subsample", "cluster", "facts", "release")
-_QUARTER = re.compile(r"\d{4}q[1-4]")
 LOCAL = ("warc", "articles", "out", "work", "overwrite")  # machine-specific: not in the release's provenance
 
 
@@ -67,21 +66,6 @@ class NewsBuildArguments:
     min_support: int = field(default=200, metadata=bounds("[0, inf)", "Canonical evaluation: least support."))
     corpus_validation: float = field(default=0.01, metadata=bounds("(0, 1)", "Share of articles held out."))
     qa_validation: float = field(default=0.2, metadata=bounds("(0, 1)", "Share of questions for validation."))
-
-
-def release_id(size: str, quarter: str):
-    from continuousbench.release.ids import ReleaseId
-
-    if not _QUARTER.fullmatch(str(quarter)):
-        raise ValueError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
-    return ReleaseId.parse(f"news-{size}-{quarter}")
-
-
-def stage_seeds(seed: int, year: int, quarter: int) -> dict[str, int]:
-    import numpy as np
-
-    children = np.random.SeedSequence([seed, year, quarter]).spawn(len(SEED_KEYS))
-    return {k: int(c.generate_state(1, dtype=np.uint32)[0]) for k, c in zip(SEED_KEYS, children, strict=True)}
 
 
 def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
@@ -141,12 +125,13 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     from continuousbench.news import release
     from continuousbench.news.models import check
     from continuousbench.news.shards import STATS, finished, input_files, read_rows
+    from continuousbench.release.ids import release_id, stage_seeds
     from continuousbench.release.layout import default_root
     from continuousbench.release.write import check_replaceable
 
-    rid = release_id(args.size, args.quarter)
+    rid = release_id("news", args.size, args.quarter)
     if bool(args.warc) == bool(args.articles):
-        raise ValueError("pass exactly one of --warc <files> or --articles <files>")
+        raise UserError("pass exactly one of --warc <files> or --articles <files>")
     root = Path(args.out).expanduser() if args.out else default_root()
     check_replaceable(rid, root / str(rid), args.overwrite)
     check(model, judge=True)
@@ -161,7 +146,7 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     WorkDir(
         work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")} | asdict(model)
     )
-    seeds = stage_seeds(args.seed, rid.year, rid.quarter)
+    seeds = stage_seeds(args.seed, rid, SEED_KEYS, bits=32)
     folders: dict[str, str] = {}
     for name, run in _stages(args, model, ex, seeds):
         folder = work / name

@@ -31,6 +31,7 @@ import numpy as np
 
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import CLUSTERING_PROMPT, DEFAULT_ENCODER
+from continuousbench.errors import UserError
 
 NEIGHBOURS = 5  # nearest clusters recorded per cluster (the support stage's candidate pool)
 
@@ -62,12 +63,12 @@ class ClusterArguments:
 
     def __post_init__(self) -> None:
         if self.stride_days > self.window_days:
-            raise ValueError(
+            raise UserError(
                 f"--stride_days {self.stride_days} is longer than --window_days {self.window_days}: the days "
                 "between windows would never be clustered; keep stride_days <= window_days"
             )
         if self.k_graph > self.k_search:
-            raise ValueError(
+            raise UserError(
                 f"--k_graph {self.k_graph} exceeds --k_search {self.k_search}: edges are kept among the "
                 "searched neighbours; raise --k_search or lower --k_graph"
             )
@@ -82,7 +83,7 @@ def day_numbers(dates: Sequence[str | None], crawl_dates: Sequence[str | None]) 
     for d, c in zip(dates, crawl_dates, strict=True):
         text = d or c
         if not text:
-            raise ValueError("an article has neither a date nor a crawl_date; extract it again")
+            raise UserError("an article has neither a date nor a crawl_date; extract it again")
         out.append(date.fromisoformat(str(text)[:10]).toordinal())
     return np.asarray(out, dtype=np.int64)
 
@@ -268,7 +269,7 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
     table = read_rows(paths, ["id", "title", "text", "date", "crawl_date"]).sort_by("id")
     ids = table.column("id").to_pylist()
     if len(set(ids)) != len(ids):
-        raise ValueError(f"--input {args.input} has repeated article ids; run news dedup on it first")
+        raise UserError(f"--input {args.input} has repeated article ids; run news dedup on it first")
     texts = [
         embedding_text(t, x, args.text_chars)
         for t, x in zip(table.column("title").to_pylist(), table.column("text").to_pylist(), strict=True)

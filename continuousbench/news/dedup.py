@@ -35,6 +35,7 @@ from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.executors import ExecutorArguments
 
 NUM_PERM = 128
@@ -186,7 +187,7 @@ class FindDuplicates(PipelineStep):
 
         sig = read_rows(self.folder).to_pydict()
         if len(set(sig["id"])) != len(sig["id"]):
-            raise ValueError(
+            raise UserError(
                 "article ids are not unique across the input shards; give every article its own id"
             )
         order = _priority(sig)

@@ -19,7 +19,8 @@ from typing import Any
 
 from datatrove.utils.logging import logger
 
-from continuousbench.commands import bounds, one_line
+from continuousbench.commands import bounds, debugging, one_line
+from continuousbench.errors import UserError
 
 EXECUTORS = ("local", "slurm", "ray")
 LABELS = ("records", "articles", "candidate_pairs")  # our steps' other counters (not datatrove's own)
@@ -45,7 +46,7 @@ def _bad_input_without_traceback(record: dict) -> None:
     """datatrove logs a failed task's exception with its traceback; when the exception is bad input
     (our one error path turns it into one line), the line is enough: the traceback is dropped."""
     found = record["exception"]
-    if found is not None and found.value is not None and one_line(found.value) is not None:
+    if found is not None and found.value is not None and one_line(found.value) and not debugging():
         record["exception"] = None
 
 
@@ -72,7 +73,7 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
         return LocalPipelineExecutor(**common, workers=workers, depends=depends)
     if args.executor == "slurm":
         if not args.partition:
-            raise ValueError("--executor slurm needs --partition <slurm partition>")
+            raise UserError("--executor slurm needs --partition <slurm partition>")
         from datatrove.executor import SlurmPipelineExecutor
 
         return SlurmPipelineExecutor(
@@ -115,7 +116,7 @@ def _check_none_queued(logs: Path) -> None:
     except (OSError, subprocess.TimeoutExpired):
         return  # no squeue to ask: sbatch itself decides
     if listed.returncode == 0 and listed.stdout.strip():  # finished jobs are not listed, or unknown (rc 1)
-        raise ValueError(
+        raise UserError(
             f"Slurm jobs {', '.join(ids)} of this stage are still queued or running (squeue --jobs="
             f"{','.join(ids)}); rerun with --resume once they have finished"
         )

@@ -23,6 +23,7 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.utils.logging import logger
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.articles import (
     ARTICLE_COLUMNS,
     article_id,
@@ -352,11 +353,11 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     from continuousbench.news.shards import DATA, StageOutput
 
     if bool(args.warc) == bool(args.articles):
-        raise ValueError("pass exactly one of --warc <files> or --articles <files>")
+        raise UserError("pass exactly one of --warc <files> or --articles <files>")
     start = parse_day(args.start, "--start").isoformat() if args.start else None
     end = parse_day(args.end, "--end").isoformat() if args.end else None
     if start and end and start > end:
-        raise ValueError(f"--start {start} is after --end {end}; swap them")
+        raise UserError(f"--start {start} is after --end {end}; swap them")
     paths = _expand(args.warc or [], "--warc") or _expand(args.articles or [], "--articles")
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
@@ -396,7 +397,7 @@ def _schema(paths: Sequence[str]):
     first = read_shard(Path(paths[0])).slice(0, 1)
     for needed in ("url", "text"):
         if needed not in first.column_names:
-            raise ValueError(
+            raise UserError(
                 f"--articles {paths[0]} has no {needed!r} column (it has {', '.join(first.column_names)}); "
                 "extracted articles need at least url and text"
             )

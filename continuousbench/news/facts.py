@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments
-
-COLUMNS = ("cluster", "fact_id", "fact", "anchor", "article_ids", "shown_ids")
 
 
 @dataclass
@@ -120,7 +119,7 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
     from continuousbench.news.prompts import facts_prompt
 
     if args.min_facts > args.max_facts:
-        raise ValueError(f"--min_facts {args.min_facts} is above --max_facts {args.max_facts}")
+        raise UserError(f"--min_facts {args.min_facts} is above --max_facts {args.max_facts}")
     groups = articles_by_cluster(args.input, ("id", "cluster", "title", "date", "hostname", "text"))
     top = sorted(groups, key=lambda c: (-len(groups[c]), c))[: args.top_clusters]
     out, llm = open_stage("facts", args, model, {"--input": args.input}, resume=resume)

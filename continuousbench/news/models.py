@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.commands import bounds
+from continuousbench.errors import UserError
 
 
 @dataclass
@@ -33,7 +34,7 @@ class ModelArguments:
 def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 32, option: str = "--llm"):
     """A text generator whose answers are cached in ``cache_dir`` (endpoints only)."""
     if not spec:
-        raise ValueError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
+        raise UserError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
     from continuousbench import llm
 
     return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight)

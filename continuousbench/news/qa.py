@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments
 
 
@@ -100,7 +101,7 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     groups = articles_by_cluster(args.articles, ("id", "cluster", "title", "date", "hostname", "text"))
     missing = sorted(set(by_cluster) - set(groups))
     if missing:
-        raise ValueError(f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
+        raise UserError(f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
                          f"--facts; pass the cluster stage output the facts were extracted from")  # fmt: skip
     inputs = {"--facts": args.facts, "--articles": args.articles}
     out, llm = open_stage("qa", args, model, inputs, resume=resume)

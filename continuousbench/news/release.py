@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from continuousbench.errors import UserError
 from continuousbench.news.articles import ARTICLE_COLUMNS
 
 EVALUATION = {
@@ -44,7 +45,7 @@ def split_questions(rows: list[dict], fraction: float, seed: int) -> dict[str, l
     rows = sorted(rows, key=lambda r: (r["cluster"], r["id"]))
     clusters = sorted({r["cluster"] for r in rows})
     if len(rows) < 2:
-        raise ValueError(
+        raise UserError(
             f"only {len(rows)} question(s) survived the pipeline; a release needs validation and test "
             "questions: see the stats.json of each stage for where they were dropped"
         )

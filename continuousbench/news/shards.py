@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from continuousbench.errors import UserError
 from continuousbench.files import OWNED_FILE, StagedOutput, atomic_write, read_json, write_json
 
 if TYPE_CHECKING:
@@ -60,14 +61,14 @@ def read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
             return pq.read_table(path, columns=columns)
         table = pj.read_json(path)
     except (pa.ArrowInvalid, OSError) as err:
-        raise ValueError(f"{path} cannot be read ({str(err).splitlines()[0]}); fix or remove it") from None
+        raise UserError(f"{path} cannot be read ({str(err).splitlines()[0]}); fix or remove it") from None
     return table.select(columns) if columns is not None else table
 
 
 def require_columns(table: pa.Table, needed: tuple[str, ...], where: str) -> None:
     missing = [c for c in needed if c not in table.column_names]
     if missing:
-        raise ValueError(
+        raise UserError(
             f"{where} lacks column(s) {', '.join(missing)} (it has {', '.join(table.column_names)}); "
             "pass the output of the previous stage"
         )
@@ -183,7 +184,7 @@ class StageOutput:
         if rows_out == 0:
             drops = {k: v for k, v in sum_counts(counts).items() if v}
             why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda kv: -kv[1])[:4])
-            raise ValueError(
+            raise UserError(
                 f"news {self.stage} kept no rows of {rows_in} ({why or 'nothing was read'}); nothing is "
                 f"published to --output {self.staged.out}: check the input and the settings "
                 f"(counts in {self.work / STATS})"

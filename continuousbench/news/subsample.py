@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 
 SIZES: dict[str, int | None] = {"tiny": 2_000, "small": 200_000, "medium": 600_000, "large": None}
 
@@ -58,7 +59,7 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
                       resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     ids = read_rows(paths, ["id"]).column("id").cast(pa.string()).to_pylist()
     if len(set(ids)) != len(ids):
-        raise ValueError(f"--input {args.input} has repeated article ids; run news dedup on it first")
+        raise UserError(f"--input {args.input} has repeated article ids; run news dedup on it first")
     keep = pa.array(sorted(choose(ids, count, args.seed)), pa.string())
     for index, path in enumerate(paths):
         name = f"data/{shard_name(index)}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments
 
 OPENBOOK = "openbook.parquet"
@@ -67,7 +68,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
         qa, ("id", "cluster", "question", "answer", "closed_book_correct"), f"--input {args.input}"
     )
     if qa.column("closed_book_correct").null_count or any(qa.column("closed_book_correct").to_pylist()):
-        raise ValueError(f"--input {args.input} holds questions answered closed-book; pass the filter output")
+        raise UserError(f"--input {args.input} holds questions answered closed-book; pass the filter output")
     articles = read_rows(args.articles, ["id", "cluster", "title", "date", "hostname", "text"], "--articles")
     by_id = {r["id"]: r for r in articles.to_pylist()}
     members: dict[int, list[str]] = {}
@@ -82,7 +83,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
             zip(table.column("cluster").to_pylist(), table.column("neighbours").to_pylist(), strict=True)
         )
     elif args.neighbours:
-        raise ValueError(
+        raise UserError(
             f"--articles {args.articles} has no clusters.parquet; pass the cluster stage's output folder, "
             "or --neighbours 0"
         )

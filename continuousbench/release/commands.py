@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from continuousbench.errors import UserError
+
 
 @dataclass
 class VerifyArguments:
@@ -18,7 +20,7 @@ def verify_main(args: VerifyArguments) -> dict:
     from continuousbench.release.load import verify_release
 
     if not args.release:
-        raise ValueError("no release given: continuousbench verify <release id or folder>")
+        raise UserError("no release given: continuousbench verify <release id or folder>")
     return verify_release(args.release)
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from continuousbench.errors import UserError
 
 TRACKS: tuple[str, ...] = ("geminon", "news")
 SIZES: tuple[str, ...] = ("tiny", "small", "medium", "large")  # large: NEWS only (all articles)
 
+_QUARTER = re.compile(r"\d{4}q[1-4]")
 _PATTERN = re.compile(r"(?P<track>[a-z]+)-(?P<size>[a-z]+)-(?P<year>\d{4})q(?P<quarter>\d)")
 EXPECTED = (
     "expected {track}-{size}-{YYYY}q{N}, e.g. geminon-small-2026q1 "
@@ -31,7 +35,7 @@ class ReleaseId:
             or not 1000 <= self.year <= 9999
             or self.quarter not in (1, 2, 3, 4)
         ):
-            raise ValueError(
+            raise UserError(
                 f"bad release id {self.track}-{self.size}-{self.year}q{self.quarter}: {EXPECTED}"
             )
 
@@ -42,11 +46,11 @@ class ReleaseId:
             return text
         match = _PATTERN.fullmatch(str(text).strip())
         if match is None:
-            raise ValueError(f"bad release id {text!r}: {EXPECTED}")
+            raise UserError(f"bad release id {text!r}: {EXPECTED}")
         try:
             return cls(match["track"], match["size"], int(match["year"]), int(match["quarter"]))
         except ValueError:
-            raise ValueError(f"bad release id {text!r}: {EXPECTED}") from None
+            raise UserError(f"bad release id {text!r}: {EXPECTED}") from None
 
     @property
     def period(self) -> str:
@@ -55,3 +59,22 @@ class ReleaseId:
 
     def __str__(self) -> str:
         return f"{self.track}-{self.size}-{self.period}"
+
+
+def release_id(track: str, size: str, quarter: str) -> ReleaseId:
+    """``<track>-<size>-<quarter>`` for a builder's ``--size``/``--quarter``; ValueError with the fix."""
+    if not _QUARTER.fullmatch(str(quarter)):
+        raise UserError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
+    return ReleaseId.parse(f"{track}-{size}-{quarter}")
+
+
+def stage_seeds(seed: int, rid: ReleaseId, keys: Sequence[str], bits: int) -> dict[str, int]:
+    """One independent ``bits``-bit seed per build stage, from (seed, year, quarter): each quarter is a
+    fresh draw and the same seed and quarter give the same seeds. (Geminon's stages take 63-bit seeds;
+    NEWS passes its seeds to libraries that want 32-bit ones.)"""
+    import numpy as np
+
+    dtype, width = (np.uint32, 32) if bits <= 32 else (np.uint64, 64)
+    children = np.random.SeedSequence([seed, rid.year, rid.quarter]).spawn(len(keys))
+    states = (int(c.generate_state(1, dtype=dtype)[0]) >> (width - bits) for c in children)
+    return dict(zip(keys, states, strict=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from continuousbench.errors import UserError
 from continuousbench.release.ids import ReleaseId
 
 # config -> splits, in the order the card lists them.
@@ -50,7 +51,7 @@ ALL_PARTS: tuple[str, ...] = tuple(dict.fromkeys(p for configs in TRACK_CONFIGS.
 def configs(track: str) -> dict[str, tuple[str, ...]]:
     """config -> splits of a track's releases."""
     if track not in TRACK_CONFIGS:
-        raise ValueError(f"unknown track {track!r}: choose one of {', '.join(TRACK_CONFIGS)}")
+        raise UserError(f"unknown track {track!r}: choose one of {', '.join(TRACK_CONFIGS)}")
     return TRACK_CONFIGS[track]
 
 

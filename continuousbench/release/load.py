@@ -15,6 +15,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -54,10 +55,10 @@ def resolve_release(
     ``<release-id>/`` at the tag ``<release-id>`` (or ``revision``).
     """
     if not str(release).strip():
-        raise ValueError(f"release {str(release)!r} is empty; pass a release id or a release folder")
+        raise UserError(f"release {str(release)!r} is empty; pass a release id or a release folder")
     path = Path(str(release)).expanduser()
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{release} is a file, not a release; pass the release's folder or its id")
+        raise UserError(f"{release} is a file, not a release; pass the release's folder or its id")
     if isinstance(release, Path) or path.is_dir():
         return _folder(path)
     if "/" in str(release) or str(release).startswith((".", "~")):
@@ -65,7 +66,7 @@ def resolve_release(
     try:
         rid = ReleaseId.parse(release)
     except ValueError as err:
-        raise ValueError(f"{release!r} is neither a release folder nor a release id ({err})") from None
+        raise UserError(f"{release!r} is neither a release folder nor a release id ({err})") from None
     root = Path(root).expanduser() if root is not None else default_root()
     local = root / str(rid)
     if local.is_dir():
@@ -102,28 +103,28 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         name = manifest["id"]
         expected = _release_files(manifest.get("track", "geminon"))
     except (ValueError, KeyError, TypeError) as err:  # UnicodeDecodeError is a ValueError
-        raise ValueError(f"{path} is malformed ({type(err).__name__}: {err}); {FIX}") from None
+        raise UserError(f"{path} is malformed ({type(err).__name__}: {err}); {FIX}") from None
     recorded = manifest.get(DIGEST_KEY)
     if recorded is None:
-        raise ValueError(f"{path} has no {DIGEST_KEY}, so edits to it cannot be detected; {FIX}")
+        raise UserError(f"{path} has no {DIGEST_KEY}, so edits to it cannot be detected; {FIX}")
     if recorded != manifest_digest(manifest):
-        raise ValueError(
+        raise UserError(
             f"release {name}: {path} was edited (its content no longer matches its {DIGEST_KEY}); {FIX}"
         )
     missing = [f for f in expected if f not in files]
     unsafe = [f for f in files if PurePosixPath(f).is_absolute() or ".." in PurePosixPath(f).parts]
     if missing or unsafe or not all(isinstance(v, str) for v in files.values()):
         what = f"lacks {missing[0]}" if missing else f"lists {(unsafe or ['a non-string checksum'])[0]}"
-        raise ValueError(f"{path} is malformed (its file list {what}); {FIX}")
+        raise UserError(f"{path} is malformed (its file list {what}); {FIX}")
     return manifest
 
 
 def _check_file(folder: Path, manifest: dict[str, Any], name: str) -> None:
     path = folder / name
     if not path.is_file():
-        raise ValueError(f"release {manifest['id']}: file {name} is missing from {folder}; {FIX}")
+        raise UserError(f"release {manifest['id']}: file {name} is missing from {folder}; {FIX}")
     if sha256_file(path) != manifest["files"][name]:
-        raise ValueError(f"release {manifest['id']}: checksum mismatch for {path}; {FIX}")
+        raise UserError(f"release {manifest['id']}: checksum mismatch for {path}; {FIX}")
 
 
 def verify_release(release: str | Path, **kw: Any) -> dict[str, Any]:
@@ -157,15 +158,15 @@ def _load_split(path: Path, split: str, expected: str | None, release: str) -> D
     from continuousbench.files import atomic_write
 
     if not path.is_file():
-        raise ValueError(f"release {release}: file {path.name} is missing from {path.parent}; {FIX}")
+        raise UserError(f"release {release}: file {path.name} is missing from {path.parent}; {FIX}")
     digest = sha256_file(path)
     if expected is not None and digest != expected:
-        raise ValueError(f"release {release}: checksum mismatch for {path}; {FIX}")
+        raise UserError(f"release {release}: checksum mismatch for {path}; {FIX}")
     arrow = _cache_root() / digest / "data.arrow"
     if not arrow.is_file():
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != digest:
-            raise ValueError(f"release {release}: {path} changed while it was read; load it again")
+            raise UserError(f"release {release}: {path} changed while it was read; load it again")
 
         def convert(tmp: Path) -> None:
             parquet = pq.ParquetFile(pa.BufferReader(data))
@@ -176,7 +177,7 @@ def _load_split(path: Path, split: str, expected: str | None, release: str) -> D
         try:
             atomic_write(arrow, convert)
         except pa.ArrowException as err:  # only reachable unverified: a verified file parsed when written
-            raise ValueError(f"{path} is not a readable parquet file ({err}); {FIX}") from None
+            raise UserError(f"{path} is not a readable parquet file ({err}); {FIX}") from None
     return Dataset.from_file(str(arrow), split=split)
 
 
@@ -208,18 +209,18 @@ def load_release(
     from datasets import DatasetDict
 
     if part not in ALL_PARTS:
-        raise ValueError(f"unknown release part {part!r}: choose one of {', '.join(ALL_PARTS)}")
+        raise UserError(f"unknown release part {part!r}: choose one of {', '.join(ALL_PARTS)}")
     folder = resolve_release(release, **kw)
     manifest = read_manifest(folder) if verify else None
     about = manifest or json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     parts = configs(about.get("track", "geminon"))  # a NEWS release has no qa_singleton, for one
     if part not in parts:
-        raise ValueError(
+        raise UserError(
             f"release {about.get('id', folder.name)} has no part {part!r}: choose one of {', '.join(parts)}"
         )
     wanted = parts[part] if split is None else [p.split("[")[0].strip() for p in str(split).split("+")]
     if not all(s in parts[part] for s in wanted):
-        raise ValueError(f"unknown split {split!r} of part {part!r}: choose one of {', '.join(parts[part])}")
+        raise UserError(f"unknown split {split!r} of part {part!r}: choose one of {', '.join(parts[part])}")
     names = {s: data_file(part, s) for s in parts[part] if s in wanted}
     if manifest is not None:  # the rest of the release; the part's own files are checked as they are read
         for name in sorted(set(manifest["files"]) - set(names.values())):
@@ -234,6 +235,6 @@ def load_release(
     try:
         return _select(splits, split)
     except (ValueError, AssertionError) as err:
-        raise ValueError(
+        raise UserError(
             f"bad split {split!r} of part {part!r} ({err}); write e.g. test, test[:100] or test[:10%]"
         ) from None

@@ -12,8 +12,10 @@ Prints the line users type to load it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from continuousbench.commands import command
+from continuousbench.errors import UserError
 
 
 @dataclass
@@ -26,14 +28,6 @@ class PublishArguments:
         default=None, metadata={"help": "Hub dataset repo, org/name (created if missing)."}
     )
     private: bool = field(default=False, metadata={"help": "Create the repo private."})
-
-
-def make_parser():
-    from continuousbench.commands import CommandParser
-
-    return CommandParser(
-        [PublishArguments], prog="continuousbench publish release", description=__doc__.splitlines()[0]
-    )
 
 
 def load_line(repo_id: str, release_id: str, part: str = "qa_public") -> str:
@@ -49,7 +43,7 @@ def main(args: PublishArguments) -> dict:
     """Push and return ``{"url", "release", "load"}``."""
     release, repo = args.release, args.repo
     if release is None or repo is None:
-        raise ValueError("continuousbench publish release <id or folder> --repo <org/name>: give both")
+        raise UserError("continuousbench publish release <id or folder> --repo <org/name>: give both")
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
     from continuousbench.release.push import check_repo_id, hub_failure, push_release
@@ -72,7 +66,10 @@ def _report(result: dict) -> None:
     print(f"  qa = {result['load']}")
 
 
-def cli(argv: Sequence[str] | None = None) -> dict:
-    from continuousbench.commands import run
-
-    return run(lambda: main(*make_parser().parse(argv)), report=_report)
+make_parser, cli = command(
+    PublishArguments,
+    "continuousbench publish release",
+    __doc__.splitlines()[0],
+    main,
+    report=_report,
+)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from continuousbench.errors import UserError
 from continuousbench.release.card import umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import CARD, MANIFEST
 from continuousbench.release.load import resolve_release, verify_release
 
 
-def hub_failure(err: OSError, action: str) -> ValueError:
+def hub_failure(err: OSError, action: str) -> UserError:
     """One line for a Hub error (HTTP, connection, offline mode): what failed and how to fix it."""
     detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return ValueError(
+    return UserError(
         f"{action} failed ({detail}); check the repo id, the network (HF_HUB_OFFLINE unset) "
         "and your token (HF_TOKEN or `hf auth login`)"
     )
@@ -29,7 +30,7 @@ def check_repo_id(repo_id: str, option: str) -> str:
         validate_repo_id(repo_id)
     except HFValidationError as err:
         detail = " ".join(str(err).split()).split(". ")[0]
-        raise ValueError(f"{option} {repo_id!r} is not a Hub repo id owner/name ({detail}); fix it") from None
+        raise UserError(f"{option} {repo_id!r} is not a Hub repo id owner/name ({detail}); fix it") from None
     return repo_id
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
+from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir, dumps, replace_dir, sha256_file, temp_dir, write_text
 from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
@@ -49,31 +50,31 @@ def validate_parts(parts: Mapping[str, Mapping[str, Dataset]], track: str = "gem
     expected, required = configs(track), TRACK_REQUIRED_COLUMNS[track]
     for config in parts:
         if config not in expected:
-            raise ValueError(f"unknown release part {config!r}: a release has exactly {', '.join(expected)}")
+            raise UserError(f"unknown release part {config!r}: a release has exactly {', '.join(expected)}")
     for config, splits in expected.items():
         if config not in parts:
-            raise ValueError(
+            raise UserError(
                 f"release part {config!r} is missing: a release has exactly {', '.join(expected)}"
             )
         given = parts[config]
         for split in given:
             if split not in splits:
-                raise ValueError(f"unknown split {split!r} in part {config!r}: expected {', '.join(splits)}")
+                raise UserError(f"unknown split {split!r} in part {config!r}: expected {', '.join(splits)}")
         for split in splits:
             if split not in given:
-                raise ValueError(
+                raise UserError(
                     f"split {split!r} of part {config!r} is missing: expected {', '.join(splits)}"
                 )
             ds = given[split]
             if not isinstance(ds, Dataset):
-                raise ValueError(f"{config}/{split} must be a datasets.Dataset, got {type(ds).__name__}")
+                raise UserError(f"{config}/{split} must be a datasets.Dataset, got {type(ds).__name__}")
             if len(ds) == 0:  # datasets cannot load a split without rows
-                raise ValueError(
+                raise UserError(
                     f"{config}/{split} is empty: every split of a release needs at least one row"
                 )
             missing = [c for c in required[config] if c not in ds.column_names]
             if missing:
-                raise ValueError(
+                raise UserError(
                     f"{config}/{split} lacks column(s) {', '.join(missing)}; it has {ds.column_names}"
                 )
 
@@ -103,7 +104,7 @@ def align_features(
         first = given[0].features
         for split, ds in zip(splits, given, strict=True):
             if set(ds.column_names) != set(first):
-                raise ValueError(
+                raise UserError(
                     f"{config}/{split} has columns {ds.column_names} but {config}/{splits[0]} has "
                     f"{list(first)}; give every split of a part the same columns"
                 )
@@ -117,7 +118,7 @@ def align_features(
                 try:
                     ds = ds.cast(merged)
                 except (ValueError, TypeError, KeyError):
-                    raise ValueError(
+                    raise UserError(
                         f"{config}/{split} has features {ds.features} but {config}/{splits[0]} has {first}; "
                         "give every split of a part the same columns and types"
                     ) from None
@@ -229,10 +230,10 @@ def write_release(
     """
     rid = ReleaseId.parse(release_id)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer (it rebuilds the release), got {seed!r}")
+        raise UserError(f"seed must be a non-negative integer (it rebuilds the release), got {seed!r}")
     seed = int(seed)  # numpy integers are welcome; the manifest stores a plain int
     if not isinstance(generator, Mapping):
-        raise ValueError(f"generator must be a mapping of settings, got {type(generator).__name__}")
+        raise UserError(f"generator must be a mapping of settings, got {type(generator).__name__}")
     root = check_writable_dir(Path(root) if root is not None else default_root(), "root")
     target = root / str(rid)
     check_replaceable(rid, target, overwrite)
@@ -242,7 +243,7 @@ def write_release(
     try:
         generator = json.loads(json.dumps(generator, sort_keys=True))
     except TypeError as err:
-        raise ValueError(f"generator settings must be JSON-serialisable: {err}") from None
+        raise UserError(f"generator settings must be JSON-serialisable: {err}") from None
 
     import datasets
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from trl import SFTConfig
 
 from continuousbench.commands import bounds
+from continuousbench.errors import UserError
 from continuousbench.training.modeling import LORA_TARGETS, TUNINGS
 from continuousbench.training.options import DP_STEPS, DPOptions
 
@@ -136,7 +137,7 @@ class TrainingConfig(DPOptions, SFTConfig):
         if self.samples_per_step is not None and not self.private:  # DP steps: Poisson batches instead
             per_step = self.per_device_train_batch_size * self.world_size
             if self.samples_per_step % per_step:
-                raise ValueError(
+                raise UserError(
                     f"samples_per_step {self.samples_per_step} is not a multiple of per-device batch "
                     f"{self.per_device_train_batch_size} x {self.world_size} processes; "
                     "change --per_device_train_batch_size"
@@ -176,7 +177,7 @@ class GeneratorConfig(TrainingConfig):
 
     def __post_init__(self) -> None:
         if self.output_dir is None:  # Trainer would write into ./trainer_output
-            raise ValueError("--output_dir is required: the folder the generator is written to")
+            raise UserError("--output_dir is required: the folder the generator is written to")
         super().__post_init__()
 
 

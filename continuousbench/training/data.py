@@ -23,6 +23,8 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from continuousbench.errors import UserError
+
 logger = logging.getLogger(__name__)
 
 FILE_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".txt": "text"}
@@ -52,11 +54,11 @@ def check_utf8(path: Path, option: str = "--corpus") -> None:
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise ValueError(
+                raise UserError(
                     f"{option} file {path} is not UTF-8 text: line {number}, byte {err.start + 1} "
                     f"({err.reason}); convert it to UTF-8, e.g. iconv -f latin1 -t utf-8"
                 ) from None
-    raise ValueError(f"{option} file {path} ends in the middle of a UTF-8 character; convert it to UTF-8")
+    raise UserError(f"{option} file {path} ends in the middle of a UTF-8 character; convert it to UTF-8")
 
 
 def _check_files(path: Path, option: str) -> None:
@@ -82,14 +84,14 @@ def _check_files(path: Path, option: str) -> None:
             try:
                 rows = pq.read_metadata(file).num_rows
             except (pa.ArrowException, OSError) as err:
-                raise ValueError(
+                raise UserError(
                     f"{option} file {file} is not a readable parquet file ({str(err).splitlines()[0]}); "
                     "it may be cut short: regenerate or replace it"
                 ) from None
             if rows == 0 and file == path:
-                raise ValueError(f"{option} {path} is empty (no rows); pass a corpus with documents")
+                raise UserError(f"{option} {path} is empty (no rows); pass a corpus with documents")
             if rows == 0:
-                raise ValueError(f"{option} file {file} holds no rows; remove it or regenerate it")
+                raise UserError(f"{option} file {file} holds no rows; remove it or regenerate it")
 
 
 def _is_release(source: str) -> bool:
@@ -119,7 +121,7 @@ def _load_raw(source: str, split: str, option: str):
         data = load_from_disk(str(path))
         if isinstance(data, DatasetDict):
             if split not in data:
-                raise ValueError(
+                raise UserError(
                     f"{option} {source} has no split {split!r} (splits: {', '.join(data)}); "
                     "pass --corpus_split naming one"
                 )
@@ -136,7 +138,7 @@ def _load_raw(source: str, split: str, option: str):
     if path.is_file():
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
-            raise ValueError(
+            raise UserError(
                 f"{option} file {source} has an unknown extension: use {', '.join(FILE_BUILDERS)} or a folder"
             )
         _check_files(path, option)
@@ -160,11 +162,11 @@ def _read(source: str, option: str, load):
     try:
         return load()
     except StopIteration:  # the json builder reads a first batch to learn the columns
-        raise ValueError(f"{option} {source} holds no records; pass a corpus with documents") from None
+        raise UserError(f"{option} {source} holds no records; pass a corpus with documents") from None
     except (DatasetGenerationError, pa.ArrowException) as err:
         cause = err.__cause__ if isinstance(err, DatasetGenerationError) and err.__cause__ else err
         detail = " ".join(str(cause).split())[:200]
-        raise ValueError(
+        raise UserError(
             f"{option} {source} cannot be read ({detail}); is it complete? regenerate or replace it"
         ) from None
 
@@ -205,16 +207,16 @@ def load_corpus(source: str, text_column: str = "text", split: str = "train", op
         data = _load_raw(str(source), split, option)
     except ValueError as err:
         if "corresponds to no data" in str(err):  # datasets' wording for a split without rows
-            raise ValueError(empty) from None
+            raise UserError(empty) from None
         raise
     if text_column not in data.column_names:
-        raise ValueError(
+        raise UserError(
             f"{option} {source} has no column {text_column!r} (columns: {', '.join(data.column_names)}); "
             "pass --text_column naming the text column"
         )
     feature = data.features[text_column]
     if not (isinstance(feature, Value) and feature.dtype in ("string", "large_string")):
-        raise ValueError(
+        raise UserError(
             f"column {text_column!r} of {option} {source} holds {feature}, not strings; "
             "pass --text_column naming a text column"
         )
@@ -223,17 +225,17 @@ def load_corpus(source: str, text_column: str = "text", split: str = "train", op
         data = data.rename_column(text_column, "text")
     n = len(data)
     if n == 0:
-        raise ValueError(empty)
+        raise UserError(empty)
     data = data.filter(lambda t: t is not None and t.strip() != "", input_columns="text")
     if len(data) == 0:
-        raise ValueError(
+        raise UserError(
             f"{option} {source} has {n} rows but every {text_column!r} value is empty; "
             "pass a corpus with documents"
         )
     if len(data) < n:
         logger.warning("%s %s: dropped %d empty documents of %d", option, source, n - len(data), n)
     if len(data) > 1 and len(set(data["text"])) == 1:
-        raise ValueError(
+        raise UserError(
             f"{option} {source} has {len(data)} documents but they are all the same text; "
             "pass a corpus with distinct documents"
         )
@@ -278,7 +280,7 @@ def mix_replay(corpus, replay, fraction: float, seed: int = 0):
     from datasets import concatenate_datasets
 
     if not 0 < fraction < 1:
-        raise ValueError(f"--replay_fraction must be in (0, 1), got {fraction}")
+        raise UserError(f"--replay_fraction must be in (0, 1), got {fraction}")
     target = fraction / (1 - fraction) * sum(map(len, corpus["text"]))
     lengths = [len(t) for t in replay["text"]]
     rows: list[int] = []
@@ -295,7 +297,7 @@ def shuffled_cycle(n: int, rng) -> Iterator[int]:
     """``0 .. n-1`` in a fresh permutation from ``rng``, over and over: drawing without replacement, with
     a repeat only once every index has been drawn. Permutations are drawn lazily, one when needed."""
     if n < 1:
-        raise ValueError("nothing to draw from: the collection is empty")
+        raise UserError("nothing to draw from: the collection is empty")
     while True:
         yield from (int(i) for i in rng.permutation(n))
 
@@ -319,9 +321,9 @@ def train_and_validation(source: str, text_column: str = "text", *, purpose: str
     try:
         validation = load_corpus(source, text_column, split="validation", option=option)
     except (ValueError, KeyError) as err:
-        raise ValueError(f"{option} {source} has no usable validation split ({err}); {purpose}") from None
+        raise UserError(f"{option} {source} has no usable validation split ({err}); {purpose}") from None
     if corpus_fingerprint(validation) == corpus_fingerprint(train):
-        raise ValueError(
+        raise UserError(
             f"{option} {source} has no separate validation split (the same records came back for 'train' "
             f"and 'validation'); {purpose}: pass a release or a folder with train and validation splits"
         )

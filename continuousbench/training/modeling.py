@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from continuousbench.errors import UserError
+
 logger = logging.getLogger(__name__)
 
 LORA_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -44,7 +46,7 @@ def _resolve_dtype(dtype):
                 "fp32": torch.float32,
             }[dtype]
         except KeyError:
-            raise ValueError(f"unknown dtype {dtype!r}: use bfloat16, float16, float32 or auto") from None
+            raise UserError(f"unknown dtype {dtype!r}: use bfloat16, float16, float32 or auto") from None
     return dtype
 
 
@@ -57,7 +59,7 @@ def lora_targets(model) -> list[str] | str:
     present = {n.rsplit(".", 1)[-1] for n in names}
     missing = [t for t in LORA_TARGETS if t not in present]
     if missing:
-        raise ValueError(
+        raise UserError(
             f"model {type(model).__name__} has no {', '.join(missing)} modules for LoRA; use --tuning full"
         )
     return list(LORA_TARGETS)
@@ -94,7 +96,7 @@ def load_tokenizer(model: str, option: str = "--model"):
             f"offline ({' '.join(str(err).split())[:200]})"
         ) from None
     except (ValueError, TypeError, KeyError) as err:
-        raise ValueError(
+        raise UserError(
             f"the tokenizer files of {option} {model} cannot be loaded ({type(err).__name__}: "
             f"{' '.join(str(err).split())[:160]}); save the base model's tokenizer there again"
         ) from None
@@ -116,7 +118,7 @@ def load_causal_lm(model: str, **kwargs):
         if "Unrecognized configuration class" not in str(err):
             raise
         kind = AutoConfig.from_pretrained(model).model_type
-        raise ValueError(
+        raise UserError(
             f"--model {model} is a {kind} model, not a causal language model; pass a decoder-only "
             "checkpoint such as Gemma 3 or Llama"
         ) from None
@@ -124,19 +126,37 @@ def load_causal_lm(model: str, **kwargs):
         damaged = _damaged_file(folder) if folder.is_dir() else None
         if damaged is None:
             raise
-        raise ValueError(
+        raise UserError(
             f"--model file {damaged} is damaged ({' '.join(str(err).split())[:120]}); save or copy the "
             "model again"
         ) from None
     missing = sorted(info["missing_keys"])
     if missing:  # e.g. an encoder (BERT) checkpoint: its LM head would be random
-        raise ValueError(
+        raise UserError(
             f"--model {model} is not a causal language model checkpoint: {len(missing)} weights of "
             f"{type(net).__name__} are missing from it (e.g. {missing[0]}) and would start random; pass "
             "a decoder-only checkpoint such as Gemma 3 or Llama"
         )
     return net
 
+
+
+def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_model: bool = True):
+    """(model, tokenizer) of a folder a trainer wrote: a LoRA adapter (``adapter_config.json``) is loaded
+    on its base model, merged into it unless ``merge=False`` (the audit switches the adapter off to score
+    the base model); a full model is loaded as it is. The one place trained folders are loaded."""
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"{option} {folder} does not exist: pass a folder from train-generator")
+    tokenizer = load_tokenizer(str(path), option=option)
+    if not with_model:
+        return None, tokenizer
+    if not (path / "adapter_config.json").is_file():
+        return load_causal_lm(str(path)), tokenizer
+    from peft import AutoPeftModelForCausalLM
+
+    model = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    return (model.merge_and_unload() if merge else model), tokenizer
 
 def load_model_and_tokenizer(
     model: str,
@@ -152,9 +172,9 @@ def load_model_and_tokenizer(
     ``dtype`` is a torch dtype, a name ("bfloat16", "float32"), or None for :func:`default_dtype`.
     """
     if tuning not in TUNINGS:
-        raise ValueError(f"unknown tuning {tuning!r}: use {' or '.join(TUNINGS)}")
+        raise UserError(f"unknown tuning {tuning!r}: use {' or '.join(TUNINGS)}")
     if lora_rank < 1:
-        raise ValueError(f"LoRA rank must be positive, got {lora_rank}")
+        raise UserError(f"LoRA rank must be positive, got {lora_rank}")
     tokenizer = load_tokenizer(model)
     kwargs = {"dtype": _resolve_dtype(dtype)}
     if attn_implementation:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from continuousbench.demo.pretrain import make_pretraining_world, pretrain_base_model, release_names
+from continuousbench.demo.pretrain import (
+    BaseRecipe,
+    make_pretraining_world,
+    pretrain_base_model,
+    release_names,
+)
 from continuousbench.geminon.sizes import SizeSpec
 
 SMALL = SizeSpec(
@@ -82,8 +88,8 @@ def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
 
     out = tmp_path / "base"
     texts = world.texts(0.25)
-    pretrain_base_model(out, texts, steps=3, samples_per_step=4, per_device_train_batch_size=4,
-                        max_length=64, vocab_size=512, eval_questions=world.questions[:8],
+    recipe = BaseRecipe(steps=3, samples_per_step=4, max_length=64, vocab_size=512, bf16=False, curve_every=0)
+    pretrain_base_model(out, texts, recipe, eval_questions=world.questions[:8],
                         held_out_questions=world.questions[8:12],
                         tokenizer_texts=world.without_names(texts))  # fmt: skip
     info = json.loads((out / "pretraining.json").read_text())
@@ -95,7 +101,7 @@ def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
     assert all(len(tok.tokenize(" " + g.name)) > 1 for g in world.world)
     assert len(tok) <= 512 and AutoModelForCausalLM.from_pretrained(out).config.num_hidden_layers == 4
     with pytest.raises(FileExistsError, match="overwrite"):
-        pretrain_base_model(out, texts, steps=1)
+        pretrain_base_model(out, texts, replace(recipe, steps=1))
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -224,3 +224,31 @@ def test_builder_configs_parse_with_the_real_parser(monkeypatch):
         assert f"geminon-{args.size}" == config.stem and args.seed == 5 and args.realizer == "template"
     with pytest.raises(ValueError, match="unknown argument"):
         builder.make_parser().parse(["--config", str(configs[0]), "--colour", "red"])
+
+
+def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch):
+    """The namer's and the realizer's specs are parsed and their generators built once, before any work
+    (they were built up to three times: realizer, endpoint check, namer)."""
+    from continuousbench import llm
+
+    built = []
+
+    def counting(spec, **options):
+        built.append(spec)
+        return real(spec, **options)
+
+    class Stop(Exception):
+        pass
+
+    def world_stage(work, stages, spec, seed, namer, generator):
+        assert generator is not None and generator.name == "offline:same"
+        raise Stop
+
+    real = llm.make_generator
+    monkeypatch.setitem(llm.OFFLINE, "same", lambda prompt, **kw: "[]")
+    monkeypatch.setattr(llm, "make_generator", counting)
+    monkeypatch.setattr(B, "_world_stage", world_stage)
+    with pytest.raises(Stop):
+        args = B.GeminonBuildArguments(out=str(tmp_path), namer="offline:same", realizer="offline:same")
+        B.build_release(args, progress=False)
+    assert built == ["offline:same"]

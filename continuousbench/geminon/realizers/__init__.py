@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuousbench.geminon.realizers.base import Draft, Realizer
 
+if TYPE_CHECKING:
+    from continuousbench.llm import TextGenerator
 
-def make_realizer(spec: str, **kw: Any) -> Realizer:
+
+def make_realizer(spec: str, generator: TextGenerator | None = None, **kw: Any) -> Realizer:
     """``"template"`` -> the offline template realizer; anything else is a ``continuousbench.llm``
     generator spec (``transformers:<path>``, ``endpoint:<url>[#model]``, ``offline:<name>``) driving
-    the LLM realizer."""
+    the LLM realizer (``generator``: the one already built from ``spec``)."""
     if spec == "template":
         from continuousbench.geminon.realizers.template import TemplateRealizer
 
@@ -18,7 +21,7 @@ def make_realizer(spec: str, **kw: Any) -> Realizer:
     from continuousbench.geminon.realizers.llm import LLMRealizer
     from continuousbench.llm import make_generator
 
-    return LLMRealizer(make_generator(spec), **kw)
+    return LLMRealizer(generator or make_generator(spec), **kw)
 
 
 __all__ = ["Draft", "Realizer", "make_realizer"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from continuousbench.errors import UserError
 from continuousbench.geminon.realizers.base import Draft, check_style
 from continuousbench.geminon.realizers.grounding import check_grounding
 from continuousbench.geminon.realizers.llm_prompts import build_prompt
@@ -242,7 +243,7 @@ class LLMRealizer:
         self, generator: TextGenerator, articles_per_call: int = 10, strict: bool = False, **sampling: Any
     ) -> None:
         if articles_per_call < 1:
-            raise ValueError(f"articles_per_call must be >= 1, got {articles_per_call}")
+            raise UserError(f"articles_per_call must be >= 1, got {articles_per_call}")
         self.generator, self.articles_per_call, self.strict = generator, articles_per_call, strict
         self.sampling = {"temperature": 1.0, "max_new_tokens": 4096} | sampling
         self.name = f"llm:{generator.name}"
@@ -299,7 +300,7 @@ class LLMRealizer:
     def render(self, drafts: Sequence[Draft], world: Mapping[int, Geminon]) -> list[str]:
         missing = [d.seed for d in drafts if d.text is None]
         if missing:
-            raise ValueError(
+            raise UserError(
                 f"{len(missing)} drafts carry no text; LLM drafts must come from LLMRealizer.draft"
             )
         return [d.text for d in drafts]  # type: ignore[misc]

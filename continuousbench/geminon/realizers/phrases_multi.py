@@ -59,14 +59,6 @@ EVO_TREND3 = (
     "{Lab} goes {v1} → {v2} → {v3} as {a} becomes {b} and then {z}.",
     "The {lab} curve runs from {v1} in {a}, via {v2} in {b}, to {v3} in {z}.",
 )
-EVO_SINGLE_STAT = (
-    "{a} has {v1} {lab}.",
-    "Its {lab} is {v1}, and that is where it stays.",
-    "With no evolution, its {v1} {lab} is final.",
-    "{a} works with {v1} of {lab}.",
-    "The Gemidex lists {v1} {lab} for {a}.",
-    "{Lab} sits at {v1} for good.",
-)
 EVO_JUMP = (
     "The biggest jump in {lab} comes between {x} and {y}, from {vx} to {vy}.",
     "The real breakpoint is {x} to {y}: {lab} leaps from {vx} to {vy}.",
