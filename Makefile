@@ -1,4 +1,5 @@
-# One command each: `make demo` (the whole study in miniature, offline) and `make test`.
+# One command each: `make demo` (the whole study in miniature, offline) and `make test`;
+# `make test-fast` is the inner loop (no training runs, no launches: the tests not marked `slow`).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_EVALUATE_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test demo lint clean browser
+.PHONY: install test test-fast demo lint clean browser
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,10 @@ browser:
 test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" -x
 
 demo: $(STAMP)
 	$(BIN)/continuousbench demo

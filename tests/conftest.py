@@ -24,6 +24,22 @@ from transformers.utils import logging as _transformers_logging  # noqa: E402
 _datasets_logging.get_verbosity(), _transformers_logging.get_verbosity()
 
 
+# The PokeAPI reference CSVs the priors derive from (not in the repository): the shared folder beside the
+# clone (CI checks the clone out next to it), or $CONTINUOUSBENCH_REFERENCE.
+REFERENCE = Path(
+    os.environ.get("CONTINUOUSBENCH_REFERENCE") or Path(__file__).resolve().parents[2] / "shared/reference"
+)
+
+
+@pytest.fixture(scope="session")
+def pokeapi_csvs() -> Path:
+    """The PokeAPI CSV folder; skipped (with where to put it) only on a machine without the shared folder."""
+    folder = REFERENCE / "pokeapi"
+    if not folder.is_dir():
+        pytest.skip(f"PokeAPI reference CSVs not found at {folder}: set CONTINUOUSBENCH_REFERENCE")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory):
     """A `tiny` Geminon release built once for the session; returns its folder."""

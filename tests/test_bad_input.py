@@ -283,7 +283,7 @@ CLI = [
     case(lambda e: e.pe(corpus=e.parquet("train-only.parquet", {"text": ["a b c", "d e f"]})), 2,
          "validation split", id="pe-corpus-without-validation"),
     case(lambda e: e.pe(api=e.offline_api("pe-silent", lambda prompt, **_: "")), 2, "only empty texts",
-         id="pe-api-says-nothing", keeps_work=True),  # the private embeddings, computed first, are kept
+         id="pe-api-says-nothing", keeps_work=True, marks=SLOW),  # the private embeddings are kept
     case(lambda e: [*e.pe(), "--embedding_model", "nowhere"], 2, "--embedding_model",
          id="pe-no-embedding-model"),
     case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),

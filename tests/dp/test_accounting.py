@@ -19,6 +19,7 @@ def test_epsilon_matches_dp_accounting():
     assert acc.epsilon(2.0, 0.01, 200, 1e-5) < acc.epsilon(1.1, 0.01, 200, 1e-5)
 
 
+@pytest.mark.slow  # 15 s of PLD numerics: CI only, not the fast lane
 @pytest.mark.parametrize("target", [1.0, 10.0, 100.0])
 def test_calibration_hits_target(target):
     sigma = acc.calibrate_noise(target, 0.01, 50, 1e-5)
@@ -27,6 +28,7 @@ def test_calibration_hits_target(target):
     assert eps <= target * 1.0001  # never above the budget (beyond tol)
 
 
+@pytest.mark.slow  # 12-34 s of PLD numerics: CI only, not the fast lane
 def test_calibration_truncated_pld_hits_target():
     kw = dict(dataset_size=300, physical_batch=8, sampling="truncated_poisson")
     sigma = acc.calibrate_noise(10.0, 0.025, 5, 1e-3, **kw)
@@ -76,6 +78,7 @@ def test_event_json_refuses_foreign_modules():
         acc.dp_event_from_json('{"module_name": "os", "class_name": "system", "command": "true"}')
 
 
+@pytest.mark.slow  # 12-34 s of PLD numerics: CI only, not the fast lane
 def test_choose_expected_batch_minimises_noise_per_record():
     n, cap, steps, eps, delta = 300, 8, 5, 10.0, 1e-3
     batch, sigma = planning.choose_expected_batch(n, cap, steps, eps, delta, candidates=3)
@@ -96,6 +99,7 @@ def test_choose_expected_batch_union_bound_keeps_truncation_negligible():
     assert batch < cap
 
 
+@pytest.mark.slow  # 12-34 s of PLD numerics: CI only, not the fast lane
 def test_truncated_pld_covers_both_neighbour_pairs():
     """The dataset holding the differing record has n + 1 or n records; epsilon is not monotone in it."""
     n, q, cap, steps, delta = 300, 0.2, 10, 5, 1e-3

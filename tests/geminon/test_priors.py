@@ -11,7 +11,6 @@ import pytest
 
 from continuousbench.geminon.priors import ATTRIBUTES, PRIORS_PATH, derive_priors, load_priors
 
-CSV_DIR = Path("/work/shared/reference/pokeapi")
 BUILDER = Path(__file__).parents[2] / "builders" / "derive_priors.py"
 
 # Stage-1 mean and std for species ids <= 998, as the reference folder's SOURCES.md states them.
@@ -68,15 +67,14 @@ def test_no_prose_shipped():
     assert long == {data["source"]}
 
 
-@pytest.mark.skipif(not CSV_DIR.is_dir(), reason="PokeAPI reference CSVs not available")
-def test_builder_reproduces_committed_file(tmp_path, monkeypatch):
+def test_builder_reproduces_committed_file(tmp_path, monkeypatch, pokeapi_csvs):
     spec = importlib.util.spec_from_file_location("derive_priors", BUILDER)
     builder = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, builder)  # dataclasses resolve annotations through it
     spec.loader.exec_module(builder)
-    out = builder.cli(["--csv_dir", str(CSV_DIR), "--out", str(tmp_path / "priors.json")])
+    out = builder.cli(["--csv_dir", str(pokeapi_csvs), "--out", str(tmp_path / "priors.json")])
     assert out.read_bytes() == PRIORS_PATH.read_bytes()
-    assert derive_priors(CSV_DIR) == load_priors()
+    assert derive_priors(pokeapi_csvs) == load_priors()
 
 
 def test_missing_inputs(tmp_path):

@@ -1,11 +1,9 @@
 import re
-from pathlib import Path
 
 import pytest
 
 from continuousbench.harness.prompts import GEMINON_EXAMPLES, NEWS_EXAMPLES, few_shot_prefix, qa_prompt
 
-POKEAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "pokeapi"
 ENGLISH = 9  # PokeAPI language id
 
 
@@ -27,12 +25,11 @@ def test_prompts_hold_no_release_data(tiny_release):
     assert not any(name in text for name in names)
 
 
-@pytest.mark.skipif(not POKEAPI.is_dir(), reason="PokeAPI reference CSVs not present")
-def test_geminon_examples_are_real_pokemon_facts():
+def test_geminon_examples_are_real_pokemon_facts(pokeapi_csvs):
     import pandas as pd
 
     def read(name):
-        return pd.read_csv(POKEAPI / f"{name}.csv")
+        return pd.read_csv(pokeapi_csvs / f"{name}.csv")
 
     species = read("pokemon_species_names").query("local_language_id == @ENGLISH")
     pid = dict(zip(species["name"], species["pokemon_species_id"], strict=True))

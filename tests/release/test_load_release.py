@@ -129,21 +129,15 @@ def test_a_malformed_manifest_is_reported(written):
         verify_release(folder)
 
 
-@pytest.fixture
-def tiny_release_if_built(request):
-    pytest.importorskip("continuousbench.geminon.build", reason="the Geminon builder is not written yet")
-    return request.getfixturevalue("tiny_release")
-
-
-def test_the_session_tiny_release_verifies_and_loads(tiny_release_if_built):
-    """The real builder's output honours the contract (skipped until the Geminon builder exists)."""
+def test_the_session_tiny_release_verifies_and_loads(tiny_release):
+    """The real builder's output honours the contract."""
     from datasets import load_dataset
 
     from continuousbench.release import CONFIGS
 
-    manifest = verify_release(tiny_release_if_built)
+    manifest = verify_release(tiny_release)
     for config, splits in CONFIGS.items():
-        loaded = load_dataset(str(tiny_release_if_built), config)
+        loaded = load_dataset(str(tiny_release), config)
         assert {s: loaded[s].num_rows for s in splits} == manifest["rows"][config]
 
 
