@@ -25,7 +25,8 @@ from continuousbench.commands import CommandParser
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_PARSE = CommandParser.parse
-DOCS = ("README.md", "recipes/README.md", "docs/demo.md")
+# Every page a user reads: the front page, the recipes, and every page under docs/ (new pages included).
+DOCS = ("README.md", "recipes/README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")))
 PREFIXES = ("continuousbench ", "python builders/", "python recipes/", "accelerate launch ", "torchrun ")
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"`([^`\n]+(?:\n[^`\n]+)?)`")
