@@ -32,13 +32,17 @@ browser:
 			chromium chromium-driver; \
 	fi
 
+# Two pytest-xdist workers: the tests are single-threaded (one torch thread each), so two cores halve the
+# wall time; every test writes under its own tmp_path and launches pick free ports.
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2
+
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST)
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" -x
+	$(PYTEST) -m "not slow"
 
 demo: $(STAMP)
 	$(BIN)/continuousbench demo

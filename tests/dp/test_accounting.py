@@ -46,6 +46,7 @@ def test_truncation_probability_is_exact_union_bound():
     assert freq == pytest.approx(direct, rel=0.1)
 
 
+@pytest.mark.slow  # 17 s of PLD numerics: CI only, not the fast lane
 def test_union_bound_pays_one_plus_e_eps_times_eta():
     n, q, cap, steps, delta = 2000, 0.005, 30, 30, 1e-3
     plan = SamplingPlan(n, q * n, "truncated_poisson", cap, "union_bound")
@@ -56,6 +57,7 @@ def test_union_bound_pays_one_plus_e_eps_times_eta():
     assert acc.epsilon(1.0, q, steps, rest) == pytest.approx(g.epsilon, rel=1e-3)
 
 
+@pytest.mark.slow  # 7-27 s of PLD numerics per case: CI only, not the fast lane
 @pytest.mark.parametrize("analysis", ["pld", "union_bound"])
 def test_event_json_round_trip(analysis):
     event = acc.dp_event(
