@@ -63,12 +63,49 @@ def test_unfinished_run_needs_resume_or_overwrite(tmp_path):
         StagedOutput(tmp_path / "other", "cmd", resume=True)
 
 
-def test_two_commands_share_a_folder_without_touching_each_other(tmp_path):
+def test_a_command_refuses_another_commands_folder_unless_overwrite_replaces_it(tmp_path):
     out = tmp_path / "shared"
-    finish(out, "a", names=("results.json",))
-    with pytest.raises(FileExistsError, match="was not written by b"):
+    finish(out, "a", names=("results.json", "model"))
+    marker = read_json(out / ".continuousbench-a.json")
+    assert marker["command"] == "a" and len(marker["run"]) == 32  # which command, which run
+    with pytest.raises(FileExistsError, match="holds the output of `continuousbench a`; .* --overwrite"):
         finish(out, "b", names=("results.json",))
-    assert read_json(out / "results.json") == {"run": {}}
+    assert read_json(out / "results.json") == {"run": {}} and not (out / ".b-work").exists()
+    finish(out, "b", names=("results.json",), overwrite=True)  # replaces a's output, marker included
+    assert read_json(out / "results.json") == {"run": {"overwrite": True}}
+    assert not (out / "model").exists() and not (out / ".continuousbench-a.json").exists()
+
+
+HOLD = """
+import sys, time
+from continuousbench.files import StagedOutput
+StagedOutput(sys.argv[1], "cmd")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_second_run_into_a_locked_folder_fails_at_once_naming_the_holder(tmp_path):
+    import subprocess
+    import sys
+
+    from continuousbench.files import release_folders
+
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        in_use = f"in use by another continuousbench command \\(pid {holder.pid}\\)"
+        with pytest.raises(ValueError, match=in_use):
+            StagedOutput(out, "cmd", overwrite=True)
+        with pytest.raises(ValueError, match=f"pid {holder.pid}"):
+            StagedOutput(out, "other", resume=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    finish(out, overwrite=True)  # the lock died with its process
+    release_folders()
+    assert not (out / ".continuousbench.lock").exists()
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):

@@ -164,7 +164,7 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
     procs = processes.current()
     staged = processes.on_main(
         lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
-                             inputs=[args.corpus, args.release, model_args.model]),
+                             inputs=[args.corpus, args.release, model_args.model], also=["train-generator"]),
         procs,
     )
     _, train, val = processes.main_first(lambda: load_data(args), procs)

@@ -111,7 +111,7 @@ def choose_expected_batch(
 
 def make_plan(n: int, config) -> DPPlan:
     """Calibrate the noise for ``config`` (a GeneratorConfig) on ``n`` records; ``auto`` picks the batch."""
-    delta = config.delta or accounting.default_delta(n)
+    delta = accounting.check_delta(config.delta, n) if config.delta else accounting.default_delta(n)
     steps, cap = config.max_steps, config.physical_batch_size
     truncated = config.sampling == "truncated_poisson"
     analysis = config.truncation_analysis if truncated else None

@@ -28,6 +28,7 @@ RESULTS = "results.json"
 PREDICTIONS = "predictions.parquet"
 PLOT = "accuracy_by_support.png"
 MODEL_DIR = "model"
+INCOMPLETE = ".incomplete"  # inside a checkpoint Trainer is writing (harness.train.EvaluatorTrainer)
 OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
 # Options a resumed run may change: they touch only the final scoring, logging or where things go.
 OUTPUT_ONLY = frozenset(
@@ -48,7 +49,7 @@ def open_run(
     """The staged run folder (never one of ``inputs`` or inside one). The main process checks and prepares
     it; the others (``main=False``, called after it) only join the work folder it prepared."""
     if not main:
-        return StagedOutput(output_dir, COMMAND, resume=True)
+        return StagedOutput(output_dir, COMMAND, resume=True, lock=False)
     staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume, inputs=inputs)
     owned = set(staged.owned())
     theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
@@ -81,10 +82,18 @@ def run_config(options: dict, inputs) -> dict:
     return config
 
 
-def kept_checkpoints(work: Path) -> list[str]:
+def kept_checkpoints(work: Path, *, warn: bool = False) -> list[str]:
+    """The complete ``checkpoint-N`` folders in ``work``, oldest first. One the run died writing (marked
+    ``.incomplete``, or without Trainer's last file) is skipped, with a warning when ``warn``."""
     from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-    found = [p.name for p in work.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir()]
+    found = []
+    for path in work.glob(f"{PREFIX_CHECKPOINT_DIR}-*"):
+        if (path / INCOMPLETE).exists() or not (path / "trainer_state.json").is_file():
+            if warn:
+                logger.warning("%s was not completely written (the run died saving it); skipping it", path)
+        elif path.is_dir():
+            found.append(path.name)
     return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
 
 

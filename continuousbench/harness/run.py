@@ -120,7 +120,7 @@ def _validation_history(log_history: Sequence[dict]) -> list[dict]:
 
 def _resume_from(work: Path, max_steps: int) -> bool:
     """Whether training continues from a checkpoint in ``work``; says so either way."""
-    checkpoints = outputs.kept_checkpoints(work)
+    checkpoints = outputs.kept_checkpoints(work, warn=processes.current().main)
     if checkpoints:
         logger.info("resuming from %s (of %d steps) in %s", checkpoints[-1], max_steps, work)
         return True
