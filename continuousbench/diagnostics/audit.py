@@ -139,9 +139,19 @@ def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any
     delta = privacy.get("delta") or config.delta or default_delta(n_train)
     scores = score(staged.out, canaries, config.max_length or 256, audit_args.score)
     result = audit(scores, [c["included"] for c in canaries], delta, audit_args.confidence)
+    detectable = result.largest_reachable_bound > claimed
+    powerless = "" if detectable or math.isinf(claimed) else (
+        f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
+        "canaries or a smaller --delta)"
+    )
     record = {
         "claimed_epsilon": claimed,
         "within_claim": result.epsilon_lower_bound <= claimed,
+        "can_refute_claim": detectable,
+        "power": (
+            f"with {result.canaries} canaries at delta {delta:.3g} the largest bound any run could get is "
+            f"{result.largest_reachable_bound:.3g}{powerless}"
+        ),
         **result.to_dict(),
         "score": {
             "loss": "minus the mean token loss under the generator",
@@ -192,6 +202,8 @@ def _report(record: dict) -> None:
             f"confidence ({record['correct']} of {record['guesses']} guesses right, {record['canaries']} "
             f"canaries); claimed epsilon {record['claimed_epsilon']:.4g}"
         )
+        if not record["can_refute_claim"] and math.isfinite(record["claimed_epsilon"]):
+            print(f"warning: {record['power']}")
 
 
 def cli(argv: list[str] | None = None) -> dict:

@@ -30,9 +30,11 @@ class DPPlan:
     def from_dict(cls, data: dict[str, Any]) -> DPPlan:
         return cls(**{**data, "sampling": SamplingPlan(**data["sampling"])})
 
-    def account(self) -> accounting.PrivacyGuarantee:
+    def account(self, runs: int = 1) -> accounting.PrivacyGuarantee:
+        """The guarantee of ``runs`` runs of this plan on the same data (a sweep), composed: the same
+        steps ``runs`` times over (``steps`` in the result is their total)."""
         return accounting.account(
-            self.sampling, self.noise_multiplier, self.steps, self.delta, clip_norm=self.clip_norm
+            self.sampling, self.noise_multiplier, self.steps * runs, self.delta, clip_norm=self.clip_norm
         )
 
 
