@@ -8,6 +8,7 @@ drift. Bad input becomes ``error: <what is wrong>; <how to fix it>`` on stderr a
 
 from __future__ import annotations
 
+import argparse
 import copy
 import dataclasses
 import errno
@@ -197,8 +198,9 @@ class CommandParser(TrlParser):
                 out = convert(str(value) if not isinstance(value, str) else value)
             else:
                 out = value
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as err:  # the last: a bool's "maybe"
             expected = str(err) if isinstance(err, TypeError) else getattr(convert, "__name__", "its type")
+            expected = "true or false" if expected == "string_to_bool" else expected
             raise ValueError(
                 f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
             ) from None

@@ -55,6 +55,8 @@ CLI = [
          "r.yaml is not valid YAML at line", id="yaml-malformed"),
     case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "- seed\n")], 2,
          "must hold a mapping", id="yaml-not-a-mapping"),
+    case(lambda e: ["evaluate", "--config", e.file("r.yaml", "bf16: maybe\n")], 2,
+         "bf16 = 'maybe' has the wrong type (expected true or false)", id="yaml-bool-maybe"),
     case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "env: 5\n")], 2,
          "env must be a mapping", id="yaml-env-not-a-mapping"),
     case(lambda e: ["build", "geminon", f"--config={e.file('r.yaml', 'colour: red')}"], 2,
@@ -210,6 +212,10 @@ CLI = [
     # --- evaluate: the corpus ---
     case(lambda e: e.evaluate("--corpus", e.parquet("c.parquet", {"text": []})), 2, "is empty",
          id="evaluate-corpus-empty"),
+    case(lambda e: e.evaluate("--corpus", e.file("c.txt", "")), 2, "c.txt is empty",
+         id="evaluate-corpus-txt-empty"),
+    case(lambda e: e.evaluate("--corpus", e.file("c.txt", "\n\n  \n")), 2, "c.txt is empty",
+         id="evaluate-corpus-txt-blank"),
     case(lambda e: e.evaluate("--corpus", e.parquet("c.parquet", {"body": ["a", "b"]})), 2,
          "pass --text_column", id="evaluate-corpus-without-text-column"),
     case(lambda e: e.evaluate("--corpus", e.file("c.txt", b"Alpha.\n\nBeta \xff.\n")), 2,
@@ -358,6 +364,9 @@ CLI = [
     case(lambda e: ["submit", e.edited_run("run", lambda r: r["metrics"]["qa_public"]["metrics"]
                                            ["exact_match"].update(ci95=[0.5, 0.9])), "--to", "to"], 2,
          "is not a valid results record: metrics.qa_public.metrics.exact_match", id="submit-invalid-record"),
+    case(lambda e: ["submit", e.edited_run("run", lambda r: r["metrics"]["qa_public"]["metrics"]
+                                           ["exact_match"].update(accuracy=float("nan"))), "--to", "to"], 2,
+         "exact_match.accuracy: Input should be a finite number", id="submit-nan-accuracy"),
     case(lambda e: ["submit", e.finished_run(light=True), "--to", "my-org/cb-results"], 2,
          "submitting to dataset repo my-org/cb-results failed (Cannot reach", id="submit-hub-offline"),
     case(lambda e: ["publish", "release", e.release(), "--repo", "org/cb"], 2,
