@@ -343,6 +343,10 @@ CLI = [
     case(lambda e: ["report", e.file("run/results.json", "")], 2, "is not valid JSON",
          id="report-results-empty"),
     case(["report", "no-such-run"], 2, "has no results.json", id="report-missing-run"),
+    case(lambda e: ["report", e.finished_run("a", light=True),
+                    e.edited_run("b", lambda r: r["release"].update(manifest_sha256="0" * 64))], 2,
+         "a and b ran on two different releases both named geminon-tiny-2026q1",
+         id="report-two-releases-one-id"),
     # --- compare: unlike runs are refused ---
     case(["compare", "only-one"], 2, "compare takes two run folders, got 1", id="compare-one-run"),
     case(["compare", "a", "b", "--resamples", "0"], 2, "out of range", id="compare-no-resamples"),
