@@ -268,6 +268,21 @@ class Env:
                 run.cli([str(a) for a in argv[1:]])
         assert stopped.value.code == 130
 
+    def ctrl_c_on_import(self) -> None:
+        """Ctrl-C while the next command's module is being imported (its first second)."""
+        import importlib
+
+        real = importlib.import_module
+        calls = []
+
+        def interrupted(name, *args):
+            calls.append(name)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return real(name, *args)
+
+        self.monkeypatch.setattr(importlib, "import_module", interrupted)
+
     def disk_full(self, at: int = 2) -> None:
         fill_disk(self.monkeypatch, at)
 

@@ -114,6 +114,8 @@ CLI = [
     case(lambda e: after(e.release(), e.file(f"home/{RID}/notes"), ["build", "geminon", "--overwrite"]),
          2, "holds files that are not part of release", id="build-overwrite-keeps-user-files"),
     case(lambda e: e.stale_work(), 0, f"home/{RID}", id="build-past-stale-work-of-other-settings"),
+    case(lambda e: after(e.ctrl_c_on_import(), ["build", "geminon"]), 130, "interrupted: nothing was written",
+         id="build-ctrl-c-in-its-first-second"),
     case(["build", "geminon", "--realizer", "nonsense"], 2, "cannot make a text generator from 'nonsense'",
          id="build-bad-realizer"),
     case(lambda e: ["build", "geminon", "--namer", dead_endpoint()], 2, "does not answer",
