@@ -283,6 +283,17 @@ class Env:
 
         self.monkeypatch.setattr(importlib, "import_module", interrupted)
 
+    def unreachable_hub(self) -> None:
+        """Online mode, with the Hub at a closed port of this machine."""
+        from huggingface_hub import constants
+
+        self.monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        endpoint = f"http://127.0.0.1:{closed_port()}"
+        self.monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        self.monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                                 endpoint + "/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
+        self.monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 30)
+
     def disk_full(self, at: int = 2) -> None:
         fill_disk(self.monkeypatch, at)
 

@@ -127,7 +127,7 @@ def _to_folder(data: bytes, folder: Path, relative: str) -> tuple[str, bool]:
 def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bool]:
     from huggingface_hub import HfApi
 
-    from continuousbench.release.push import hub_failure
+    from continuousbench.release.push import hub_errors, hub_failure
 
     api = HfApi()
     try:
@@ -137,7 +137,7 @@ def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bo
             path_or_fileobj=data, path_in_repo=relative, repo_id=repo_id, repo_type="dataset",
             commit_message=f"Submit {relative}", create_pr=pr,
         )  # fmt: skip
-    except OSError as err:
+    except hub_errors() as err:
         raise hub_failure(err, f"submitting to dataset repo {repo_id}") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)), True
 
