@@ -178,18 +178,18 @@ def check_target_epsilon(target_epsilon: float) -> None:
         raise ValueError(f"target epsilon must be positive and finite, got {target_epsilon}")
 
 
-SIGMA_FLOOR, SIGMA_CEILING = 1 / 16, 2.0**14  # the bracket search's limits (see calibrate)
+SIGMA_CEILING = 2.0**14  # no calibration searches beyond this noise (see calibrate)
 
 
 def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
     """Smallest noise multiplier ``s`` with ``make_event(s)`` at most ``(target_epsilon, delta)``-DP.
 
-    The answer is bracketed first by doubling and halving from 1 (epsilon falls as the noise grows), then
-    found by ``dp_accounting.calibrate_dp_mechanism`` (Brent) inside the bracket, with fresh PLD
-    accountants on a grid of 1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid
-    epsilon reported afterwards is never higher). The search never evaluates noise below
-    ``SIGMA_FLOOR``, where a PLD takes minutes to build: a target met even there gets that noise (more
-    than needed, so the guarantee holds); one not met at ``SIGMA_CEILING`` fails at once.
+    The answer is bracketed first: ``[0, 1]`` when noise 1 meets the target, else doubled until it does
+    (``[hi / 2, hi]``), failing at once beyond ``SIGMA_CEILING``; then
+    ``dp_accounting.calibrate_dp_mechanism`` (Brent) searches the bracket with fresh PLD accountants on a
+    grid of 1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon reported
+    afterwards is never higher). Deltas of 1/n or more, whose searches ran for minutes towards zero
+    noise, are refused before (:func:`check_delta`).
     """
     import dp_accounting as dpa
     from dp_accounting.pld import PLDAccountant
@@ -209,18 +209,13 @@ def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: 
                 f"epsilon {target_epsilon:g} at delta {delta:.3g} needs a noise multiplier above "
                 f"{SIGMA_CEILING:g}; raise --epsilon or train fewer steps"
             )
-    lo = hi / 2
-    while meets(lo):
-        if lo <= SIGMA_FLOOR:
-            return lo
-        hi, lo = lo, lo / 2
     return float(
         dpa.calibrate_dp_mechanism(
             lambda: PLDAccountant(value_discretization_interval=1e-3),
             make_event,
             target_epsilon,
             delta,
-            bracket_interval=dpa.ExplicitBracketInterval(lo, hi),
+            bracket_interval=dpa.ExplicitBracketInterval(0.0 if hi == 1.0 else hi / 2, hi),
             tol=tol,
         )
     )
