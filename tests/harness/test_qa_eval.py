@@ -107,8 +107,14 @@ def test_answers_decode_in_the_weights_precision_even_after_bf16_training(tiny_m
     from continuousbench.harness.qa_eval import generate_answers, weights_precision
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    from accelerate.state import AcceleratorState
+
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    model = Accelerator(mixed_precision="bf16", cpu=True).prepare(model)
+    AcceleratorState._reset_state(reset_partial_state=True)  # a process-wide singleton: other tests set it
+    try:
+        model = Accelerator(mixed_precision="bf16", cpu=True).prepare(model)
+    finally:
+        AcceleratorState._reset_state(reset_partial_state=True)
     seen = []  # a layer inside forward sees whether autocast is on
     model.lm_head.register_forward_hook(lambda *_: seen.append(torch.is_autocast_enabled("cpu")))
     wrapped = model.forward
