@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -31,7 +32,7 @@ CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a r
 DIGESTS = ("sha256", "fingerprint", "digest")  # settings that are digests of data: named, not shown
 LOCK_FILE = ".continuousbench.lock"  # held while a command writes the folder; holds the holder's pid
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
-_LOCKS: dict[Path, tuple[Any, str]] = {}  # folder -> (its lock, the command that took it) in this process
+_LOCKS: dict[Path, tuple[Any, str, int]] = {}  # folder -> (lock, command, thread) held by this process
 
 
 def _umask() -> int:
@@ -237,7 +238,13 @@ def lock_folder(out: Path, command: str) -> str | None:
 
     out = Path(out).resolve()
     if out in _LOCKS:
-        return _LOCKS[out][1]
+        _, holder, thread = _LOCKS[out]
+        if thread == threading.get_ident():  # a command run inside another (same thread)
+            return holder
+        raise UserError(
+            f"{out} is in use by `continuousbench {holder}` in this process (another stage); choose "
+            "another folder"
+        )
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_FILE
     lock = FileLock(path, timeout=0)
@@ -253,18 +260,19 @@ def lock_folder(out: Path, command: str) -> str | None:
             "or choose another folder"
         ) from None
     path.write_text(f"{os.getpid()}\n")
-    _LOCKS[out] = (lock, command)
+    _LOCKS[out] = (lock, command, threading.get_ident())
     return None
 
 
 def release_folders() -> None:
-    """Release every folder this process locked (the end of a command, successful or not).
+    """Release every folder this thread locked (the end of a command, successful or not).
 
     The lock file is removed while still held: a process waiting on it then sees a deleted file and
     starts over on a new one (filelock checks), so no two processes ever hold the folder at once.
     """
-    for out in list(_LOCKS):
-        release_folder(out)
+    for out, (_, _, thread) in list(_LOCKS.items()):
+        if thread == threading.get_ident():  # stages running in other threads keep theirs (the demo)
+            release_folder(out)
 
 
 def release_folder(out: Path) -> None:

@@ -138,3 +138,31 @@ def test_unwritable_and_system_paths_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not valid JSON"):
         a_file.write_text("{broken")
         read_json(a_file)
+
+
+def test_a_command_ending_in_one_thread_keeps_the_locks_of_stages_in_others(tmp_path):
+    """The demo runs stages in threads: one finishing must not unlock a folder another still writes."""
+    import threading
+
+    from continuousbench.files import LOCK_FILE, lock_folder, release_folders
+
+    held, done = threading.Event(), threading.Event()
+
+    def stage():
+        lock_folder(tmp_path / "a", "evaluate")
+        held.set()
+        done.wait(10)
+        release_folders()
+
+    worker = threading.Thread(target=stage)
+    worker.start()
+    try:
+        assert held.wait(10)
+        release_folders()  # another stage's command ends in this thread
+        assert (tmp_path / "a" / LOCK_FILE).exists()
+        with pytest.raises(ValueError, match="in use by `continuousbench evaluate` in this process"):
+            StagedOutput(tmp_path / "a", "synthesize")
+    finally:
+        done.set()
+        worker.join()
+    assert not (tmp_path / "a" / LOCK_FILE).exists()
