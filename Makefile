@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The index torch comes from; empty: the usual package index (on Linux that torch is the CUDA build).
+# The CPU-only build: make TORCH_INDEX_URL=<the index serving the CPU build>
+TORCH_INDEX_URL ?=
 
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
@@ -15,8 +18,8 @@ export TOKENIZERS_PARALLELISM := false
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-	$(BIN)/pip install -q torch==2.13.0
+	# torch first, at the pin of constraints.txt (a plain version: the CPU index's 2.13.0+cpu satisfies it)
+	$(BIN)/pip install -q -c constraints.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch
 	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,dev,leaderboard]"
 	touch $(STAMP)
 

@@ -100,8 +100,16 @@ def dispatch(table: Table, argv: Sequence[str] | None, prog: str) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point (``[project.scripts]``)."""
-    dispatch(COMMANDS, argv, "continuousbench")
+    """Console entry point (``[project.scripts]``).
+
+    A Ctrl-C before a command's own error path takes over (while its libraries are still being imported,
+    the first second or so) is one line too: nothing was written yet.
+    """
+    try:
+        dispatch(COMMANDS, argv, "continuousbench")
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,8 +8,10 @@ drift. Bad input becomes ``error: <what is wrong>; <how to fix it>`` on stderr a
 
 from __future__ import annotations
 
+import argparse
 import copy
 import dataclasses
+import errno
 import logging
 import math
 import os
@@ -198,8 +200,9 @@ class CommandParser(TrlParser):
                 out = convert(str(value) if not isinstance(value, str) else value)
             else:
                 out = value
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as err:  # the last: a bool's "maybe"
             expected = str(err) if isinstance(err, TypeError) else getattr(convert, "__name__", "its type")
+            expected = "true or false" if expected == "string_to_bool" else expected
             raise UserError(
                 f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
             ) from None
@@ -293,6 +296,11 @@ def one_line(err: BaseException) -> str | None:
         if name in _HINTS:
             detail = _flatten(str(err)).split(". ")[0][:200]
             return f"{_HINTS[name]} ({detail})" if detail else _HINTS[name]
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        return (
+            f"no space left on the device writing {err.filename or 'the output'}; free some space (or choose "
+            "a folder on another disk) and rerun: --resume continues from the last complete checkpoint"
+        )
     if isinstance(err, UnicodeDecodeError):
         return f"a file is not UTF-8 text (byte {err.start}: {err.reason}); convert it to UTF-8"
     if isinstance(err, PermissionError):
@@ -376,7 +384,7 @@ def run(
     A new run that fails before keeping anything worth resuming leaves no work folder behind
     (:func:`continuousbench.files.abandon_new_runs`), so the next attempt needs no ``--resume``.
     """
-    from continuousbench.files import abandon_new_runs, forget_new_runs
+    from continuousbench.files import abandon_new_runs, forget_new_runs, release_folders
 
     configure_logging()
     try:
@@ -393,6 +401,7 @@ def run(
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
+        release_folders()
         _leave_process_group()
     forget_new_runs()
     if report is not None:

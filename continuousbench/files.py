@@ -4,14 +4,23 @@ Every command that writes into a user-chosen folder goes through :class:`StagedO
 the same everywhere: the new output is built in a hidden work folder inside the output folder, and
 only once it is complete does it replace what *this command* wrote there before. Files the user put
 in the folder are never touched, and an interrupted or failed run leaves the previous output intact.
+
+One command at a time: the folder is locked (``.continuousbench.lock``, an OS lock that dies with its
+process) for as long as the command runs, and a second run into it fails at once naming the holder's
+pid. A command writes only into a folder that holds no other command's output (its marker
+``.continuousbench-<command>.json`` names the command and the run that wrote it) unless ``--overwrite``
+asks it to replace that output.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +29,10 @@ from continuousbench.errors import UserError
 
 OWNED_FILE = ".continuousbench-{command}.json"  # what a command published last time (names only)
 CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a resume must match
+DIGESTS = ("sha256", "fingerprint", "digest")  # settings that are digests of data: named, not shown
+LOCK_FILE = ".continuousbench.lock"  # held while a command writes the folder; holds the holder's pid
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
+_LOCKS: dict[Path, tuple[Any, str, int]] = {}  # folder -> (lock, command, thread) held by this process
 
 
 def _umask() -> int:
@@ -51,6 +63,16 @@ def atomic_write(path: Path | str, write: Callable[[Path], None]) -> Path:
         if os.path.exists(tmp):
             os.remove(tmp)
     return path
+
+
+@contextlib.contextmanager
+def secret_file(path: Path | str):
+    """A new binary file open for writing, mode 0600 from its creation (never readable by others, even
+    while being written): secret noise and sampling state."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its old mode through O_CREAT
+    with os.fdopen(fd, "wb") as f:
+        yield f
 
 
 def temp_dir(parent: Path | str, prefix: str) -> Path:
@@ -151,6 +173,15 @@ def check_not_an_input(out: Path, inputs: Iterable[Path | str | None], option: s
             )
 
 
+def folder_owner(folder: Path) -> str | None:
+    """What ``folder`` is when a command's output lives there (a release, a command's run), else None:
+    a stray file in it would block that command's next ``--overwrite`` or be taken for its output."""
+    if (folder / "release.json").is_file():
+        return "a release folder"
+    others = other_commands(folder, ())
+    return f"the output folder of `continuousbench {others[0]}`" if others else None
+
+
 def check_output_files(
     files: Mapping[str, Path | str | None], *, overwrite: bool = False, keep_out: Iterable[Path | str] = ()
 ) -> dict[str, Path]:
@@ -176,6 +207,11 @@ def check_output_files(
             raise UserError(
                 f"{option} {path} is inside {inside}, an input of this command; write it elsewhere"
             )
+        owner = folder_owner(path.parent)
+        if owner:
+            raise ValueError(
+                f"{option} {path} would be written into {path.parent}, {owner}; write it elsewhere"
+            )
         if (path.exists() or path.is_symlink()) and not overwrite:
             raise FileExistsError(
                 f"{option} {path} already exists; pass --overwrite to replace it, or choose another path"
@@ -191,6 +227,70 @@ def check_output_files(
     return checked
 
 
+def lock_folder(out: Path, command: str) -> str | None:
+    """Lock ``out`` for ``command`` until :func:`release_folders`; returns the command of this process that
+    already holds it (a command run inside another, e.g. audit's generator), else None.
+
+    Another process holding it is one line naming its pid, at once: two runs into one folder would
+    publish a mix of both.
+    """
+    from filelock import FileLock, Timeout
+
+    out = Path(out).resolve()
+    if out in _LOCKS:
+        _, holder, thread = _LOCKS[out]
+        if thread == threading.get_ident():  # a command run inside another (same thread)
+            return holder
+        raise UserError(
+            f"{out} is in use by `continuousbench {holder}` in this process (another stage); choose "
+            "another folder"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_FILE
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        try:
+            holder = "pid " + (path.read_text().strip() or "unknown")
+        except OSError:
+            holder = "another process"
+        raise UserError(
+            f"{out} is in use by another continuousbench command ({holder}); wait for it to finish, "
+            "or choose another folder"
+        ) from None
+    path.write_text(f"{os.getpid()}\n")
+    _LOCKS[out] = (lock, command, threading.get_ident())
+    return None
+
+
+def release_folders() -> None:
+    """Release every folder this thread locked (the end of a command, successful or not).
+
+    The lock file is removed while still held: a process waiting on it then sees a deleted file and
+    starts over on a new one (filelock checks), so no two processes ever hold the folder at once.
+    """
+    for out, (_, _, thread) in list(_LOCKS.items()):
+        if thread == threading.get_ident():  # stages running in other threads keep theirs (the demo)
+            release_folder(out)
+
+
+def release_folder(out: Path) -> None:
+    if (held := _LOCKS.pop(Path(out).resolve(), None)) is None:
+        return
+    with contextlib.suppress(OSError):
+        (Path(out) / LOCK_FILE).unlink(missing_ok=True)
+    held[0].release(force=True)
+
+
+def other_commands(out: Path, mine: Iterable[str]) -> list[str]:
+    """The commands other than ``mine`` whose output (a marker) or unfinished run (a work folder) is in
+    ``out``."""
+    found = {p.name[len(".continuousbench-"):-len(".json")] for p in out.glob(".continuousbench-*.json")}
+    found |= {p.name[1:-len("-work")] for p in out.glob(".*-work") if p.is_dir()}
+    return sorted(found - set(mine))
+
+
 class StagedOutput:
     """A command's output folder, written in a hidden work folder and published when complete.
 
@@ -199,6 +299,11 @@ class StagedOutput:
     ``out``; what this command published before (recorded in ``out/.continuousbench-<command>.json``) is
     moved aside first and removed only after every new artefact is in place. Anything else in ``out``
     belongs to the user and is left alone.
+
+    The folder is locked for the command (``lock=False``: a helper process joining the run process 0
+    opened). A folder holding another command's output is refused unless ``overwrite`` (then that output
+    is replaced at publish like this command's own); ``also`` names commands whose output this one
+    legitimately shares the folder with (audit's generator).
     """
 
     def __init__(
@@ -210,6 +315,8 @@ class StagedOutput:
         resume: bool = False,
         option: str = "--output_dir",
         inputs: Iterable[Path | str | None] = (),
+        lock: bool = True,
+        also: Iterable[str] = (),
     ):
         self.out = check_writable_dir(Path(out), option)
         check_not_an_input(self.out, inputs, option)
@@ -217,6 +324,19 @@ class StagedOutput:
         self.work = self.out / f".{command}-work"
         self.owned_file = self.out / OWNED_FILE.format(command=command)
         self.resume = resume
+        self.run_id = uuid.uuid4().hex
+        self.replaces: list[str] = []
+        self.locked = False  # whether this run took the folder's lock (and releases it once published)
+        if lock:
+            parent = lock_folder(self.out, command)
+            self.locked = parent is None
+            others = other_commands(self.out, {command, *also, *([parent] if parent else [])})
+            if others and not overwrite:
+                raise FileExistsError(
+                    f"{option} {self.out} holds the output of `continuousbench {others[0]}`; choose another "
+                    f"folder, or pass --overwrite to replace that output with this {command} run"
+                )
+            self.replaces = others
         if resume:
             if not self.work.is_dir():
                 raise FileNotFoundError(
@@ -261,7 +381,10 @@ class StagedOutput:
             pinned = {k: v for k, v in read_json(path).items() if k not in ignored}
             changed = sorted(k for k in set(pinned) | set(current) if pinned.get(k) != current.get(k))
             if changed:
-                details = ", ".join(f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}" for k in changed[:4])
+                details = ", ".join(
+                    f"{k} changed" if k.endswith(DIGESTS) else f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}"
+                    for k in changed[:4]
+                )  # a digest of private data is named, never shown
                 more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
                 raise UserError(
                     f"--resume with a changed configuration ({details}{more}); resume with the original "
@@ -283,7 +406,8 @@ class StagedOutput:
         if missing:
             raise FileNotFoundError(f"cannot publish {', '.join(missing)}: not in {self.work}")
         owned = set(self.owned())
-        foreign = [n for n in names if n not in owned and (self.out / n).exists()]
+        replaced = self._replaced_names()
+        foreign = [n for n in names if n not in owned | replaced and (self.out / n).exists()]
         if foreign:
             raise FileExistsError(
                 f"{self.out / foreign[0]} was not written by {self.command}; move it away, then rerun with "
@@ -293,17 +417,30 @@ class StagedOutput:
         if trash.exists():
             shutil.rmtree(trash)
         trash.mkdir()
-        for name in owned | set(names):
+        for name in owned | set(names) | replaced:
             if (self.out / name).exists() or (self.out / name).is_symlink():
                 os.replace(self.out / name, trash / name)
         for name in names:
             os.replace(self.work / name, self.out / name)
-        write_json(self.owned_file, {"command": self.command, "names": names})
+        write_json(self.owned_file, {"command": self.command, "run": self.run_id, "names": names})
         shutil.rmtree(trash)
         shutil.rmtree(self.work)
         if self in _NEW_RUNS:
             _NEW_RUNS.remove(self)
+        if self.locked:
+            release_folder(self.out)
         return self.out
+
+    def _replaced_names(self) -> set[str]:
+        """What the other commands this ``--overwrite`` run replaces left in ``out``: their published names,
+        markers and work folders (moved aside with this command's own old output)."""
+        names: set[str] = set()
+        for other in self.replaces:
+            marker = self.out / OWNED_FILE.format(command=other)
+            if marker.is_file():
+                names |= set(read_json(marker).get("names", []))
+            names |= {marker.name, f".{other}-work"}
+        return names
 
     def discard(self) -> None:
         """Remove the work folder (e.g. after a failed first run that cannot be resumed)."""

@@ -30,6 +30,24 @@ def dead_endpoint(kind: str = "endpoint") -> str:
     return f"{kind}:http://127.0.0.1:{closed_port()}/v1#m"
 
 
+def fill_disk(monkeypatch: pytest.MonkeyPatch, at: int = 2) -> None:
+    """The disk fills up while the next evaluate run writes its ``at``-th checkpoint (after the model,
+    before Trainer's last files): the write raises ENOSPC."""
+    import errno
+    import os
+
+    from transformers import Trainer
+
+    calls = []
+
+    def full(trainer, output_dir):
+        calls.append(output_dir)
+        if len(calls) == at:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(output_dir, "rng_state.pth"))
+
+    monkeypatch.setattr(Trainer, "_save_rng_state", full)
+
+
 def after(*steps: object) -> object:
     """The last argument, once the setup calls before it have run (arguments are evaluated in order)."""
     return steps[-1]
@@ -67,6 +85,20 @@ class Env:
         pq.write_table(table, path)
         if cut:
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        return Path(name)
+
+    def held(self, name: str) -> Path:
+        """Folder ``name`` locked by another process, as by a command still running into it (killed at the
+        end of the test)."""
+        import subprocess
+        import sys
+
+        hold = "import sys, time; from continuousbench.files import lock_folder; "
+        hold += "lock_folder(sys.argv[1], 'evaluate');"
+        holder = subprocess.Popen([sys.executable, "-c", hold + " print(1, flush=True); time.sleep(120)",
+                                   str(self.tmp / name)], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.request.addfinalizer(lambda: (holder.kill(), holder.wait()))
+        assert holder.stdout.readline().strip() == "1"
         return Path(name)
 
     def read_only(self, name: str = "ro") -> Path:
@@ -235,6 +267,35 @@ class Env:
             with pytest.raises(SystemExit) as stopped:
                 run.cli([str(a) for a in argv[1:]])
         assert stopped.value.code == 130
+
+    def ctrl_c_on_import(self) -> None:
+        """Ctrl-C while the next command's module is being imported (its first second)."""
+        import importlib
+
+        real = importlib.import_module
+        calls = []
+
+        def interrupted(name, *args):
+            calls.append(name)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return real(name, *args)
+
+        self.monkeypatch.setattr(importlib, "import_module", interrupted)
+
+    def unreachable_hub(self) -> None:
+        """Online mode, with the Hub at a closed port of this machine."""
+        from huggingface_hub import constants
+
+        self.monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        endpoint = f"http://127.0.0.1:{closed_port()}"
+        self.monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        self.monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                                 endpoint + "/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
+        self.monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 30)
+
+    def disk_full(self, at: int = 2) -> None:
+        fill_disk(self.monkeypatch, at)
 
     def corpus_file(self, name: str, reverse: bool = False) -> Path:
         """The tiny release's corpus texts as a parquet file (``reverse``: the same texts, reordered)."""

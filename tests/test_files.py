@@ -63,12 +63,49 @@ def test_unfinished_run_needs_resume_or_overwrite(tmp_path):
         StagedOutput(tmp_path / "other", "cmd", resume=True)
 
 
-def test_two_commands_share_a_folder_without_touching_each_other(tmp_path):
+def test_a_command_refuses_another_commands_folder_unless_overwrite_replaces_it(tmp_path):
     out = tmp_path / "shared"
-    finish(out, "a", names=("results.json",))
-    with pytest.raises(FileExistsError, match="was not written by b"):
+    finish(out, "a", names=("results.json", "model"))
+    marker = read_json(out / ".continuousbench-a.json")
+    assert marker["command"] == "a" and len(marker["run"]) == 32  # which command, which run
+    with pytest.raises(FileExistsError, match="holds the output of `continuousbench a`; .* --overwrite"):
         finish(out, "b", names=("results.json",))
-    assert read_json(out / "results.json") == {"run": {}}
+    assert read_json(out / "results.json") == {"run": {}} and not (out / ".b-work").exists()
+    finish(out, "b", names=("results.json",), overwrite=True)  # replaces a's output, marker included
+    assert read_json(out / "results.json") == {"run": {"overwrite": True}}
+    assert not (out / "model").exists() and not (out / ".continuousbench-a.json").exists()
+
+
+HOLD = """
+import sys, time
+from continuousbench.files import StagedOutput
+StagedOutput(sys.argv[1], "cmd")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_second_run_into_a_locked_folder_fails_at_once_naming_the_holder(tmp_path):
+    import subprocess
+    import sys
+
+    from continuousbench.files import release_folders
+
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        in_use = f"in use by another continuousbench command \\(pid {holder.pid}\\)"
+        with pytest.raises(ValueError, match=in_use):
+            StagedOutput(out, "cmd", overwrite=True)
+        with pytest.raises(ValueError, match=f"pid {holder.pid}"):
+            StagedOutput(out, "other", resume=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    finish(out, overwrite=True)  # the lock died with its process
+    release_folders()
+    assert not (out / ".continuousbench.lock").exists()
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
@@ -101,3 +138,31 @@ def test_unwritable_and_system_paths_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not valid JSON"):
         a_file.write_text("{broken")
         read_json(a_file)
+
+
+def test_a_command_ending_in_one_thread_keeps_the_locks_of_stages_in_others(tmp_path):
+    """The demo runs stages in threads: one finishing must not unlock a folder another still writes."""
+    import threading
+
+    from continuousbench.files import LOCK_FILE, lock_folder, release_folders
+
+    held, done = threading.Event(), threading.Event()
+
+    def stage():
+        lock_folder(tmp_path / "a", "evaluate")
+        held.set()
+        done.wait(10)
+        release_folders()
+
+    worker = threading.Thread(target=stage)
+    worker.start()
+    try:
+        assert held.wait(10)
+        release_folders()  # another stage's command ends in this thread
+        assert (tmp_path / "a" / LOCK_FILE).exists()
+        with pytest.raises(ValueError, match="in use by `continuousbench evaluate` in this process"):
+            StagedOutput(tmp_path / "a", "synthesize")
+    finally:
+        done.set()
+        worker.join()
+    assert not (tmp_path / "a" / LOCK_FILE).exists()

@@ -96,6 +96,13 @@ class Settings:
         )  # fmt: skip
 
 
+# Everything the demo writes in --out (what --overwrite removes): tests/demo checks a run writes no other.
+WRITES = (
+    "settings.json", "releases", "base-model", "runs", "synthetic", "generators", "mauve.json",
+    "results.json", "results.png", "findings.json", "timings.json",
+)  # fmt: skip
+
+
 def _argv(**options) -> list[str]:
     """``--key value`` pairs for a command's parser (None values left out)."""
     return [a for k, v in options.items() if v is not None for a in (f"--{k}", str(v))]
@@ -319,11 +326,15 @@ def run_demo(
     if out.is_dir() and any(out.iterdir()) and not settings_file.is_file():  # not ours: never write into it
         raise UserError(
             f"--out {out} is not a demo folder (it has files but no settings.json); the demo writes its "
-            "own results.json, runs/ and more there (and --overwrite removes the whole folder): pass a "
-            "demo's folder or a new one"
+            "own results.json, runs/ and more there: pass a demo's folder or a new one"
         )
-    if overwrite and out.exists():
-        shutil.rmtree(out)
+    if overwrite and out.exists():  # what the demo wrote, and nothing else ("no command removes a file
+        for name in WRITES:  # it did not write"): a user's notes beside it stay
+            path = out / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
     out.mkdir(parents=True, exist_ok=True)
     wanted = json.loads(json.dumps({"quick": quick, "seed": seed, **asdict(s)}))  # tuples read back as lists
     if settings_file.exists() and read_json(settings_file) != wanted:

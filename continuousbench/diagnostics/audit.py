@@ -126,9 +126,19 @@ def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any
     delta = privacy.get("delta") or config.delta or default_delta(n_train)
     scores = score(staged.out, canaries, config.max_length or 256, audit_args.score)
     result = audit(scores, [c["included"] for c in canaries], delta, audit_args.confidence)
+    detectable = result.largest_reachable_bound > claimed
+    powerless = "" if detectable or math.isinf(claimed) else (
+        f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
+        "canaries or a smaller --delta)"
+    )
     record = {
         "claimed_epsilon": claimed,
         "within_claim": result.epsilon_lower_bound <= claimed,
+        "can_refute_claim": detectable,
+        "power": (
+            f"with {result.canaries} canaries at delta {delta:.3g} the largest bound any run could get is "
+            f"{result.largest_reachable_bound:.3g}{powerless}"
+        ),
         **result.to_dict(),
         "score": {
             "loss": "minus the mean token loss under the generator",
@@ -151,7 +161,7 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
     procs = processes.current()
     staged = processes.on_main(
         lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
-                             inputs=[args.corpus, args.release, model_args.model]),
+                             inputs=[args.corpus, args.release, model_args.model], also=["train-generator"]),
         procs,
     )
     _, train, val = processes.main_first(lambda: load_data(args), procs)
@@ -179,6 +189,8 @@ def _report(record: dict) -> None:
             f"confidence ({record['correct']} of {record['guesses']} guesses right, {record['canaries']} "
             f"canaries); claimed epsilon {record['claimed_epsilon']:.4g}"
         )
+        if not record["can_refute_claim"] and math.isfinite(record["claimed_epsilon"]):
+            print(f"warning: {record['power']}")
 
 
 make_parser, cli = command(

@@ -13,6 +13,7 @@ without replacement and seeds MAUVE's own clustering; we report mean and (popula
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ import numpy as np
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import embed_texts
 from continuousbench.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 
 def mauve_from_features(p_features: np.ndarray, q_features: np.ndarray, seed: int, **mauve_kwargs) -> float:
@@ -79,6 +82,11 @@ def mauve_score(
     """
     _check(n_samples, seeds)
     n = min(n_samples, len(candidate_texts), len(reference_texts))
+    if 2 <= n < n_samples:  # stated, not silent: the score is over fewer texts than asked for
+        logger.warning(
+            "--n_samples %d is more than the corpora hold (%d candidate and %d reference texts): MAUVE uses "
+            "n = %d per side (recorded as n)", n_samples, len(candidate_texts), len(reference_texts), n,
+        )  # fmt: skip
     if n < 2:
         raise UserError(
             f"need at least 2 texts per side, got {len(candidate_texts)} and {len(reference_texts)}"
@@ -99,7 +107,7 @@ def mauve_score(
         mauve_from_features(ref(r), cand(c), seed, **mauve_kwargs)
         for seed, (c, r) in zip(seeds, draws, strict=True)
     ]
-    return _summary(scores, n, seeds, model_path)
+    return _summary(scores, n, seeds, model_path) | {"n_samples_requested": n_samples}
 
 
 def reference_mauve(

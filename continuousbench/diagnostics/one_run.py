@@ -79,6 +79,7 @@ class AuditResult:
     guesses: int  # r of the best test
     correct: int  # v of the best test
     grid: list[dict[str, float]]  # every test: k, r, v, bound
+    largest_reachable_bound: float  # the bound had every guess been right: the audit's power
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,6 +110,15 @@ def audit(
         bound = epsilon_lower_bound(m, 2 * k, v, delta, per_test)
         tests.append({"k": k, "guesses": 2 * k, "correct": v, "epsilon_lower_bound": bound})
     best = max(tests, key=lambda t: t["epsilon_lower_bound"])
+    reachable = largest_reachable_bound(m, delta, confidence)
     return AuditResult(
-        best["epsilon_lower_bound"], confidence, delta, m, best["guesses"], best["correct"], tests
+        best["epsilon_lower_bound"], confidence, delta, m, best["guesses"], best["correct"], tests, reachable
     )
+
+
+def largest_reachable_bound(m: int, delta: float, confidence: float = 0.95) -> float:
+    """The largest bound ``m`` canaries can give at ``delta`` (every guess of some test right): a claim
+    above it could not have been refuted, however much the run leaked."""
+    grid = guess_grid(m)
+    per_test = 1 - (1 - confidence) / len(grid)
+    return max(epsilon_lower_bound(m, 2 * k, 2 * k, delta, per_test) for k in grid)

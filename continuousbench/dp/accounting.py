@@ -53,6 +53,19 @@ def default_delta(n: int) -> float:
     return 1.0 / n**1.1
 
 
+def check_delta(delta: float, n: int, option: str = "--delta") -> float:
+    """Refuse a delta of 1/n or more: such a mechanism may publish one whole record outright (release a
+    random record with probability delta and stay "DP"), so the guarantee would say nothing; the noise
+    calibration at such deltas also runs for minutes. One line, with the reason and the usual value."""
+    if not 0 < delta < 1 / n:
+        raise UserError(
+            f"{option} {delta:.10g} is not below 1/n = {1 / n:.3g} (n = {n} records): at that delta a "
+            f"mechanism may publish a whole record, so the guarantee says nothing; pass a smaller {option} "
+            f"(the default is 1/n^1.1 = {default_delta(n):.3g})"
+        )
+    return delta
+
+
 def dp_event(
     noise_multiplier: float,
     sampling_probability: float,
@@ -165,24 +178,44 @@ def check_target_epsilon(target_epsilon: float) -> None:
         raise UserError(f"target epsilon must be positive and finite, got {target_epsilon}")
 
 
+SIGMA_CEILING = 2.0**14  # no calibration searches beyond this noise (see calibrate)
+
+
 def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
     """Smallest noise multiplier ``s`` with ``make_event(s)`` at most ``(target_epsilon, delta)``-DP.
 
-    ``dp_accounting.calibrate_dp_mechanism`` (bracketing + Brent) with fresh PLD accountants on a grid of
-    1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon reported
-    afterwards is never higher).
+    The answer is bracketed first: ``[0, 1]`` when noise 1 meets the target, else doubled until it does
+    (``[hi / 2, hi]``), failing at once beyond ``SIGMA_CEILING``; then
+    ``dp_accounting.calibrate_dp_mechanism`` (Brent) searches the bracket with fresh PLD accountants on a
+    grid of 1e-3 (5x faster than the default 1e-4 and pessimistic, so the default-grid epsilon reported
+    afterwards is never higher). Deltas of 1/n or more, whose searches ran for minutes towards zero
+    noise, are refused before (:func:`check_delta`).
     """
     import dp_accounting as dpa
     from dp_accounting.pld import PLDAccountant
 
     check_target_epsilon(target_epsilon)
+
+    def meets(sigma: float) -> bool:
+        accountant = PLDAccountant(value_discretization_interval=1e-3)
+        accountant.compose(make_event(sigma))
+        return accountant.get_epsilon(delta) <= target_epsilon
+
+    hi = 1.0
+    while not meets(hi):
+        hi *= 2
+        if hi > SIGMA_CEILING:
+            raise UserError(
+                f"epsilon {target_epsilon:g} at delta {delta:.3g} needs a noise multiplier above "
+                f"{SIGMA_CEILING:g}; raise --epsilon or train fewer steps"
+            )
     return float(
         dpa.calibrate_dp_mechanism(
             lambda: PLDAccountant(value_discretization_interval=1e-3),
             make_event,
             target_epsilon,
             delta,
-            bracket_interval=dpa.LowerEndpointAndGuess(0.0, 1.0),
+            bracket_interval=dpa.ExplicitBracketInterval(0.0 if hi == 1.0 else hi / 2, hi),
             tol=tol,
         )
     )

@@ -31,7 +31,7 @@ from continuousbench.dp.plan import DPPlan
 from continuousbench.dp.randomness import SecretStreams
 from continuousbench.dp.sampling import check_sampler
 from continuousbench.errors import UserError
-from continuousbench.files import replace_dir
+from continuousbench.files import replace_dir, secret_file
 
 logger = logging.getLogger(__name__)
 
@@ -269,22 +269,23 @@ def save_checkpoint(run: DPRun, run_dir: Path) -> None:
         tmp = run_dir / f".checkpoint-{run.step}.tmp"
         if tmp.exists():
             shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
-        torch.save(
-            {
-                "plan": run.plan.to_dict(),
-                "step": run.step,
-                "params": [p.detach().cpu() for p in run.params],
-                "optimizer": run.comps.optimizer.state_dict(),
-                "scheduler": run.scheduler.state_dict(),
-                "streams": run.streams.state_dict(),  # secret: never leaves the work folder
-                "sampler": run.sampler.state_dict(),
-                "best_score": run.best_score,
-                "best_step": run.best_step,
-                "history": run.history,
-            },
-            tmp / STATE,
-        )
+        tmp.mkdir(parents=True, mode=0o700)  # the secret streams: readable by their owner only
+        with secret_file(tmp / STATE) as f:
+            torch.save(
+                {
+                    "plan": run.plan.to_dict(),
+                    "step": run.step,
+                    "params": [p.detach().cpu() for p in run.params],
+                    "optimizer": run.comps.optimizer.state_dict(),
+                    "scheduler": run.scheduler.state_dict(),
+                    "streams": run.streams.state_dict(),  # secret: never leaves the work folder
+                    "sampler": run.sampler.state_dict(),
+                    "best_score": run.best_score,
+                    "best_step": run.best_step,
+                    "history": run.history,
+                },
+                f,
+            )
         if (run_dir / BEST).is_dir():
             shutil.copytree(run_dir / BEST, tmp / BEST)
         replace_dir(tmp, path)

@@ -130,7 +130,7 @@ def _cached_embeddings(path: Path, texts: list[str], embed) -> np.ndarray:
 
 def main(args: PEArguments) -> Path:
     """Run the job (sweep, then the final run) in a staged folder; publish the corpus; return its folder."""
-    from continuousbench.dp.accounting import account_evolution, default_delta
+    from continuousbench.dp.accounting import account_evolution, check_delta, default_delta
     from continuousbench.dp.pe import Evolution, PEApi, run_seed
     from continuousbench.embeddings.encoders import make_embedder
     from continuousbench.files import StagedOutput
@@ -142,7 +142,7 @@ def main(args: PEArguments) -> Path:
     source, private, validation = _load(args)
     sweep = len(args.temperatures) > 1
     private_runs = 1 + (len(args.temperatures) if sweep and args.sweep_voters == "private" else 0)
-    delta = args.delta if args.delta is not None else default_delta(len(private))
+    delta = check_delta(args.delta, len(private)) if args.delta is not None else default_delta(len(private))
     guarantee = account_evolution(
         args.epsilon, delta, iterations=args.iterations, private_runs=private_runs, dataset_size=len(private)
     )

@@ -31,9 +31,11 @@ class DPPlan:
     def from_dict(cls, data: dict[str, Any]) -> DPPlan:
         return cls(**{**data, "sampling": SamplingPlan(**data["sampling"])})
 
-    def account(self) -> accounting.PrivacyGuarantee:
+    def account(self, runs: int = 1) -> accounting.PrivacyGuarantee:
+        """The guarantee of ``runs`` runs of this plan on the same data (a sweep), composed: the same
+        steps ``runs`` times over (``steps`` in the result is their total)."""
         return accounting.account(
-            self.sampling, self.noise_multiplier, self.steps, self.delta, clip_norm=self.clip_norm
+            self.sampling, self.noise_multiplier, self.steps * runs, self.delta, clip_norm=self.clip_norm
         )
 
 
@@ -112,7 +114,7 @@ def choose_expected_batch(
 
 def make_plan(n: int, config) -> DPPlan:
     """Calibrate the noise for ``config`` (a GeneratorConfig) on ``n`` records; ``auto`` picks the batch."""
-    delta = config.delta or accounting.default_delta(n)
+    delta = accounting.check_delta(config.delta, n) if config.delta else accounting.default_delta(n)
     steps, cap = config.max_steps, config.physical_batch_size
     truncated = config.sampling == "truncated_poisson"
     analysis = config.truncation_analysis if truncated else None

@@ -41,6 +41,7 @@ class RunFacts:
     learning_rate: float | None = None  # the published one
     validation_records: int | None = None
     delta_given: bool = False  # --delta passed (else 1/n^1.1)
+    sweep_epsilon: float | None = None  # the runs of a learning-rate sweep composed (None: one run)
     versions: dict[str, str] = field(default_factory=dict)
 
 
@@ -126,15 +127,15 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
     runs = len(facts.learning_rates)
     tuning = (
         f"The learning rate {facts.learning_rate:g} was chosen among {runs} runs "
-        f"({', '.join(f'{x:g}' for x in facts.learning_rates)}) by validation loss; only the selected run "
-        "is published, and this selection is **not** accounted for (each run alone has the guarantee "
-        "below)."
-        if runs > 1
+        f"({', '.join(f'{x:g}' for x in facts.learning_rates)}) on the same corpus by validation loss; "
+        f"only the selected run is published, and the guarantee above is that of all {runs} runs composed "
+        f"(PLD composition); each run alone is ({g.epsilon:.4g}, {g.delta:.3g})-DP."
+        if runs > 1 and facts.sweep_epsilon is not None
         else "Hyperparameter tuning, if any was done before this run, is not accounted for."
     )
     scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
     length = facts.max_length or "the training sequence length in"
-    headline = statement_headline(g, facts.secret, "This generator")
+    headline = statement_headline(g, facts.secret, "This generator", sweep=(runs, facts.sweep_epsilon))
     return f"""## Privacy statement
 
 {headline}
@@ -173,17 +174,31 @@ NOT_PUBLISHED = (
 )
 
 
-def statement_headline(g: PrivacyGuarantee, secret: bool, subject: str) -> str:
-    """The statement's first sentence: the guarantee, or - under a public test seed - that there is none."""
+def statement_headline(
+    g: PrivacyGuarantee, secret: bool, subject: str, sweep: tuple[int, float | None] = (1, None)
+) -> str:
+    """The statement's first sentence: the guarantee, or - under a public test seed - that there is none.
+
+    ``sweep``: (runs, their composed epsilon) when the published model was chosen among several runs on
+    the same data: the guarantee is then the composed one, the per-run value beside it.
+    """
+    runs, composed = sweep
+    epsilon = composed if composed is not None else g.epsilon
+    per_run = (
+        f" (the {runs} runs of its learning-rate sweep composed; each run alone: ({g.epsilon:.4g}, "
+        f"{g.delta:.3g}))"
+        if composed is not None
+        else ""
+    )
     if secret:
         return (
-            f"{subject} was trained with DP-SGD and satisfies **({g.epsilon:.4g}, {g.delta:.3g})-"
-            "differential privacy** with respect to its training corpus."
+            f"{subject} was trained with DP-SGD and satisfies **({epsilon:.4g}, {g.delta:.3g})-"
+            f"differential privacy** with respect to its training corpus{per_run}."
         )
     return (
         f"**No DP guarantee.** {subject} was trained with DP-SGD whose noise and batches came "
         "from a public test seed (`--insecure_noise_seed`); the accounting below is what the run "
-        f"would have had, ({g.epsilon:.4g}, {g.delta:.3g}), but anyone who knows the seed can "
+        f"would have had, ({epsilon:.4g}, {g.delta:.3g}){per_run}, but anyone who knows the seed can "
         "remove the noise. Do not release it."
     )
 
@@ -196,7 +211,9 @@ def accounting_table(g: PrivacyGuarantee, facts: RunFacts) -> str:
         else f"1/n^1.1 with n = {g.dataset_size}, the number of training records, which is treated as public"
     )
     rows = [
-        ("epsilon", f"{g.epsilon:.4g}"),
+        *([("epsilon of the whole sweep", f"{facts.sweep_epsilon:.4g} ({len(facts.learning_rates)} runs "
+            "composed, PLD)")] if facts.sweep_epsilon is not None else []),
+        ("epsilon" + (" of one run" if facts.sweep_epsilon is not None else ""), f"{g.epsilon:.4g}"),
         ("delta", f"{g.delta:.3g}"),
         ("delta's origin", delta_origin),
         ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),

@@ -148,7 +148,15 @@ def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: P
         rows["text"] += texts
         if done % 10 == 0:  # reported by process 0 only (processes.current)
             logger.info("sampled %d of %d batches (process 0)", done, len(batches))
-    atomic_write(shard, lambda tmp: pq.write_table(pa.table(rows), tmp))
+    atomic_write(shard, lambda tmp: pq.write_table(pa.table(rows, schema=SHARD_SCHEMA()), tmp))
+
+
+def SHARD_SCHEMA():  # noqa: N802 - a constant, built lazily (pyarrow is imported on use)
+    """Every shard's columns, typed: a process with no batch (more processes than batches) writes an
+    empty shard, whose inferred columns would be null-typed and could not be merged with the others."""
+    import pyarrow as pa
+
+    return pa.schema([("batch", pa.int64()), ("text", pa.string())])
 
 
 def _merge_shards(work: Path, processes: int) -> list[str]:

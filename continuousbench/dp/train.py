@@ -232,11 +232,13 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
     guarantee, statement = None, privacy_statement(None)
     if plan is not None:
         guarantee = plan.account()
+        sweep = plan.account(runs=len(runs)) if len(runs) > 1 else None  # the choice saw every run
         facts = RunFacts(
             base_model=model_args.model, tokenizer=chosen["tokenizer"], max_length=config.max_length or 256,
             randomness=chosen["randomness"], secret=chosen["secret"], learning_rates=list(runs),
             learning_rate=best, validation_records=chosen["validation_records"],
             delta_given=config.delta is not None, versions=versions(),
+            sweep_epsilon=sweep.epsilon if sweep else None,
         )  # fmt: skip
         statement = privacy_statement(guarantee, facts)
         validation["best_step"] = chosen["best_step"]
@@ -244,8 +246,10 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
             private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),
             sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
             max_tokens_per_record=facts.max_length,
-            tokenizer=facts.tokenizer, lr_sweep_accounted=False, versions=facts.versions,
+            tokenizer=facts.tokenizer, lr_sweep_accounted=sweep is not None, versions=facts.versions,
         )  # fmt: skip
+        if sweep is not None:  # "epsilon" is what the published adapter satisfies: the sweep's
+            record.update(epsilon=sweep.epsilon, epsilon_per_run=guarantee.epsilon, runs_accounted=len(runs))
     write_json(staged.work / PRIVACY_FILE, record)
     details = {
         "base_model": model_args.model,

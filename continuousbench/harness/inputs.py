@@ -192,5 +192,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
         model_record={"given": m.model, "path": resolved(m.model)}, judge=judge,
         generation={"track": release["track"], "batch_size": h.qa_batch_size,
                     "max_new_tokens": budget["effective_max_new_tokens"]},
-        generation_record=budget, evaluation=manifest.get("evaluation"),
+        generation_record={**budget, "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+                           "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
+        evaluation=manifest.get("evaluation"),
     )  # fmt: skip

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from continuousbench.files import StagedOutput, atomic_write, write_json
+from continuousbench.training.sft import kept_checkpoints
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def open_run(
     """The staged run folder (never one of ``inputs`` or inside one). The main process checks and prepares
     it; the others (``main=False``, called after it) only join the work folder it prepared."""
     if not main:
-        return StagedOutput(output_dir, COMMAND, resume=True)
+        return StagedOutput(output_dir, COMMAND, resume=True, lock=False)
     staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume, inputs=inputs)
     owned = set(staged.owned())
     theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
@@ -79,13 +80,6 @@ def run_config(options: dict, inputs) -> dict:
         model=inputs.model_record["path"],
     )  # fmt: skip
     return config
-
-
-def kept_checkpoints(work: Path) -> list[str]:
-    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-    found = [p.name for p in work.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir()]
-    return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
 
 
 def write_run(staged: StagedOutput, results: dict, tables: dict, trained: bool, push: dict | None) -> dict:

@@ -9,7 +9,8 @@ processes each answers its share of the questions and all get every answer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 
 from continuousbench.errors import UserError
 from continuousbench.harness.prompts import qa_prompt
@@ -26,6 +27,29 @@ def references(qa) -> list[list[str]]:
     """[answer] + aliases per question (aliases may be absent from a split)."""
     aliases = qa["aliases"] if "aliases" in qa.column_names else [[] for _ in range(len(qa))]
     return [[str(a), *[str(x) for x in al or []]] for a, al in zip(qa["answer"], aliases, strict=True)]
+
+
+@contextlib.contextmanager
+def weights_precision(model) -> Iterator[str]:
+    """Decode in the precision of the model's weights (``--dtype``), never under mixed-precision autocast.
+
+    Training with ``--bf16 true`` makes accelerate wrap the model's ``forward`` in bf16 autocast, on the
+    very object that is then scored; answers would depend on whether the run trained in bf16 (3 of 156
+    changed in one run). The wrappers are set aside while decoding and put back after, so every run,
+    DP or not, decodes the same way. Yields the dtype decoding runs in (recorded in results.json).
+    """
+    wrapped = [m for m in model.modules() if "_original_forward" in m.__dict__]
+    saved = [m.__dict__.get("forward") for m in wrapped]
+    for m in wrapped:
+        m.forward = m.__dict__["_original_forward"]
+    try:
+        yield str(next(model.parameters()).dtype).removeprefix("torch.")
+    finally:
+        for m, forward in zip(wrapped, saved, strict=True):
+            if forward is None:
+                del m.forward
+            else:
+                m.forward = forward
 
 
 def generate_answers(
@@ -49,7 +73,8 @@ def generate_answers(
             stop_at_newline=True,
         )
 
-    outputs = share_out([prompts[i] for i in order], answer)
+    with weights_precision(model):
+        outputs = share_out([prompts[i] for i in order], answer)
     answers = [""] * len(prompts)
     for i, text in zip(order, outputs, strict=True):
         answers[i] = text.strip()

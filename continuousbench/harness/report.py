@@ -218,6 +218,21 @@ class ReportArguments:
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
+def check_one_release_per_id(records: dict[str, dict]) -> None:
+    """Refuse runs on two different releases that carry the same id (a rebuilt or edited release): one
+    table would put their numbers side by side as if they were comparable."""
+    seen: dict[str, tuple[str, str | None]] = {}
+    for name, record in records.items():
+        release = record["release"]
+        rid, digest = release["id"], release.get("manifest_sha256")
+        first = seen.setdefault(rid, (name, digest))
+        if digest and first[1] and digest != first[1]:
+            raise UserError(
+                f"{first[0]} and {name} ran on two different releases both named {rid} (manifest "
+                f"{first[1][:12]} vs {digest[:12]}); report runs of one release build at a time"
+            )
+
+
 def main(args: ReportArguments) -> dict:
     """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
     if not args.runs:
@@ -239,6 +254,7 @@ def main(args: ReportArguments) -> dict:
             raise UserError(
                 f"{folder / 'results.json'} {what}; is it from `continuousbench evaluate`?"
             ) from None
+    check_one_release_per_id(records)
     rows, groups = comparison_rows(records), seed_groups(records)
     print_table(rows, groups)
     if "--plot" in outputs:

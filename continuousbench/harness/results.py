@@ -51,7 +51,7 @@ _GUARANTEE = (
     "physical_batch", "truncation_analysis", "truncation_probability",
 )  # fmt: skip
 
-Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]  # NaN: "not a finite number"
 Count = Annotated[int, Field(ge=0)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Bits = Annotated[str, Field(pattern=r"^[01-]*$")]  # per question: 1 correct, 0 wrong, - no judge verdict

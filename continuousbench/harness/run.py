@@ -39,6 +39,7 @@ from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
 from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.training.options import DP_KEYS
+from continuousbench.training.sft import kept_checkpoints
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def _validation_history(log_history: Sequence[dict]) -> list[dict]:
 
 def _resume_from(work: Path, max_steps: int) -> bool:
     """Whether training continues from a checkpoint in ``work``; says so either way."""
-    checkpoints = outputs.kept_checkpoints(work)
+    checkpoints = kept_checkpoints(work, warn=processes.current().main)
     if checkpoints:
         logger.info("resuming from %s (of %d steps) in %s", checkpoints[-1], max_steps, work)
         return True
@@ -143,7 +144,7 @@ def train(
         )  # fmt: skip
     except KeyboardInterrupt:
         if processes.current().main:
-            kept = outputs.kept_checkpoints(work) or ["no checkpoint yet"]
+            kept = kept_checkpoints(work) or ["no checkpoint yet"]
             logger.warning("stopped; kept in %s: %s", work, ", ".join(kept))
         raise
     # Every process: the Trainer writes from the main one only, and FSDP/DeepSpeed gather on all of them.

@@ -3,8 +3,10 @@
 The record is the run's ``results.json`` (validated against the results schema first) plus ``questions``: per
 part, the question ids, support counts and one ``0``/``1`` per question and matcher from
 ``predictions.parquet``, so that the leaderboard can compare submissions question by question.
-Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs,
-and a record that still holds something shaped like an access token is refused.
+Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs and
+secret-named query parameters (``?key=...``, ``&api_key=...``) are redacted, absolute local paths keep only
+their last component (``.../run``: where things lay on the submitter's disk is theirs), and a record
+that still holds something shaped like an access token is refused.
 
 One file per run, ``<release id>/<name>-<sha256 of the record, 12 hex>.json``: content-addressed, so a
 submission never replaces another's; submitting the same record twice finds it already there. A local
@@ -36,6 +38,10 @@ _SECRET_KEY = re.compile(
     r"(^|_)(token|secret|password|passwd|api_?key|authorization|credentials?)($|_)", re.IGNORECASE
 )
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s#]+@")
+_URL_SECRET_PARAM = re.compile(
+    r"([?&;][^=&#\s]*(?:key|token|secret|password|passwd|signature|sig|auth|credential)[^=&#\s]*=)[^&#\s]*",
+    re.IGNORECASE,
+)
 _TOKEN_SHAPES = re.compile(
     r"\bhf_[A-Za-z0-9]{20,}|\bsk-[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bBearer\s+\S{10,}"
 )
@@ -49,7 +55,9 @@ def scrub(value: Any, where: str = "record") -> Any:
     if isinstance(value, list):
         return [scrub(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str):
-        value = _URL_USERINFO.sub("", value)
+        value = _URL_SECRET_PARAM.sub(r"\1REDACTED", _URL_USERINFO.sub("", value))
+        if value.startswith(("/", "~")) and "\n" not in value:  # an absolute local path: its last part
+            value = f".../{Path(value).name}"
         if _TOKEN_SHAPES.search(value):
             raise UserError(
                 f"{where} holds what looks like an access token; remove it from the run's settings"
@@ -120,7 +128,7 @@ def _to_folder(data: bytes, folder: Path, relative: str) -> tuple[str, bool]:
 def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bool]:
     from huggingface_hub import HfApi
 
-    from continuousbench.release.push import hub_failure
+    from continuousbench.release.push import hub_errors, hub_failure
 
     api = HfApi()
     try:
@@ -130,7 +138,7 @@ def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bo
             path_or_fileobj=data, path_in_repo=relative, repo_id=repo_id, repo_type="dataset",
             commit_message=f"Submit {relative}", create_pr=pr,
         )  # fmt: skip
-    except OSError as err:
+    except hub_errors() as err:
         raise hub_failure(err, f"submitting to dataset repo {repo_id}") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)), True
 

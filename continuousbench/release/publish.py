@@ -46,14 +46,14 @@ def main(args: PublishArguments) -> dict:
         raise UserError("continuousbench publish release <id or folder> --repo <org/name>: give both")
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
-    from continuousbench.release.push import check_repo_id, hub_failure, push_release
+    from continuousbench.release.push import check_repo_id, hub_errors, hub_failure, push_release
 
     check_repo_id(repo, "--repo")
     try:
         url = push_release(release, repo, private=args.private)  # verifies every checksum first
     except (FileNotFoundError, FileExistsError):
         raise
-    except OSError as err:
+    except hub_errors() as err:
         raise hub_failure(err, f"publishing to dataset repo {repo}") from None
     release_id = json.loads((resolve_release(release, repo_id=None) / MANIFEST).read_text())["id"]
     return {"url": url, "release": release_id, "load": load_line(repo, release_id)}

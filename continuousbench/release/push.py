@@ -11,7 +11,20 @@ from continuousbench.release.layout import CARD, MANIFEST
 from continuousbench.release.load import resolve_release, verify_release
 
 
-def hub_failure(err: OSError, action: str) -> UserError:
+def hub_errors() -> tuple[type[BaseException], ...]:
+    """What a Hub call raises when the Hub fails: OSError (HTTP errors, offline mode) and the HTTP client's
+    transport errors (an unreachable Hub: its ``ConnectError`` is not an OSError). huggingface_hub 2 talks
+    through ``httpx2``, 1.x through ``httpx``: both are caught where installed."""
+    import importlib.util
+
+    errors: list[type[BaseException]] = [OSError]
+    for client in ("httpx2", "httpx"):
+        if importlib.util.find_spec(client) is not None:
+            errors.append(importlib.import_module(client).HTTPError)
+    return tuple(errors)
+
+
+def hub_failure(err: BaseException, action: str) -> UserError:
     """One line for a Hub error (HTTP, connection, offline mode): what failed and how to fix it."""
     detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return UserError(

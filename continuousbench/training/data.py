@@ -143,6 +143,8 @@ def _load_raw(source: str, split: str, option: str):
             )
         _check_files(path, option)
         if builder == "text":  # paragraphs keep their trailing newline; the document does not include it
+            if not path.read_bytes().strip():  # the text builder fails on an empty file with a traceback
+                raise UserError(f"{option} {source} is empty: it holds no text; pass a corpus with documents")
             data = load_dataset("text", data_files=str(path), split="train", sample_by="paragraph")
             return data.map(lambda t: {"text": t.strip("\n")}, input_columns="text")
         return _read(source, option, lambda: load_dataset(builder, data_files=str(path), split="train"))

@@ -10,12 +10,21 @@ Checkpoint selection is Trainer's own: :class:`EvaluatorTrainer` overrides ``eva
 every ``eval_steps``, the metrics of ``eval_fn(model)`` (e.g. ``{"qa_contains": 0.41}``) are logged as
 ``eval_qa_contains``; ``metric_for_best_model`` / ``load_best_model_at_end`` / ``save_total_limit`` then
 keep and reload the best checkpoint, and ``resume_from_checkpoint`` restores that bookkeeping.
+
+Checkpoints are written as a whole or not at all, as far as a resume can tell: a ``checkpoint-N`` is
+marked incomplete (``.incomplete``) before Trainer writes it and unmarked once Trainer has written its
+last file, so ``--resume`` after a kill or a full disk skips it with a warning and continues from the
+one before. A full disk is one line naming the checkpoint.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+import errno
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from transformers import Trainer
@@ -23,6 +32,26 @@ from trl import SFTConfig, SFTTrainer
 
 EvalFn = Callable[[Any], dict[str, float]]
 
+
+
+logger = logging.getLogger(__name__)
+
+INCOMPLETE = ".incomplete"  # inside a checkpoint Trainer is still writing (EvaluatorTrainer)
+
+
+def kept_checkpoints(work: Path, *, warn: bool = False) -> list[str]:
+    """The complete ``checkpoint-N`` folders in ``work``, oldest first. One the run died writing (marked
+    ``.incomplete``, or without Trainer's last file) is skipped, with a warning when ``warn``."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    found = []
+    for path in work.glob(f"{PREFIX_CHECKPOINT_DIR}-*"):
+        if (path / INCOMPLETE).exists() or not (path / "trainer_state.json").is_file():
+            if warn:
+                logger.warning("%s was not completely written (the run died saving it); skipping it", path)
+        elif path.is_dir():
+            found.append(path.name)
+    return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
 
 class EvaluatorTrainer(SFTTrainer):
     """``SFTTrainer`` whose evaluation is ``eval_fn(model)`` (plus eval loss when given an eval dataset)."""
@@ -36,6 +65,26 @@ class EvaluatorTrainer(SFTTrainer):
         entropy and top-1 metrics) saves GPU memory on large vocabularies but costs ~25% of a CPU step
         for a small model; the loss is the same (checked by ``tests/harness/test_training_loss.py``)."""
         return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
+
+    def _save_checkpoint(self, model, trial) -> None:
+        """Trainer's checkpoint, marked incomplete until its last file is written (see the module doc)."""
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        marker = folder / INCOMPLETE
+        try:
+            if self.args.should_save:
+                folder.mkdir(parents=True, exist_ok=True)
+                marker.touch()
+            super()._save_checkpoint(model, trial)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise OSError(
+                    errno.ENOSPC, "no space left on the device while writing a checkpoint", str(folder)
+                ) from None
+            raise
+        if self.args.should_save:
+            marker.unlink(missing_ok=True)
 
     def evaluate(
         self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval"
@@ -55,12 +104,9 @@ class EvaluatorTrainer(SFTTrainer):
 
 
 def last_checkpoint(output_dir: str) -> str | None:
-    """The newest ``checkpoint-N`` folder of a run, or None."""
-    import os
-
-    from transformers.trainer_utils import get_last_checkpoint
-
-    return get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+    """The newest complete ``checkpoint-N`` folder of a run, or None (an incomplete one is skipped)."""
+    kept = kept_checkpoints(Path(output_dir)) if os.path.isdir(output_dir) else []
+    return os.path.join(output_dir, kept[-1]) if kept else None
 
 
 def continued_pretraining(
@@ -102,7 +148,7 @@ def continued_pretraining(
     )
     try:
         trainer.train(resume_from_checkpoint=checkpoint)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, a full disk...
         close_progress_bars(trainer)  # so that what is printed next is not followed by a stale bar
         raise
     return trainer

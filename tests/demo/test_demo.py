@@ -103,6 +103,7 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     assert direct["model_privacy"]["epsilon"] == pytest.approx(10, rel=1e-3) and direct["tuning"] == "lora"
     assert records["no-training"]["steps"] == 0 and records["train-on-real"]["model_privacy"] is None
 
+    assert {p.name for p in out.iterdir()} <= set(demo.WRITES)  # what --overwrite removes, all of it
     assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     mauve = json.loads((out / "mauve.json").read_text())
     assert set(mauve) == {"real", *demo.GENERATORS, "pe-eps10"}
@@ -135,6 +136,26 @@ def test_settings_mismatch_is_refused(tmp_path):
     with pytest.raises(SystemExit) as err:
         demo.cli(["--out", str(out), "--quick"])
     assert err.value.code == 2
+
+
+def test_overwrite_removes_only_what_the_demo_wrote(tmp_path, monkeypatch):
+    out = tmp_path / "demo"
+    (out / "runs" / "syn").mkdir(parents=True)
+    (out / "settings.json").write_text("{}")
+    (out / "results.json").write_text("[]")
+    (out / "notes.txt").write_text("mine")
+
+    class Stopped(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stopped
+
+    monkeypatch.setattr(demo, "Stages", stop)  # stop right after the old demo is cleared
+    with pytest.raises(Stopped):
+        demo.main(demo.DemoArguments(out=str(out), quick=True, overwrite=True))
+    assert (out / "notes.txt").read_text() == "mine"
+    assert not (out / "runs").exists() and not (out / "results.json").exists()
 
 
 def test_demo_recipes_parse_with_the_real_parsers():

@@ -60,6 +60,13 @@ def test_fixed_seed_is_deterministic(real_texts, tiny_model_dir, same_and_junk):
     assert again["scores"] == same_and_junk[0]["scores"][1:]
 
 
+def test_more_samples_than_texts_is_stated_not_silent(real_texts, tiny_model_dir, caplog):
+    few = real_texts[:6]
+    result = mauve_score(few, real_texts[6:40], model_path=tiny_model_dir, n_samples=100_000, seeds=[0])
+    assert result["n"] == 6 and result["n_samples_requested"] == 100_000
+    assert "--n_samples 100000 is more than the corpora hold (6 candidate" in caplog.text
+
+
 def test_reference_mauve_splits_the_real_corpus(real_texts, tiny_model_dir, same_and_junk):
     ref = reference_mauve(real_texts, model_path=tiny_model_dir, n_samples=N, seeds=(0,))
     assert ref["n"] == N and ref["mean"] > same_and_junk[1]["mean"] + 0.3

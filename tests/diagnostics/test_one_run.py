@@ -46,3 +46,17 @@ def test_audit_uses_a_fixed_grid_with_bonferroni():
     assert perfect.epsilon_lower_bound < epsilon_lower_bound(m, best["guesses"], best["correct"], 1e-5)
     noise = audit(np.random.default_rng(0).normal(size=m), included, delta=1e-5)
     assert noise.epsilon_lower_bound < 1
+
+
+def test_the_audit_records_its_power_and_a_broken_run_would_fail_the_dp_test():
+    """What tests/dp/test_audit.py's DP case would see from a run whose noise was dropped (every canary
+    scored by membership, as a perfectly memorising run does): at delta 1e-5 with 64 canaries the bound
+    is about 2.6 > 1, so "a DP run at epsilon 1 stays within its claim" can fail; at that run's default
+    delta 1/49^1.1 even a perfect attack bounds nothing (the test could not fail), and the record says so."""
+    m = 64
+    included = np.arange(m) % 2 == 0
+    broken = audit(included.astype(float), included, delta=1e-5)
+    assert broken.epsilon_lower_bound == broken.largest_reachable_bound == pytest.approx(2.643, abs=1e-3)
+    assert broken.epsilon_lower_bound > 1  # a broken epsilon-1 run is caught
+    powerless = audit(included.astype(float), included, delta=1 / 49**1.1)
+    assert powerless.largest_reachable_bound == 0.0 == powerless.epsilon_lower_bound

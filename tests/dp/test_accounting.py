@@ -128,3 +128,21 @@ def test_default_delta():
     assert acc.default_delta(180_000) == pytest.approx(1.66e-6, rel=0.01)  # Table 31, GEMINON
     with pytest.raises(ValueError):
         acc.default_delta(0)
+
+
+def test_delta_of_one_over_n_or_more_is_refused_and_calibration_fails_fast():
+    """Deltas in [1/n, 1) were accepted and their calibration ran for minutes; now one line, at once."""
+    import time
+
+    from continuousbench.dp.accounting import calibrate, check_delta, gaussian_composition_event
+    from continuousbench.errors import UserError
+
+    assert check_delta(1e-3, 999) == 1e-3
+    for delta in (1 / 1000, 0.5, 0.9999999):
+        refused = f"--delta {delta:.10g} is not below 1/n = 0.001 .*may publish a whole"
+        with pytest.raises(UserError, match=refused):
+            check_delta(delta, 1000)
+    start = time.perf_counter()
+    with pytest.raises(UserError, match="needs a noise multiplier above 16384"):
+        calibrate(lambda s: gaussian_composition_event(s, 10), 1e-9, 1e-5)
+    assert time.perf_counter() - start < 10

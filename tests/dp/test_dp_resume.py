@@ -1,6 +1,7 @@
 """--resume continues a killed DP run exactly (same streams, same epsilon) and refuses any change."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -61,6 +62,9 @@ def test_the_test_seed_replays_and_says_there_is_no_guarantee(uninterrupted, tmp
 
 def test_resume_after_a_kill_is_the_uninterrupted_run(killed, uninterrupted, train_generator, caplog):
     assert [p.name for p in run_dir(killed).glob("checkpoint-*")] == ["checkpoint-2"]
+    checkpoint = run_dir(killed) / "checkpoint-2"  # the secret streams: the owner's alone
+    modes = checkpoint.stat().st_mode & 0o777, (checkpoint / loop.STATE).stat().st_mode & 0o777
+    assert modes == (0o700, 0o600)
     (run_dir(killed) / "best" / "from-lost-steps").write_text("stale")  # best/ after the last checkpoint
     train_generator(killed, *REPLAYABLE, "--resume", "true")
     assert "resumed from checkpoint-2" in caplog.text
@@ -110,7 +114,8 @@ def test_resume_refuses_another_corpus(killed_once, train_generator, dp_corpus, 
         train_generator(killed_once, *REPLAYABLE, "--resume", "true", corpus=other)
     assert err.value.code == 2
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "corpus_sha256" in line and "--resume with a changed configuration" in line
+    assert "corpus_sha256 changed" in line and "--resume with a changed configuration" in line
+    assert not re.search(r"[0-9a-f]{16}", line), line  # a digest of the private corpus is never shown
 
 
 @pytest.mark.parametrize(

@@ -118,3 +118,17 @@ def test_chat_endpoint(dp_model_dir, fake_openai_server, tmp_path, invoke):
     args = ["synthesize", "--generator", dp_model_dir, "--num_samples", "3"]
     result = invoke([*args, "--backend", f"endpoint:{server.url}#gen", "--output_dir", tmp_path / "chat"])
     assert result.exit_code == 0 and all(r["messages"][0]["content"] == "" for r in server.requests[1:])
+
+
+def test_a_process_with_no_batch_writes_a_shard_that_merges(dp_model_dir, tmp_path):
+    """torchrun with more processes than batches (16 samples in one batch of 16, 2 processes): process 1
+    samples nothing, and its empty shard must still merge with process 0's."""
+    from continuousbench.dp.synthesize import SHARD, SynthesisArguments, _merge_shards, _sample_local
+    from continuousbench.processes import Processes
+
+    args = SynthesisArguments(generator=str(dp_model_dir), output_dir=str(tmp_path), num_samples=2,
+                              batch_size=16, max_new_tokens=4)  # fmt: skip
+    (tmp_path / "shards").mkdir()
+    for rank in (0, 1):
+        _sample_local(args, Processes(rank=rank, world_size=2), tmp_path / SHARD.format(rank))
+    assert len(_merge_shards(tmp_path, 2)) == 2

@@ -80,7 +80,21 @@ def test_sweep_publishes_only_the_selected_run(tmp_path, train_generator):
     assert set(losses) == {"0.001", "0.01"} and privacy["learning_rate"] == float(min(losses, key=losses.get))
     assert not list(out.glob("lr-*")) and not list(out.rglob("checkpoint-*"))
     card = (out / "README.md").read_text()
-    assert "among 2 runs" in card and "**not** accounted for" in card
+    assert "among 2 runs" in card and "**not** accounted for" not in card
+    # the adapter was chosen from two runs on the same data: its guarantee is theirs composed
+    import dp_accounting as dpa
+
+    from continuousbench.dp.accounting import dp_event, event_epsilon
+
+    one_run = dp_event(privacy["noise_multiplier"], privacy["sampling_probability"], privacy["steps"])
+    both = dpa.ComposedDpEvent([one_run, one_run])
+    assert privacy["epsilon_per_run"] == pytest.approx(event_epsilon(one_run, privacy["delta"]), rel=1e-3)
+    assert privacy["epsilon"] == pytest.approx(event_epsilon(both, privacy["delta"]), rel=1e-3)
+    assert privacy["epsilon"] > privacy["epsilon_per_run"] and privacy["runs_accounted"] == 2
+    assert privacy["lr_sweep_accounted"] is True
+    headline = card.split("## Privacy statement", 1)[1].strip().split("\n")[0]
+    assert f"({privacy['epsilon']:.4g}, " in headline
+    assert f"each run alone: ({privacy['epsilon_per_run']:.4g}, " in headline
 
 
 RECIPES = sorted((Path(__file__).parents[2] / "recipes" / "configs").glob("generator-*.yaml"))

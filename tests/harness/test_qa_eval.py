@@ -95,3 +95,34 @@ def test_newline_stop_ids_are_computed_once_per_tokenizer(tiny_model_dir, monkey
     assert llm.newline_token_ids(tokenizer) == expected and len(scans) == 1
     tokenizer.add_tokens(["two\nlines"])  # a changed vocabulary is scanned again
     assert llm.newline_token_ids(tokenizer) == [*expected, len(tokenizer) - 1] and len(scans) == 2
+
+
+def test_answers_decode_in_the_weights_precision_even_after_bf16_training(tiny_model_dir):
+    """accelerate's bf16 mixed precision wraps ``forward`` in autocast on the model object the run then
+    scores; decoding must not run under it (and the wrapper is back afterwards, for training)."""
+    import torch
+    from accelerate import Accelerator
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from continuousbench.harness.qa_eval import generate_answers, weights_precision
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    from accelerate.state import AcceleratorState
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    AcceleratorState._reset_state(reset_partial_state=True)  # a process-wide singleton: other tests set it
+    try:
+        model = Accelerator(mixed_precision="bf16", cpu=True).prepare(model)
+    finally:
+        AcceleratorState._reset_state(reset_partial_state=True)
+    seen = []  # a layer inside forward sees whether autocast is on
+    model.lm_head.register_forward_hook(lambda *_: seen.append(torch.is_autocast_enabled("cpu")))
+    wrapped = model.forward
+    generate_answers(model, tokenizer, ["Who founded the city?"], max_new_tokens=2)
+    assert seen and not any(seen)  # every forward of decoding ran without autocast
+    assert model.forward == wrapped
+    with weights_precision(model) as dtype:
+        assert dtype == "float32"
+    seen.clear()
+    model(torch.tensor([[1, 2]]))
+    assert all(seen)  # training's forward keeps its autocast

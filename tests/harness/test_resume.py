@@ -8,7 +8,7 @@ import shlex
 import shutil
 
 import pytest
-from hostile import with_option
+from hostile import fill_disk, with_option
 
 
 def moved(argv: list[str], src, dst) -> list[str]:
@@ -41,6 +41,25 @@ def test_ctrl_c_says_what_is_kept_and_the_printed_command_resumes_to_the_same_by
     for name in ("results.json", "predictions.parquet", "accuracy_by_support.png"):
         assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
     assert not (tmp_path / "run" / ".evaluate-work").exists()
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["validation_history"][-1]["step"] == 3
+
+
+def test_a_checkpoint_cut_by_a_full_disk_is_skipped_on_resume(
+    invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, caplog
+):
+    argv = ["evaluate", *run_argv(tiny_release, tiny_model_dir, tmp_path / "run", steps=3)]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fill_disk(monkeypatch, at=2)
+        failed = invoke(argv)
+    assert failed.exit_code == 2
+    line = failed.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: no space left on the device writing ") and "checkpoint-2" in line, line
+    work = tmp_path / "run" / ".evaluate-work"
+    assert (work / "checkpoint-2" / ".incomplete").exists()  # half-written, and says so
+    resumed = invoke([*argv, "--resume"])
+    assert resumed.exit_code == 0, resumed.stderr[-2000:]
+    assert "checkpoint-2 was not completely written" in caplog.text
+    assert "resuming from checkpoint-1" in caplog.text
     assert json.loads((tmp_path / "run" / "results.json").read_text())["validation_history"][-1]["step"] == 3
 
 

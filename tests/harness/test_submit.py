@@ -23,7 +23,9 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     record = json.loads(files[0].read_text())
     assert results.validate(record) == []
     own = json.loads((finished_run / "results.json").read_text())
-    assert record["metrics"] == own["metrics"] and record["corpus"] == own["corpus"]
+    assert record["metrics"] == own["metrics"]
+    assert record["corpus"]["fingerprint"] == own["corpus"]["fingerprint"]
+    assert record["corpus"]["path"] == ".../" + Path(own["corpus"]["path"]).name  # no local path travels
     public = record["questions"]["qa_public"]
     assert len(public["ids"]) == own["metrics"]["qa_public"]["n"] == len(public["outcomes"]["exact_match"])
     # The same record again: found, nothing rewritten. Another run: another file beside it.
@@ -41,10 +43,20 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
     record = json.loads((run / "results.json").read_text())
     record["harness_args"]["judge"] = "endpoint:https://me:s3cret@judge.example/v1#judge-model"
     record["training_args"]["hub_token"] = TOKEN
+    record["harness_args"]["corpus"] = "https://data.example/c.parquet?api_key=k3y-one&x=1&key=k3y-two"
     (run / "results.json").write_text(json.dumps(record))
     out = submit.cli([str(run), "--to", str(tmp_path / "to")])
     text = Path(out["path"]).read_text()
     assert "s3cret" not in text and TOKEN not in text and "hub_token" not in text
+    assert "k3y-" not in text and "c.parquet?api_key=REDACTED&x=1&key=REDACTED" in text
+
+    def strings(value):
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        return [s for v in value for s in strings(v)] if isinstance(value, list) else [value]
+
+    local = [s for s in strings(json.loads(text)) if isinstance(s, str) and s.startswith(("/", "~"))]
+    assert not local and str(tmp_path) not in text  # where things lay on the submitter's disk stays there
     assert "https://judge.example/v1#judge-model" in text and '"max_new_tokens"' in text
     record["model_args"]["model"] = f"/models/{TOKEN}"
     (run / "results.json").write_text(json.dumps(record))
