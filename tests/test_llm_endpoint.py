@@ -105,8 +105,10 @@ def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_op
     gen = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
     assert gen.generate(["a", "b"], max_new_tokens=10) == ["", ""]
     assert gen.stats["dropped_truncated"] == 2 and "truncated 2" in gen.progress(2, 2, 0)
-    gen.generate(["a"], max_new_tokens=10)
-    assert len(cut.requests) == 6  # never cached: asked again
+    again = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    assert again.generate(["a"], max_new_tokens=10) == [""] and len(cut.requests) == 4  # not paid twice
+    assert again.stats["dropped_truncated"] == 1
+    assert again.generate(["a"], max_new_tokens=40) == [""] and len(cut.requests) == 6  # a new budget: asked
 
 
 def test_a_stalled_answer_is_abandoned_at_the_request_timeout(fake_openai_server):

@@ -199,8 +199,11 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
             staged.discard()
         raise
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
+    prompt = start_prompt(tokenizer)
+    if args.backend.startswith("completions:") and not prompt:  # llama.cpp fails on an empty prompt
+        prompt = tokenizer.bos_token or tokenizer.eos_token or ""
     return generator.generate(
-        [start_prompt(tokenizer)] * args.num_samples,
+        [prompt] * args.num_samples,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
         **{k: v for k, v in sampling.items() if v is not None},

@@ -6,6 +6,7 @@ truncated answers detected, slow answers abandoned, progress lines while a batch
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -86,6 +87,11 @@ class Truncated(Exception):
     """The answer stopped at its token budget (finish_reason "length")."""
 
 
+# What the cache holds for an answer cut at its budget (twice): never an answer, but a rerun with the
+# same budget would be cut again, so it is not asked again (a larger --max_new_tokens is a new key).
+TRUNCATED = "\x00truncated"
+
+
 def response_format(form: str, schema: dict) -> dict:
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
@@ -114,9 +120,9 @@ class EndpointGenerator:
     request is retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in
     all - the only retry layer. An answer that takes longer than ``request_timeout`` in total (a stalled
     server, one byte every few seconds) is abandoned and retried. An answer cut at its token budget
-    (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated and
-    never cached. ``schema=`` (a JSON schema) asks for structured output in the form this server accepts.
-    Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
+    (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated (''
+    returned, cached as truncated, never as an answer). ``schema=`` (a JSON schema) asks for structured
+    output in the form this server accepts. Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
     ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
     ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only
     as a header and never appears in a message, log or file. ``stats`` counts requests, cache hits and
@@ -266,8 +272,8 @@ class EndpointGenerator:
                 f"dropped: {dropped or 'none'}")  # fmt: skip
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers are
-        not requested again.
+        """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers (and
+        truncations) are not requested again.
 
         With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples.
         Finished answers are cached as they arrive, so an interrupted call loses nothing it paid for.
@@ -277,6 +283,7 @@ class EndpointGenerator:
         keys = self._keys(prompts, sampling)
         answers = self._cache.get_many(keys) if self._cache else {}
         self.stats["cached"] += len(answers)
+        self.stats["dropped_truncated"] += sum(a == TRUNCATED for a in answers.values())
         todo = [i for i, k in enumerate(keys) if k not in answers]
         seed = sampling.get("seed")
         shown = time.monotonic()
@@ -295,10 +302,10 @@ class EndpointGenerator:
                     for f in done:
                         if isinstance(f.exception(), Truncated):
                             self.stats["dropped_truncated"] += 1
-                            answers[keys[futures[f]]] = ""  # never cached: a rerun asks again
+                            finished.append((keys[futures[f]], TRUNCATED))
                         elif f.exception() is None:
                             finished.append((keys[futures[f]], f.result()))
-                    self.stats["answered"] += len(finished)
+                            self.stats["answered"] += 1
                     answers.update(finished)
                     if self._cache:
                         self._cache.put_many(finished)
@@ -314,7 +321,7 @@ class EndpointGenerator:
                 for future in pending:
                     future.cancel()
                 raise
-        return [answers[k] for k in keys]
+        return ["" if answers[k] == TRUNCATED else answers[k] for k in keys]
 
     def check(self) -> None:
         """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before
@@ -340,8 +347,6 @@ class EndpointGenerator:
             raise self._fail(f"does not serve model {self.model!r}; it serves {', '.join(served[:5])}: "
                              f"name one after '#'")  # fmt: skip
         if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
-            try:
+            with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
                 self._one("Say OK.", {"max_new_tokens": 1})
-            except Truncated:
-                pass
         _PROBED[(self.base_url, self.model)] = "ok"

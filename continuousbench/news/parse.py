@@ -1,8 +1,9 @@
 """Reading model answers: JSON lists of objects despite fences, prose and broken items; verbatim checks.
 
 Models wrap JSON in markdown fences, put prose around it, or break one item (vllm #15236 reports
-unreliable structured output). :func:`json_objects` takes the first JSON list it can decode, else the
-objects it can decode one by one, and counts what it had to drop, as datatrove steps do.
+unreliable structured output). :func:`json_objects` takes the first JSON list of objects it can decode
+(a list of plain values such as a cited "[1]" in the prose is skipped), else the objects it can decode
+one by one, and counts what it had to drop, as datatrove steps do.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def json_objects(text: str) -> tuple[list[dict], Counter]:
         stats["dropped_empty_response"] += 1
         return [], stats
     decoded: list | None = None
+    first_list: list | None = None  # a list without objects ("[1]" citing a report): the last resort
     loose: list = []
     i = 0
     while i < len(text):
@@ -34,13 +36,16 @@ def json_objects(text: str) -> tuple[list[dict], Counter]:
         except json.JSONDecodeError:
             i += 1
             continue
-        if isinstance(value, list):
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
             decoded = value
             break
-        loose.append(value)  # an object outside any list: keep it, look for more
+        if isinstance(value, list):
+            first_list = value if first_list is None else first_list
+        else:
+            loose.append(value)  # an object outside any list: keep it, look for more
         i = end
-    items = decoded if decoded is not None else loose
-    if decoded is None and not loose:
+    items = decoded if decoded is not None else loose or first_list or []
+    if decoded is None and not loose and first_list is None:
         stats["dropped_malformed_output"] += 1
         return [], stats
     objects = [item for item in items if isinstance(item, dict)]
