@@ -122,9 +122,9 @@ class EndpointGenerator:
     server, one byte every few seconds) is abandoned and retried. An answer cut at its token budget
     (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated (''
     returned, cached as truncated, never as an answer). ``schema=`` (a JSON schema) asks for structured
-    output in the form this server accepts. Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
-    ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
-    ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only
+    output in the form this server accepts. Answers are cached on disk under ``cache_dir`` when given.
+    Uses ``httpx`` rather than ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it
+    must work with ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only
     as a header and never appears in a message, log or file. ``stats`` counts requests, cache hits and
     drops by reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
     """
