@@ -99,16 +99,17 @@ def test_server_errors_show_the_servers_own_message(fake_openai_server):
 def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_openai_server, tmp_path):
     server = fake_openai_server(finish=lambda body: "length" if body["max_tokens"] < 20 else "stop")
     gen = EndpointGenerator(server.url, "fake", cache_dir=tmp_path)
-    assert gen.generate(["a"], max_new_tokens=10) == ["echo: a"]  # asked again with 20 tokens
+    assert gen.generate(["a"], max_new_tokens=10, schema={}) == ["echo: a"]  # asked again with 20 tokens
     assert [r["max_tokens"] for r in server.requests] == [10, 20]
+    assert gen.generate(["b"], max_new_tokens=10) == ["echo: b"]  # free text (no schema) may stop anywhere
     cut = fake_openai_server(finish=lambda body: "length")
     gen = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
-    assert gen.generate(["a", "b"], max_new_tokens=10) == ["", ""]
+    assert gen.generate(["a", "b"], max_new_tokens=10, schema={}) == ["", ""]
     assert gen.stats["dropped_truncated"] == 2 and "truncated 2" in gen.progress(2, 2, 0)
     again = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
-    assert again.generate(["a"], max_new_tokens=10) == [""] and len(cut.requests) == 4  # not paid twice
+    assert again.generate(["a"], max_new_tokens=10, schema={}) == [""] and len(cut.requests) == 4  # once
     assert again.stats["dropped_truncated"] == 1
-    assert again.generate(["a"], max_new_tokens=40) == [""] and len(cut.requests) == 6  # a new budget: asked
+    assert again.generate(["a"], max_new_tokens=40, schema={}) == [""] and len(cut.requests) == 6  # new key
 
 
 def test_a_stalled_answer_is_abandoned_at_the_request_timeout(fake_openai_server):

@@ -115,18 +115,21 @@ class EndpointGenerator:
 
     ``api="chat"`` posts to ``/chat/completions`` (instruction models: facts, judges, rewrites);
     ``api="completions"`` to ``/completions`` (a base model or LoRA adapter continuing raw text: synthesis).
-    Up to ``max_in_flight`` requests run at once (small by default: a server that answers one at a time
-    queues the rest, and each queued request waits its turn inside its own ``request_timeout``). Each
-    request is retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in
-    all - the only retry layer. An answer that takes longer than ``request_timeout`` in total (a stalled
-    server, one byte every few seconds) is abandoned and retried. An answer cut at its token budget
-    (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated (''
-    returned, cached as truncated, never as an answer). ``schema=`` (a JSON schema) asks for structured
-    output in the form this server accepts. Answers are cached on disk under ``cache_dir`` when given.
-    Uses ``httpx`` rather than ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it
-    must work with ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only
-    as a header and never appears in a message, log or file. ``stats`` counts requests, cache hits and
-    drops by reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
+
+    Up to ``max_in_flight`` requests run at once (small by default: a server that answers one at a time queues
+    the rest, and each queued request waits its turn inside its own ``request_timeout``). Each request is
+    retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in all: the only
+    retry layer. An answer taking longer than ``request_timeout`` in total (a stalled server dripping one byte
+    every few seconds) is abandoned and retried. ``schema=`` (a JSON schema) asks for structured output in the
+    form this server accepts; such an answer must be whole, so one cut at its token budget (``finish_reason:
+    length``) is asked again once with twice the budget, then dropped as truncated ('' returned, cached as
+    truncated, never as an answer). Free text may stop at its budget.
+
+    Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
+    ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
+    ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only as
+    a header and never appears in a message, log or file. ``stats`` counts answers, cache hits and drops by
+    reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
     """
 
     base_url: str
@@ -245,7 +248,7 @@ class EndpointGenerator:
             except (ValueError, KeyError, IndexError, TypeError):
                 last = "a malformed response"
                 continue
-            if choice.get("finish_reason") == "length":
+            if choice.get("finish_reason") == "length" and schema is not None:  # free text may stop anywhere
                 if grown:
                     raise Truncated(budget)
                 budget, grown = budget * 2, True  # once, with twice the budget
