@@ -23,6 +23,7 @@ import numpy as np
 
 import continuousbench
 from continuousbench.commands import bounds
+from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
@@ -119,9 +120,11 @@ def build_release(
         "sensitive_candidates": a.sensitive_candidates,
         "package_version": continuousbench.__version__,
     }
-    text_maker = make_realizer(a.realizer)  # a bad spec fails here, before any work
+    make_realizer(a.realizer)  # a bad spec fails here, before any work
     _check_generators(a.namer, a.realizer)  # and so does an endpoint that does not answer
     work = WorkDir.for_settings(root / ".work", str(rid), settings)
+    # answers cached as they arrive: a killed build, run again, does not pay for them twice
+    text_maker = make_realizer(a.realizer, cache_dir=work.path / "llm-cache")
     seeds = stage_seeds(a.seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
@@ -137,6 +140,7 @@ def build_release(
         generator = {
             "builder": "continuousbench.geminon.build",
             "namer": a.namer,
+            "namer_stats": work.read_json("namer.json") if work.file("namer.json").exists() else {},
             "realizer": a.realizer,
             "seeds": seeds,
             **work.read_json("selection.json"),
@@ -196,7 +200,10 @@ def _world_stage(
 
     with stages.stage("world"):
         # The offline namer is the world's own default, seeded from the world's seed tree.
-        world = build_world(spec, seed, namer=None if namer == "offline" else make_namer(namer, seed))
+        named_by = None if namer == "offline" else make_namer(namer, seed)
+        world = build_world(spec, seed, namer=named_by)
+    # what the LLM namer was asked and dropped, and how often it fell back to the offline namer
+    work.write_json("namer.json", dict(getattr(named_by, "stats", {})))
     work.write_json("world.json", [g.to_record() for g in world])
     return world
 
@@ -246,7 +253,11 @@ def assemble(
         style, subset, subjects = selection["style"][i], selection["subset"][i], selection["subjects"][i]
         if not text.strip():
             if subset == "sensitive":
-                raise RuntimeError(f"the realizer gave an empty article for sensitive entity {subjects[0]}")
+                raise UserError(
+                    f"the realizer gave no usable article for sensitive entity {subjects[0]} (every draft "
+                    f"was dropped); use a stronger --realizer model or raise "
+                    f"--sensitive_candidates (answers are cached: a rerun pays only for new ones)"
+                )
             dropped["dropped_empty_text"] += 1
             continue
         if subset == "public" and sensitive_names.search(text):
