@@ -56,6 +56,7 @@ class FakeOpenAIServer:
         models: tuple[str, ...] = ("fake",),
     ):
         self.finish, self.drip, self.refuse_forms, self.models = finish, drip, refuse_forms, models
+        self.fail_after: int | None = None  # set by a test: the requests after this many fail (server down)
         self.reply, self.latency, self.garbage = reply, latency, garbage
         self.fail_first, self.fail_status, self.api_key = fail_first, fail_status, api_key
         self.requests: list[dict[str, Any]] = []
@@ -83,7 +84,7 @@ class FakeOpenAIServer:
         if path.endswith("/models"):
             return 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
         time.sleep(self.latency)
-        if failing:
+        if failing or (self.fail_after is not None and len(self.requests) > self.fail_after):
             return self.fail_status, {"error": {"message": "try again"}}
         if (body.get("response_format") or {}).get("type") in self.refuse_forms:
             return 500, {"error": {"message": "response_format not supported"}}

@@ -143,3 +143,25 @@ def test_the_model_must_be_one_the_server_serves(fake_openai_server):
     EndpointGenerator(server.url, "qwen").check()
     EndpointGenerator(server.url, "qwen").check()  # one probe per process and endpoint
     assert len(server.requests) == 2
+
+
+def test_progress_lines_say_done_in_flight_and_dropped(fake_openai_server, capsys):
+    server = fake_openai_server(latency=0.3, finish=lambda body: "length")
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=2, progress_every=0.0)
+    assert gen.generate([f"p{i}" for i in range(4)], schema={}) == [""] * 4
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("endpoint:fake: ") for line in lines)
+    assert any("in flight" in line and "/4 answers" in line for line in lines)
+    assert gen.progress(4, 4, 0) == "endpoint:fake: 4/4 answers, 0 in flight, dropped: truncated 4"
+
+
+def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp_path, monkeypatch):
+    from continuousbench.news.models import ModelArguments, judge
+
+    monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)
+    server = fake_openai_server(fail_first=100, fail_status=503)
+    grader = judge(f"endpoint:{server.url}#fake", tmp_path, ModelArguments())
+    with pytest.raises(GenerationError):
+        grader.match(["Who?"], [["Ada"]], ["Ada Lovelace"])
+    assert len(server.requests) == 4  # 4 tries, not 3 judge tries x 4
+    assert not (tmp_path / "judge-llm").exists()  # verdicts are cached once, by the judge

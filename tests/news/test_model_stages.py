@@ -118,3 +118,22 @@ def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp
     out = facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path / "f")), model)
     assert read_rows(out).to_pylist() == read_rows(model_stages["facts"]).to_pylist()
     assert sum("chat" in str(r) or "messages" in r for r in server.requests) >= 4
+
+
+def test_a_server_dying_mid_stage_resumes_without_paying_twice(
+    clustered, fake_openai_server, tmp_path, monkeypatch
+):
+    from fake_endpoint import prompt_of
+
+    monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)  # no backoff waits
+    server = fake_openai_server(reply=lambda body: answer(prompt_of(body)))
+    server.fail_after = 3  # GET /models, then two answers; then HTTP 500 for good
+    args = facts.FactsArguments(input=str(clustered), output=str(tmp_path), chunk=1)
+    model = ModelArguments(llm=f"endpoint:{server.url}#fake", max_in_flight=1, max_dropped=1.0)
+    with pytest.raises(llm.GenerationError, match=r"after 4 tries \(HTTP 503: try again\)"):
+        facts.main(args, model)
+    answered = [r for r in server.requests[:3] if "messages" in r]
+    server.fail_after, before = None, len(server.requests)  # the server is back
+    facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path), chunk=1, resume=True), model)
+    asked_again = [prompt_of(r) for r in server.requests[before:] if "messages" in r]
+    assert len(answered) == 2 and not {prompt_of(r) for r in answered} & set(asked_again)
