@@ -202,8 +202,8 @@ def _world_stage(
         # The offline namer is the world's own default, seeded from the world's seed tree.
         named_by = None if namer == "offline" else make_namer(namer, seed)
         world = build_world(spec, seed, namer=named_by)
-    # what the LLM namer was asked and dropped, and how often it fell back to the offline namer
-    work.write_json("namer.json", dict(getattr(named_by, "stats", {})))
+    if named_by is not None:  # what the LLM namer was asked, dropped, and how often it fell back offline
+        work.write_json("namer.json", dict(named_by.stats))
     work.write_json("world.json", [g.to_record() for g in world])
     return world
 
