@@ -60,6 +60,7 @@ def score(stage: str, answer: str) -> Counter:
 
     items, stats = json_objects(answer)
     found = Counter(answers=1, **stats)
+    found["json_read"] = int(not stats["dropped_malformed_output"] and not stats["dropped_empty_response"])
     keys = ("fact", "anchor") if stage == "facts" else ("question", "answer")
     kept = [item for item in items if all(text_field(item, k) for k in keys)]
     found["parsed"] += bool(items)
@@ -73,6 +74,7 @@ def run(spec: str, count: int, budget: int) -> dict[str, Counter]:
 
     asked = prompts(count)
     results: dict[str, Counter] = {}
+    first: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as cache:
         for variant in ("plain", "structured"):
             gen = make_generator(spec, cache_dir=Path(cache) / variant, max_in_flight=1, request_timeout=600)
@@ -82,12 +84,15 @@ def run(spec: str, count: int, budget: int) -> dict[str, Counter]:
                 if variant == "structured":
                     sampling["schema"] = schema
                 (answer,) = gen.generate([prompt], **sampling)
-                total += score(stage, answer)
+                total.update(score(stage, answer))  # (update keeps the zeros)
+                first.setdefault(variant, answer)
             total["dropped_truncated"] += gen.stats["dropped_truncated"]
             total |= {k: v for k, v in gen.stats.items() if k.startswith("refused_")}  # forms refused
             total["seconds"] = round(time.perf_counter() - start)
             results[variant] = total
             gen.close()
+    for variant, answer in first.items():
+        print(f"first {variant} answer: {' '.join(answer.split())[:150]!r}")
     return results
 
 
