@@ -87,7 +87,7 @@ def run(spec: str, count: int, budget: int) -> dict[str, Counter]:
                 total.update(score(stage, answer))  # (update keeps the zeros)
                 first.setdefault(variant, answer)
             total["dropped_truncated"] += gen.stats["dropped_truncated"]
-            total |= {k: v for k, v in gen.stats.items() if k.startswith("refused_")}  # forms refused
+            total.update({k: v for k, v in gen.stats.items() if k.startswith("refused_")})  # forms refused
             total["seconds"] = round(time.perf_counter() - start)
             results[variant] = total
             gen.close()
