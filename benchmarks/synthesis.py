@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def _tiny_generator(folder: str):
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.fake_endpoint import FakeOpenAIServer
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test server
+    from fake_endpoint import FakeOpenAIServer
 
     with tempfile.TemporaryDirectory() as folder:
         local = measure(local_runs(args, folder), args.repeats)

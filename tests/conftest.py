@@ -14,6 +14,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 import torch
 
+pytest_plugins = ["real_llm"]  # the session's real OpenAI-compatible server (tests/real_llm.py)
+
 torch.set_num_threads(1)
 
 # transformers and datasets give their loggers a handler bound to sys.stderr when first used; bound
@@ -226,7 +228,7 @@ def fake_openai_server():
     """Factory of local OpenAI-compatible servers on 127.0.0.1 (stopped after the test)."""
     from contextlib import ExitStack
 
-    from continuousbench.fake_endpoint import FakeOpenAIServer
+    from fake_endpoint import FakeOpenAIServer
 
     with ExitStack() as stack:
         yield lambda **kwargs: stack.enter_context(FakeOpenAIServer(**kwargs))

@@ -243,7 +243,7 @@ CLI = [
     case(lambda e: e.evaluate("--judge", dead_endpoint()), 2, "does not answer", id="evaluate-judge-down"),
     case(lambda e: e.evaluate("--judge", "offline:nobody"), 2, "cannot make a text generator",
          id="evaluate-judge-unknown-backend"),
-    case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: 'Perhaps.')}#judge"), 2,
+    case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: 'Perhaps.')}#fake"), 2,
          "instead of 0 or 1", id="evaluate-judge-answers-nonsense"),
     # --- evaluate --overwrite whose new attempt fails: the finished run is kept as it was ---
     case(lambda e: after(e.finished_run(), e.evaluate("--overwrite", model=e.model("half-weights"))), 2,
@@ -322,8 +322,16 @@ CLI = [
     case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),
     # --- news ---
     case(lambda e: news_facts(e, dead_endpoint()), 2, "does not answer", id="news-facts-endpoint-down"),
-    case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#m"), 2, "a malformed response",
+    case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#fake"), 2, "a malformed response",
          id="news-facts-endpoint-garbage"),
+    case(lambda e: news_facts(e, f"endpoint:{e.server()}#qwen"), 2,
+         "does not serve model 'qwen'; it serves fake", id="news-facts-model-not-served"),
+    case(lambda e: news_facts(e, f"endpoint:{e.server(reply=lambda body: 'Sure! Facts: [1] says so.')}#fake"),
+         2, "2 of 2 answers (100%) from endpoint:", id="news-facts-answers-unusable", keeps_work=True),
+    case(lambda e: news_facts(e, "offline:news", "--request_timeout", "0"), 2, "--request_timeout 0",
+         id="news-facts-request-timeout-zero"),
+    case(lambda e: news_facts(e, "offline:news", "--max_dropped", "2"), 2, "--max_dropped 2",
+         id="news-facts-max-dropped-above-one"),
     # --- report ---
     case(lambda e: ["report", e.run(), "--json", "run/results.json", "--overwrite"], 2,
          "--json run/results.json is inside", id="report-json-over-the-runs-results"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from fake_endpoint import prompt_of
 
-from continuousbench.fake_endpoint import prompt_of
 from continuousbench.llm import GenerationError, make_generator
 from continuousbench.llm.endpoint import EndpointGenerator
 
@@ -53,10 +53,10 @@ def test_malformed_and_dead_endpoints_are_one_line(fake_openai_server):
     garbage = fake_openai_server(garbage=True)
     with pytest.raises(GenerationError, match=r"did not answer after 2 tries \(a malformed response\)"):
         EndpointGenerator(garbage.url, "fake", retries=2, backoff=0.0).generate(["x"])
-    dead = EndpointGenerator("http://127.0.0.1:9/v1", "fake", retries=1, backoff=0.0, timeout=2.0)
+    dead = EndpointGenerator("http://127.0.0.1:9/v1", "fake", retries=1, backoff=0.0, request_timeout=2.0)
     with pytest.raises(GenerationError, match="does not answer") as err:
         dead.check()
-    assert "\n" not in str(err.value) and "$CONTINUOUSBENCH_API_KEY" in str(err.value)
+    assert "\n" not in str(err.value) and "check the URL" in str(err.value)
 
 
 def test_check_passes_on_a_live_server(fake_openai_server):
@@ -88,3 +88,80 @@ def test_bad_specs_are_refused():
         make_generator("vllm:http://x")
     with pytest.raises(ValueError, match="max_in_flight"):
         make_generator("endpoint:http://127.0.0.1:9/v1", max_in_flight=0)
+
+
+def test_server_errors_show_the_servers_own_message(fake_openai_server):
+    server = fake_openai_server(fail_first=5, fail_status=500)
+    with pytest.raises(GenerationError, match=r"after 2 tries \(HTTP 500: try again\)"):
+        EndpointGenerator(server.url, "fake", retries=2, backoff=0.0).generate(["x"])
+
+
+def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_openai_server, tmp_path):
+    server = fake_openai_server(finish=lambda body: "length" if body["max_tokens"] < 20 else "stop")
+    gen = EndpointGenerator(server.url, "fake", cache_dir=tmp_path)
+    assert gen.generate(["a"], max_new_tokens=10, schema={}) == ["echo: a"]  # asked again with 20 tokens
+    assert [r["max_tokens"] for r in server.requests] == [10, 20]
+    assert gen.generate(["b"], max_new_tokens=10) == ["echo: b"]  # free text (no schema) may stop anywhere
+    cut = fake_openai_server(finish=lambda body: "length")
+    gen = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    assert gen.generate(["a", "b"], max_new_tokens=10, schema={}) == ["", ""]
+    assert gen.stats["dropped_truncated"] == 2 and "truncated 2" in gen.progress(2, 2, 0)
+    again = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    assert again.generate(["a"], max_new_tokens=10, schema={}) == [""] and len(cut.requests) == 4  # once
+    assert again.stats["dropped_truncated"] == 1
+    assert again.generate(["a"], max_new_tokens=40, schema={}) == [""] and len(cut.requests) == 6  # new key
+
+
+def test_a_stalled_answer_is_abandoned_at_the_request_timeout(fake_openai_server):
+    server = fake_openai_server(drip=0.2)  # ~200 bytes, one every 0.2 s: 40 s in all
+    gen = EndpointGenerator(server.url, "fake", retries=1, request_timeout=1.0)
+    start = time.perf_counter()
+    with pytest.raises(GenerationError, match="stalled"):
+        gen.generate(["x"])
+    assert time.perf_counter() - start < 5
+
+
+def test_structured_output_form_is_chosen_per_server(fake_openai_server):
+    schema = {"type": "array", "items": {"type": "string"}}
+    openai_like = fake_openai_server()
+    EndpointGenerator(openai_like.url, "fake").generate(["x"], schema=schema)
+    assert openai_like.requests[-1]["response_format"]["type"] == "json_schema"
+    llama_cpp = fake_openai_server(refuse_forms=("json_schema",))
+    gen = EndpointGenerator(llama_cpp.url, "fake", retries=1)
+    assert gen.generate(["x", "y"], schema=schema) == ["echo: x", "echo: y"]
+    assert llama_cpp.requests[-1]["response_format"] == {"type": "json_object", "schema": schema}
+    neither = fake_openai_server(refuse_forms=("json_schema", "json_object"))
+    gen = EndpointGenerator(neither.url, "fake", retries=1, max_in_flight=1)
+    assert gen.generate(["x", "y"], schema=schema) == ["echo: x", "echo: y"]  # plain text, parsed later
+    assert "response_format" not in neither.requests[-1] and len(neither.requests) == 4
+
+
+def test_the_model_must_be_one_the_server_serves(fake_openai_server):
+    server = fake_openai_server(models=("qwen", "llama"))
+    with pytest.raises(GenerationError, match="does not serve model 'fake'; it serves qwen, llama"):
+        EndpointGenerator(server.url, "fake").check()
+    EndpointGenerator(server.url, "qwen").check()
+    EndpointGenerator(server.url, "qwen").check()  # one probe per process and endpoint
+    assert len(server.requests) == 2
+
+
+def test_progress_lines_say_done_in_flight_and_dropped(fake_openai_server, capsys):
+    server = fake_openai_server(latency=0.3, finish=lambda body: "length")
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=2, progress_every=0.0)
+    assert gen.generate([f"p{i}" for i in range(4)], schema={}) == [""] * 4
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("endpoint:fake: ") for line in lines)
+    assert any("in flight" in line and "/4 answers" in line for line in lines)
+    assert gen.progress(4, 4, 0) == "endpoint:fake: 4/4 answers, 0 in flight, dropped: truncated 4"
+
+
+def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp_path, monkeypatch):
+    from continuousbench.news.models import ModelArguments, judge
+
+    monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)
+    server = fake_openai_server(fail_first=100, fail_status=503)
+    grader = judge(f"endpoint:{server.url}#fake", tmp_path, ModelArguments())
+    with pytest.raises(GenerationError):
+        grader.match(["Who?"], [["Ada"]], ["Ada Lovelace"])
+    assert len(server.requests) == 4  # 4 tries, not 3 judge tries x 4
+    assert not (tmp_path / "judge-llm").exists()  # verdicts are cached once, by the judge

@@ -77,6 +77,8 @@ class PEArguments:
     threshold: float = field(default=0.0, metadata=bounds("[0, inf)", "Subtracted from noisy counts."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Longest API answer in tokens."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint API requests at once."))
+    request_timeout: float = field(default=300.0, metadata=bounds(
+        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
     embed_batch_size: int = field(default=32, metadata=bounds("[1, 100000]", "Embedding batch size."))
     embed_max_length: int = field(default=256, metadata=bounds("[1, 100000]", "Tokens embedded per text."))
     seed: int = field(default=0, metadata={"help": "Seed of the public choices (styles, tones, API seeds)."})
@@ -85,7 +87,8 @@ class PEArguments:
 
     def settings(self) -> dict:
         """What determines the corpus (published, and pinned for --resume): all but where and how to write."""
-        return {k: v for k, v in asdict(self).items() if k not in ("output_dir", "resume", "overwrite")}
+        where = ("output_dir", "resume", "overwrite", "request_timeout")
+        return {k: v for k, v in asdict(self).items() if k not in where}
 
     def __post_init__(self) -> None:
         if self.release and self.corpus:
@@ -149,7 +152,8 @@ def main(args: PEArguments) -> Path:
     staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume,
                           inputs=[args.corpus, args.release, args.embedding_model])  # fmt: skip
     staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": private})})
-    generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache")
+    generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache",
+                               request_timeout=args.request_timeout)  # fmt: skip
     try:
         if hasattr(generator, "check"):  # an endpoint: fail now, not after embedding the corpus
             generator.check()

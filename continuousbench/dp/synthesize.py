@@ -55,6 +55,8 @@ class SynthesisArguments:
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 1000000]", "Longest document in tokens."))
     batch_size: int = field(default=32, metadata=bounds("[1, 1000000]", "Documents per local batch."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint requests at once."))
+    request_timeout: float = field(default=300.0, metadata=bounds(
+        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
     cache_dir: str | None = field(
         default=None, metadata={"help": "Endpoint answer cache (default: the work folder, kept by --resume)."}
     )
@@ -176,7 +178,8 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
     cache = staged.work / "cache"
     if args.cache_dir:  # shared between runs: checked before any request
         cache = check_writable_dir(Path(args.cache_dir), "--cache_dir")
-    generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache)
+    generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache,
+                               request_timeout=args.request_timeout)  # fmt: skip
     try:
         generator.check()
     except GenerationError:
@@ -184,8 +187,11 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
             staged.discard()
         raise
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
+    prompt = start_prompt(tokenizer)
+    if args.backend.startswith("completions:") and not prompt:  # llama.cpp fails on an empty prompt
+        prompt = tokenizer.bos_token or tokenizer.eos_token or ""
     return generator.generate(
-        [start_prompt(tokenizer)] * args.num_samples,
+        [prompt] * args.num_samples,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
         **{k: v for k, v in sampling.items() if v is not None},
@@ -200,7 +206,7 @@ def _staged(args: SynthesisArguments, procs: processes.Processes):
                           inputs=[args.generator])  # fmt: skip
     config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
     # requests in flight change no sample: a resume may send more at once
-    staged.pin_config(config | {"processes": procs.world_size}, ignore=("max_in_flight",))
+    staged.pin_config(config | {"processes": procs.world_size}, ignore=("max_in_flight", "request_timeout"))
     return staged
 
 

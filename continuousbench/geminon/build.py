@@ -115,9 +115,11 @@ def build_release(
         "sensitive_candidates": a.sensitive_candidates,
         "package_version": continuousbench.__version__,
     }
-    llms = _generators(a.namer, a.realizer)  # a bad spec or a silent endpoint fails here, before any work
-    text_maker = make_realizer(a.realizer, llms.get(a.realizer))
     work = WorkDir.for_settings(root / ".work", str(rid), settings)
+    # a bad spec or a silent endpoint fails here, before any work; answers are cached as they arrive, so
+    # a killed build, run again, does not pay for them twice
+    llms = _generators(work.path / "llm-cache", a.namer, a.realizer)
+    text_maker = make_realizer(a.realizer, llms.get(a.realizer))
     seeds = stage_seeds(a.seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
@@ -133,6 +135,7 @@ def build_release(
         generator = {
             "builder": "continuousbench.geminon.build",
             "namer": a.namer,
+            "namer_stats": work.read_json("namer.json") if work.file("namer.json").exists() else {},
             "realizer": a.realizer,
             "seeds": seeds,
             **work.read_json("selection.json"),
@@ -163,14 +166,14 @@ NOTES = (
 )
 
 
-def _generators(*specs: str) -> dict[str, TextGenerator]:
+def _generators(cache_dir: Path, *specs: str) -> dict[str, TextGenerator]:
     """spec -> its text generator, built once per distinct LLM spec (the namer and the realizer may share
     one) and checked: a malformed spec or an endpoint that does not answer fails before any work."""
     from continuousbench.llm import make_generator
 
     built = {}
     for spec in dict.fromkeys(s for s in specs if s not in ("offline", "template")):
-        built[spec] = make_generator(spec)
+        built[spec] = make_generator(spec, cache_dir=cache_dir)
         if hasattr(built[spec], "check"):
             built[spec].check()
     return built
@@ -194,7 +197,10 @@ def _world_stage(
 
     with stages.stage("world"):
         # The offline namer is the world's own default, seeded from the world's seed tree.
-        world = build_world(spec, seed, namer=None if namer == "offline" else make_namer(namer, seed, llm))
+        named_by = None if namer == "offline" else make_namer(namer, seed, llm)
+        world = build_world(spec, seed, namer=named_by)
+    if named_by is not None:  # what the LLM namer was asked, dropped, and how often it fell back offline
+        work.write_json("namer.json", dict(named_by.stats))
     work.write_json("world.json", [g.to_record() for g in world])
     return world
 
@@ -244,7 +250,11 @@ def assemble(
         style, subset, subjects = selection["style"][i], selection["subset"][i], selection["subjects"][i]
         if not text.strip():
             if subset == "sensitive":
-                raise RuntimeError(f"the realizer gave an empty article for sensitive entity {subjects[0]}")
+                raise UserError(
+                    f"the realizer gave no usable article for sensitive entity {subjects[0]} (every draft "
+                    f"was dropped); use a stronger --realizer model or raise "
+                    f"--sensitive_candidates (answers are cached: a rerun pays only for new ones)"
+                )
             dropped["dropped_empty_text"] += 1
             continue
         if subset == "public" and sensitive_names.search(text):

@@ -120,7 +120,8 @@ def make_judge(spec: str):
             f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
             "use an instruction-following model as judge"
         )
-    return Judge(generator, cache_dir=default_root() / "judge-cache", model_name=spec)
+    # retries=1: the endpoint layer is the only retry layer (nested, one failing request went out 12 times)
+    return Judge(generator, cache_dir=default_root() / "judge-cache", model_name=spec, retries=1)
 
 
 def model_context(model) -> int | None:

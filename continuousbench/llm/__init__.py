@@ -4,8 +4,9 @@ Three backends, chosen by a spec string (``make_generator``):
 
 * ``transformers:<path or model id>`` - a local causal LM (batched, left padding, greedy by default);
 * ``endpoint:<base_url>[#model]`` / ``completions:<base_url>[#model]`` - any OpenAI-compatible server
-  (vLLM, TGI, Gemini's compatible API), chat or raw-text completions, over plain HTTP with a bounded
-  number of requests in flight, retries and an on-disk answer cache; the key is read from
+  (vLLM, llama.cpp, transformers serve, TGI), chat or raw-text completions, over plain HTTP with a
+  bounded number of requests in flight, the one retry layer, the one answer cache, structured output
+  and timeouts (docs/llm-servers.md); the key is read from
   ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``) and is never logged or written anywhere;
 * ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
   template realizer).
@@ -66,7 +67,8 @@ def _offline(name: str) -> Callable[..., str] | None:
 def make_generator(spec: str, **options: Any) -> TextGenerator:
     """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
     ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
-    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``timeout``)."""
+    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``request_timeout``) and are ignored by the
+    others."""
     kind, _, target = spec.partition(":")
     match kind:
         case "transformers" if target:

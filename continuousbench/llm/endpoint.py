@@ -1,14 +1,20 @@
-"""The OpenAI-compatible backend: plain HTTP with a bounded number of requests in flight, retries and an
-on-disk answer cache (``endpoint:`` and ``completions:`` specs of :func:`continuousbench.llm.make_generator`).
+"""The OpenAI-compatible backend (``endpoint:`` and ``completions:`` specs of
+:func:`continuousbench.llm.make_generator`): plain HTTP, a bounded number of requests in flight, the one
+retry layer (backoff), the one on-disk answer cache, structured output where the server offers it,
+truncated answers detected, slow answers abandoned, progress lines while a batch runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
+import weakref
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,30 +76,73 @@ class ResponseCache:
 
 
 _RETRIABLE = {408, 409, 425, 429, 500, 502, 503, 504}
+# Forms of response_format, tried in this order until the server accepts one: OpenAI's (vLLM, OpenAI,
+# transformers serve) and llama.cpp's (json_object with the schema beside it; llama-cpp-python answers
+# the OpenAI form with HTTP 500). None: the server refused both; the tolerant parser reads plain text.
+SCHEMA_FORMS = ("json_schema", "json_object")
+_PROBED: dict[tuple[str, str | None], str] = {}  # (url, model) -> "ok": one probe per process and endpoint
+
+
+class Truncated(Exception):
+    """The answer stopped at its token budget (finish_reason "length")."""
+
+
+# What the cache holds for an answer cut at its budget (twice): never an answer, but a rerun with the
+# same budget would be cut again, so it is not asked again (a larger --max_new_tokens is a new key).
+TRUNCATED = "\x00truncated"
+
+
+def response_format(form: str, schema: dict) -> dict:
+    if form == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
+
+
+def server_message(raw: bytes) -> str:
+    """The server's own error message, on one line and short."""
+    try:
+        body = json.loads(raw)
+        error = body.get("error", body) if isinstance(body, dict) else body
+        text = error.get("message", error) if isinstance(error, dict) else error
+    except ValueError:
+        text = raw.decode("utf-8", "replace")
+    return " ".join(str(text).split())[:200] or "(empty body)"
 
 
 @dataclass
 class EndpointGenerator:
-    """Any OpenAI-compatible server (vLLM, TGI, Gemini's compatible API), called with plain HTTP.
+    """Any OpenAI-compatible server (vLLM, llama.cpp, transformers serve, TGI), called with plain HTTP.
 
     ``api="chat"`` posts to ``/chat/completions`` (instruction models: facts, judges, rewrites);
     ``api="completions"`` to ``/completions`` (a base model or LoRA adapter continuing raw text: synthesis).
-    Up to ``max_in_flight`` requests run at once; each is retried with exponential backoff on
-    connection errors, 429 and 5xx; answers are cached on disk under ``cache_dir`` when given. Uses
-    ``httpx`` directly rather than ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so
-    it must work with ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or
-    ``$HF_TOKEN``), is sent only as a header and never appears in a message, log or file.
+
+    Up to ``max_in_flight`` requests run at once (small by default: a server that answers one at a time queues
+    the rest, and each queued request waits its turn inside its own ``request_timeout``). Each request is
+    retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in all: the only
+    retry layer. An answer taking longer than ``request_timeout`` in total (a stalled server dripping one byte
+    every few seconds) is abandoned and retried. ``schema=`` (a JSON schema) asks for structured output in the
+    form this server accepts; such an answer must be whole, so one cut at its token budget (``finish_reason:
+    length``) is asked again once with twice the budget, then dropped as truncated ('' returned, cached as
+    truncated, never as an answer). Free text may stop at its budget.
+
+    Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
+    ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
+    ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only as
+    a header and never appears in a message, log or file. ``stats`` counts answers, cache hits and drops by
+    reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
     """
 
     base_url: str
     model: str | None = None
     api: str = "chat"
-    max_in_flight: int = 8
+    max_in_flight: int = 4
     retries: int = 4
     backoff: float = 1.0
-    timeout: float = 120.0
+    request_timeout: float = 300.0
+    connect_timeout: float = 10.0
     cache_dir: Path | str | None = None
     name: str = ""
+    progress_every: float = 10.0
 
     def __post_init__(self) -> None:
         import httpx
@@ -102,6 +151,8 @@ class EndpointGenerator:
             raise ValueError(f"api must be 'chat' or 'completions', got {self.api!r}")
         if self.max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {self.max_in_flight}")
+        if self.request_timeout <= 0:
+            raise ValueError(f"--request_timeout must be > 0 seconds, got {self.request_timeout}")
         self.base_url = self.base_url.rstrip("/")
         self.name = self.name or f"endpoint:{self.model or self.base_url}"
         api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)
@@ -109,8 +160,22 @@ class EndpointGenerator:
         limits = httpx.Limits(
             max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight
         )
-        self._client = httpx.Client(headers=headers, timeout=self.timeout, limits=limits, trust_env=False)
+        timeout = httpx.Timeout(self.request_timeout, connect=min(self.connect_timeout, self.request_timeout))
+        self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, trust_env=False)
+        weakref.finalize(self, self._client.close)  # closed even when a caller forgets close()
         self._cache = ResponseCache(self.cache_dir) if self.cache_dir is not None else None
+        self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
+        self._lock = threading.Lock()
+        self.stats: Counter = Counter()
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> EndpointGenerator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _payload(self, prompt: str, sampling: dict[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -130,35 +195,64 @@ class EndpointGenerator:
         return {k: v for k, v in body.items() if v is not None}
 
     def _fail(self, what: str) -> GenerationError:
-        return GenerationError(
-            f"endpoint {self.base_url} {what}; check the URL, that the server is up and serves "
-            f"{self.model or 'a model'}, and the API key in ${API_KEY_ENV[0]}"
-        )
+        return GenerationError(f"endpoint {self.base_url} {what}")
+
+    def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
+        read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline."""
+        deadline = time.monotonic() + self.request_timeout
+        chunks = []
+        with self._client.stream("POST", url, json=body) as response:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"answer still arriving after {self.request_timeout:g} s (stalled)")
+        return response.status_code, b"".join(chunks)
 
     def _one(self, prompt: str, sampling: dict[str, Any]) -> str:
+        """One answer; raises :class:`Truncated` when it stays cut at its budget, else GenerationError."""
         import httpx
 
         url = f"{self.base_url}/{'chat/completions' if self.api == 'chat' else 'completions'}"
-        body, last = self._payload(prompt, sampling), "no answer"
-        for attempt in range(self.retries):
+        schema = sampling.get("schema")
+        budget, grown = sampling.get("max_new_tokens", 256), False
+        attempt, last = 0, "no answer"
+        while attempt < self.retries:
+            body = self._payload(prompt, sampling | {"max_new_tokens": budget})
+            form = self._forms[0] if schema is not None and self._forms else None
+            if form is not None:
+                body["response_format"] = response_format(form, schema)
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
+            attempt += 1
             try:
-                response = self._client.post(url, json=body)
-            except httpx.HTTPError as err:  # refused, reset, timed out: all retried
-                last = type(err).__name__
+                status, response = self._post(url, body)
+            except (httpx.HTTPError, TimeoutError) as err:  # refused, reset, timed out, stalled: retried
+                last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
                 continue
-            if response.status_code in _RETRIABLE:
-                last = f"HTTP {response.status_code}"
+            if status >= 400 and form is not None:  # the server refused this form: the next, not a retry
+                with self._lock:
+                    if self._forms and self._forms[0] == form:
+                        self._forms.pop(0)
+                self.stats[f"refused_{form}"] += 1
+                attempt -= 1
                 continue
-            if response.status_code >= 400:
-                detail = " ".join(response.text.split())[:160]
-                raise self._fail(f"refused the request (HTTP {response.status_code}: {detail})")
+            if status in _RETRIABLE:
+                last = f"HTTP {status}: {server_message(response)}"
+                continue
+            if status >= 400:
+                raise self._fail(f"refused the request (HTTP {status}: {server_message(response)})")
             try:
-                choice = response.json()["choices"][0]
+                choice = json.loads(response)["choices"][0]
                 text = choice["message"]["content"] if self.api == "chat" else choice["text"]
             except (ValueError, KeyError, IndexError, TypeError):
                 last = "a malformed response"
+                continue
+            if choice.get("finish_reason") == "length" and schema is not None:  # free text may stop anywhere
+                if grown:
+                    raise Truncated(budget)
+                budget, grown = budget * 2, True  # once, with twice the budget
+                attempt -= 1
                 continue
             return text or ""
         raise self._fail(f"did not answer after {self.retries} tries ({last})")
@@ -174,8 +268,15 @@ class EndpointGenerator:
                                           repeat=seen[prompt]))  # fmt: skip
         return keys
 
+    def progress(self, done: int, total: int, in_flight: int) -> str:
+        dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
+                            if k.startswith("dropped_"))  # fmt: skip
+        return (f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
+                f"dropped: {dropped or 'none'}")  # fmt: skip
+
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        """One answer per prompt, in order; cached answers are not requested again.
+        """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers (and
+        truncations) are not requested again.
 
         With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples.
         Finished answers are cached as they arrive, so an interrupted call loses nothing it paid for.
@@ -184,8 +285,11 @@ class EndpointGenerator:
 
         keys = self._keys(prompts, sampling)
         answers = self._cache.get_many(keys) if self._cache else {}
+        self.stats["cached"] += len(answers)
+        self.stats["dropped_truncated"] += sum(a == TRUNCATED for a in answers.values())
         todo = [i for i, k in enumerate(keys) if k not in answers]
         seed = sampling.get("seed")
+        shown = time.monotonic()
         with ThreadPoolExecutor(self.max_in_flight) as pool:
             futures = {
                 pool.submit(
@@ -197,28 +301,55 @@ class EndpointGenerator:
             try:
                 while pending:
                     done, pending = wait(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
-                    finished = [(keys[futures[f]], f.result()) for f in done if f.exception() is None]
+                    finished = []
+                    for f in done:
+                        if isinstance(f.exception(), Truncated):
+                            self.stats["dropped_truncated"] += 1
+                            finished.append((keys[futures[f]], TRUNCATED))
+                        elif f.exception() is None:
+                            finished.append((keys[futures[f]], f.result()))
+                            self.stats["answered"] += 1
                     answers.update(finished)
                     if self._cache:
                         self._cache.put_many(finished)
                     for f in done:
-                        if f.exception() is not None:
+                        if f.exception() is not None and not isinstance(f.exception(), Truncated):
                             raise f.exception()
+                    if pending and time.monotonic() - shown >= self.progress_every:
+                        shown = time.monotonic()
+                        running = min(len(pending), self.max_in_flight)
+                        print(self.progress(len(keys) - len(pending), len(keys), running), file=sys.stderr,
+                              flush=True)  # fmt: skip
             except BaseException:
                 for future in pending:
                     future.cancel()
                 raise
-        return [answers[k] for k in keys]
+        return ["" if answers[k] == TRUNCATED else answers[k] for k in keys]
 
     def check(self) -> None:
-        """Fail in one line now if the endpoint does not answer (before hours of other work)."""
+        """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before
+        hours of other work); once per process and endpoint."""
         import httpx
 
+        if (self.base_url, self.model) in _PROBED:
+            return
         try:
-            response = self._client.get(f"{self.base_url}/models", timeout=min(self.timeout, 10.0))
+            response = self._client.get(f"{self.base_url}/models", timeout=min(self.request_timeout, 10.0))
         except httpx.HTTPError as err:
-            raise self._fail(f"does not answer ({type(err).__name__})") from None
+            raise self._fail(f"does not answer ({type(err).__name__}); check the URL and that the server "
+                             "is up") from None  # fmt: skip
         if response.status_code in (401, 403):
-            raise self._fail(f"rejected the API key (HTTP {response.status_code})")
-        if response.status_code >= 400:  # some servers lack /models: one tiny request decides
-            self._one("Say OK.", {"max_new_tokens": 1})
+            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]}")
+        served = []
+        if response.status_code < 400:
+            try:
+                served = [m["id"] for m in response.json().get("data", [])]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                served = []
+        if served and self.model and self.model not in served:
+            raise self._fail(f"does not serve model {self.model!r}; it serves {', '.join(served[:5])}: "
+                             f"name one after '#'")  # fmt: skip
+        if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
+            with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
+                self._one("Say OK.", {"max_new_tokens": 1})
+        _PROBED[(self.base_url, self.model)] = "ok"

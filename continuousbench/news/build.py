@@ -68,6 +68,13 @@ class NewsBuildArguments:
     qa_validation: float = field(default=0.2, metadata=bounds("(0, 1)", "Share of questions for validation."))
 
 
+def unfinished(out: str, stage: str) -> bool:
+    """Whether ``out`` holds an unfinished run of an LLM stage (killed, or stopped by --max_dropped):
+    the build continues it, so the answers already paid for come from its cache."""
+    work = Path(out) / f".news-{stage}-work"
+    return work.is_dir() and any(work.iterdir())
+
+
 def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
     """(name, run(output folder, earlier folders) -> folder, or a note while queued) of every stage."""
     from dataclasses import replace
@@ -100,19 +107,20 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
 
     def run_facts(out: str, f: dict) -> Path:
         found = facts.FactsArguments(f["cluster"], out, top_clusters=args.top_clusters, seed=seeds["facts"])
-        return facts.main(found, model, resume=None)
+        return facts.main(found, model, resume=unfinished(out, "facts"))
 
     def run_qa(out: str, f: dict) -> Path:
         found = qa.QAArguments(f["facts"], f["cluster"], out, max_questions=args.max_questions)
-        return qa.main(found, model, resume=None)
+        return qa.main(found, model, resume=unfinished(out, "qa"))
 
     def run_filter(out: str, f: dict) -> Path:
-        return filtering.main(filtering.FilterArguments(f["qa"], out), model, resume=None)
+        found = filtering.FilterArguments(f["qa"], out)
+        return filtering.main(found, model, resume=unfinished(out, "filter"))
 
     def run_support(out: str, f: dict) -> Path:
         found = support.SupportArguments(f["filter"], f["cluster"], out, neighbours=args.neighbours,
                                          max_candidates=args.max_candidates)  # fmt: skip
-        return support.main(found, reader, resume=None)
+        return support.main(found, reader, resume=unfinished(out, "support"))
 
     runs = (run_extract, run_dedup, run_subsample, run_cluster, run_facts, run_qa, run_filter, run_support)
     return list(zip(STAGES, runs, strict=True))
@@ -143,9 +151,11 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     from continuousbench.stages import WorkDir
 
     # Finished stages are reused only for the same settings: another setting refuses in one line.
-    WorkDir(
-        work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")} | asdict(model)
-    )
+    # (how many requests go out at once, how long one may take and how many may be unusable change no
+    # answer: a rerun may change them)
+    how = ("max_in_flight", "request_timeout", "max_dropped")
+    WorkDir(work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")}
+            | {k: v for k, v in asdict(model).items() if k not in how})  # fmt: skip
     seeds = stage_seeds(args.seed, rid, SEED_KEYS, bits=32)
     folders: dict[str, str] = {}
     for name, run in _stages(args, model, ex, seeds):

@@ -115,8 +115,8 @@ def articles_by_cluster(source: str, columns: Sequence[str]) -> dict[int, list[d
 def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
     import pyarrow as pa
 
-    from continuousbench.news.models import open_stage
-    from continuousbench.news.prompts import facts_prompt
+    from continuousbench.news.models import open_stage, require_usable
+    from continuousbench.news.prompts import FACTS_SCHEMA, facts_prompt
 
     if args.min_facts > args.max_facts:
         raise UserError(f"--min_facts {args.min_facts} is above --max_facts {args.max_facts}")
@@ -129,7 +129,8 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
         prompts = [
             facts_prompt(shown[c], args.article_chars, args.min_facts, args.max_facts) for c in clusters
         ]
-        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens)
+        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
+                               schema=FACTS_SCHEMA)  # fmt: skip
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             facts, found = read_facts(c, answer, shown[c], args)
@@ -138,6 +139,7 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
         return pa.Table.from_pylist(rows, schema=fact_schema()), stats
 
     table, counts = out.chunks(top, args.chunk, work)
+    require_usable(out, model.llm, len(top), counts.get("clusters_without_facts", 0), counts, model)
     table = table if table is not None else fact_schema().empty_table()
     out.write("data/part-00000.parquet", table)
     return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm)

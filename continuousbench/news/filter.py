@@ -54,7 +54,7 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     qa = read_rows(args.input)
     require_columns(qa, ("id", "question", "answer"), f"--input {args.input}")
     out, llm = open_stage("filter", args, model, {"--input": args.input}, judge=True, resume=resume)
-    grader = judge(model.judge or model.llm, out.path("judge-cache"), model.max_in_flight)
+    grader = judge(model.judge or model.llm, out.path("judge-cache"), model)
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
         questions = [r["question"] for r in rows]

@@ -26,35 +26,71 @@ class ModelArguments:
     judge: str | None = field(
         default=None, metadata={"help": "LLM-match judge (same kinds of spec; default: --llm)."}
     )
-    max_in_flight: int = field(default=32, metadata=bounds("[1, inf)", "Requests sent at once."))
+    max_in_flight: int = field(default=4, metadata=bounds(
+        "[1, inf)", "Requests sent at once (raise it for vLLM; a one-at-a-time server queues them)."))
     temperature: float = field(default=0.0, metadata=bounds("[0, inf)", "Sampling temperature."))
-    max_new_tokens: int = field(default=4096, metadata=bounds("[1, inf)", "Answer budget per request."))
+    max_new_tokens: int = field(default=1024, metadata=bounds(
+        "[1, inf)", "Answer budget of facts and qa (tokens); a cut answer is asked again with twice it."))
+    request_timeout: float = field(default=300.0, metadata=bounds(
+        "(0, inf)", "Seconds one answer may take in all (connect, queue, generation, a stalled server)."))
+    max_dropped: float = field(default=0.5, metadata=bounds(
+        "[0, 1]", "Share of a stage's model answers that may be unusable before the stage fails."))
 
 
-def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 32, option: str = "--llm"):
+def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, option: str = "--llm",
+              request_timeout: float = 300.0):  # fmt: skip
     """A text generator whose answers are cached in ``cache_dir`` (endpoints only)."""
     if not spec:
         raise UserError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
     from continuousbench import llm
 
-    return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight)
+    return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight,
+                              request_timeout=request_timeout)  # fmt: skip
 
 
 def check(model: ModelArguments, *, judge: bool = False) -> None:
-    """Fail in one line now, before a work folder exists, when a model is missing or does not answer."""
+    """Fail in one line now, before a work folder exists, when a model is missing, does not answer or
+    does not serve ``#model`` (one probe per endpoint and process: ``build news`` probes once)."""
     specs = [("--llm", model.llm)] + ([("--judge", model.judge or model.llm)] if judge else [])
     for option, spec in specs:
-        found = generator(spec, None, option=option)
+        found = generator(spec, None, option=option, request_timeout=model.request_timeout)
         if hasattr(found, "check"):
-            found.check()
+            try:
+                found.check()
+            finally:
+                found.close()
 
 
-def judge(spec: str, cache_dir: Path, max_in_flight: int = 32):
-    """The harness's LLM-match judge (:class:`continuousbench.judge.Judge`) on ``spec``."""
+def judge(spec: str, cache_dir: Path, model: ModelArguments):
+    """The harness's LLM-match judge (:class:`continuousbench.judge.Judge`) on ``spec``; the endpoint
+    layer is the only retry layer (the judge asks once) and the judge's verdict cache the only cache."""
     from continuousbench.judge import Judge
 
-    model = generator(spec, cache_dir / "judge-llm", max_in_flight, option="--judge")
-    return Judge(model, cache_dir=cache_dir / "judge", model_name=spec, batch_size=1024)
+    # the verdicts are cached by the judge (keyed by question, reference and response), so not twice here
+    found = generator(spec, None, model.max_in_flight, "--judge", model.request_timeout)
+    return Judge(found, cache_dir=cache_dir / "judge", model_name=spec, batch_size=1024, retries=1)
+
+
+def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int],
+                   model: ModelArguments) -> None:  # fmt: skip
+    """Fail in one line when more than ``--max_dropped`` of a stage's model answers were unusable: a
+    release built from them would be silently wrong (zeros where the model could not be read). The
+    counts stay in the work folder's stats.json and the answers in its cache (``--resume`` reuses them).
+    """
+    from continuousbench.files import write_json
+    from continuousbench.news.shards import STATS, sum_counts
+
+    if not asked or unusable / asked <= model.max_dropped:
+        return
+    drops = {k: v for k, v in sum_counts(counts).items() if k.startswith("dropped_") and v}
+    why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda kv: -kv[1])[:4])
+    write_json(out.work / STATS, {"stage": out.stage, "input": asked, "output": 0, **sum_counts(counts)})
+    raise UserError(
+        f"news {out.stage}: {unusable} of {asked} answers ({unusable / asked:.0%}) from {spec} were unusable "
+        f"({why or 'no reason counted'}; above --max_dropped {model.max_dropped:g}); nothing is published: "
+        f"check that the model follows the prompt's format (counts in {out.work / STATS}), or raise "
+        f"--max_dropped"
+    )
 
 
 OUTPUT_ONLY = ("overwrite", "resume", "output", "chunk")  # options a resumed stage may change
@@ -67,8 +103,8 @@ def open_stage(
     """(stage output, model) of an LLM stage; ``inputs`` maps each input option to its value.
 
     The run pins every option but the output-only ones, the input files, and the model settings (spec,
-    judge, temperature, answer budget; requests in flight change no answer), so ``--resume`` refuses a
-    changed stage; the model is checked before the work folder exists.
+    judge, temperature, answer budget; requests in flight, timeouts and the drop threshold change no
+    answer), so ``--resume`` refuses a changed stage; the model is checked before the work folder exists.
     """  # fmt: skip
     from continuousbench.news.shards import StageOutput, input_files
 
@@ -80,4 +116,5 @@ def open_stage(
     check(model, judge=judge)
     out = StageOutput(args.output, stage, config, overwrite=args.overwrite,
                       resume=args.resume if resume is None else resume, inputs=inputs.values())  # fmt: skip
-    return out, generator(model.llm, out.path("llm-cache"), model.max_in_flight)
+    llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight, "--llm", model.request_timeout)
+    return out, llm

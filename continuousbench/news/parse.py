@@ -1,51 +1,16 @@
-"""Reading model answers: JSON lists of objects despite fences, prose and broken items; verbatim checks.
-
-Models wrap JSON in markdown fences, put prose around it, or break one item (vllm #15236 reports
-unreliable structured output). :func:`json_objects` takes the first JSON list it can decode, else the
-objects it can decode one by one, and counts what it had to drop, as datatrove steps do.
+"""Reading model answers: JSON lists of objects (the one parser, :mod:`continuousbench.llm.parse`),
+their text fields, and the verbatim rule.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from collections import Counter
 
-_DECODER = json.JSONDecoder()
+from continuousbench.llm.parse import json_objects
+
+__all__ = ["fold", "json_objects", "text_field", "verbatim_pattern"]
 _SPACE = re.compile(r"\s+")
-
-
-def json_objects(text: str) -> tuple[list[dict], Counter]:
-    """The objects of the model's JSON list, and ``dropped_*`` counts of what could not be read."""
-    stats: Counter = Counter()
-    if not text or not text.strip():
-        stats["dropped_empty_response"] += 1
-        return [], stats
-    decoded: list | None = None
-    loose: list = []
-    i = 0
-    while i < len(text):
-        if text[i] not in "[{":
-            i += 1
-            continue
-        try:
-            value, end = _DECODER.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i += 1
-            continue
-        if isinstance(value, list):
-            decoded = value
-            break
-        loose.append(value)  # an object outside any list: keep it, look for more
-        i = end
-    items = decoded if decoded is not None else loose
-    if decoded is None and not loose:
-        stats["dropped_malformed_output"] += 1
-        return [], stats
-    objects = [item for item in items if isinstance(item, dict)]
-    stats["dropped_not_an_object"] += len(items) - len(objects)
-    return objects, +stats
 
 
 def text_field(item: dict, key: str) -> str:

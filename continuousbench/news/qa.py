@@ -55,7 +55,7 @@ def read_questions(
     cluster: int, answer: str, facts: list[str], folded: list[tuple[str, str]], args: QAArguments
 ) -> tuple[list[dict], Counter]:
     """The questions of one model answer that pass every check, and what was dropped and why."""
-    from continuousbench.news.parse import fold, json_objects, text_field
+    from continuousbench.news.parse import fold, json_objects, text_field, verbatim_pattern
 
     items, stats = json_objects(answer)
     rows, seen = [], set()
@@ -65,6 +65,7 @@ def read_questions(
         reason = (
             "dropped_missing_field" if not question or not reply
             else "dropped_long_answer" if len(reply.split()) > args.max_answer_words
+            else "dropped_answer_in_question" if verbatim_pattern(reply).search(fold(question))
             else "dropped_answer_not_verbatim" if len(support) < args.min_reports
             else "dropped_duplicate_question" if fold(question) in seen
             else "dropped_question_over_limit" if len(rows) >= args.max_questions
@@ -90,7 +91,7 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     from continuousbench.news.facts import articles_by_cluster
     from continuousbench.news.models import open_stage
     from continuousbench.news.parse import fold
-    from continuousbench.news.prompts import qa_prompt
+    from continuousbench.news.prompts import QA_SCHEMA, qa_prompt
     from continuousbench.news.shards import read_rows, require_columns
 
     facts = read_rows(args.facts, option="--facts")
@@ -113,7 +114,8 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
             shown = [by_id[i] for i in by_cluster[c][0]["shown_ids"] if i in by_id]
             shown_facts[c] = [f["fact"] for f in by_cluster[c]]
             prompts.append(qa_prompt(shown_facts[c], shown, args.article_chars, args.max_questions))
-        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens)
+        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
+                               schema=QA_SCHEMA)  # fmt: skip
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             folded = [(r["id"], fold(r["text"] or "")) for r in sorted(groups[c], key=lambda r: r["id"])]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.news.models import ModelArguments
+from continuousbench.news.models import ModelArguments, require_usable
 
 OPENBOOK = "openbook.parquet"
 
@@ -89,7 +89,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
         )
     inputs = {"--input": args.input, "--articles": args.articles}
     out, reader = open_stage("support", args, model, inputs, judge=True, resume=resume)
-    grader = judge(model.judge or model.llm, out.path("judge-cache"), model.max_in_flight)
+    grader = judge(model.judge or model.llm, out.path("judge-cache"), model)
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
         pairs = [(r, a) for r in rows for a in candidates(r["cluster"], members, neighbours, args.neighbours,
@@ -106,6 +106,8 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
                               empty_answers=sum(not a for a in answers))  # fmt: skip
 
     openbook, counts = out.chunks(qa.to_pylist(), args.chunk, work)
+    unusable = counts.get("unjudged", 0) + counts.get("empty_answers", 0)
+    require_usable(out, model.llm, counts.get("prompts", 0), unusable, counts, model)
     openbook = openbook if openbook is not None else openbook_schema().empty_table()
     out.write(OPENBOOK, openbook)
     supporting: dict[str, list[str]] = {}

@@ -20,8 +20,8 @@ one before. A full disk is one line naming the checkpoint.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import errno
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path

@@ -65,12 +65,12 @@ def test_sweep_picks_the_lowest_final_fid_and_accounts_private_sweeps(
 
 
 def test_api_behind_an_endpoint(dp_corpus, dp_model_dir, pe_word_api, fake_openai_server, tmp_path, invoke):
-    from continuousbench.fake_endpoint import prompt_of
+    from fake_endpoint import prompt_of
 
     word_api = OFFLINE[pe_word_api.split(":")[1]]
     server = fake_openai_server(reply=lambda body: word_api(prompt_of(body), seed=body["seed"]))
     argv = pe_argv(
-        dp_corpus, dp_model_dir, f"endpoint:{server.url}#rewriter", tmp_path / "pe", "--epsilon", "inf"
+        dp_corpus, dp_model_dir, f"endpoint:{server.url}#fake", tmp_path / "pe", "--epsilon", "inf"
     )
     assert invoke(["pe", *argv]).exit_code == 0
     chats = [r for r in server.requests if "messages" in r]

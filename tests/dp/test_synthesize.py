@@ -93,21 +93,21 @@ def test_endpoint_backend_samples_through_the_server_with_its_cache(
 ):
     server = fake_openai_server(reply=lambda body: f"Geminon {body['seed']} has attack 7.", latency=0.01)
     cache = tmp_path / "cache"
-    args = ["synthesize", "--generator", no_bos_generator, "--backend", f"completions:{server.url}#gen",
+    args = ["synthesize", "--generator", no_bos_generator, "--backend", f"completions:{server.url}#fake",
             "--num_samples", "20", "--max_in_flight", "8", "--temperature", "0.9", "--top_p", "0.95",
             "--seed", "5", "--cache_dir", cache]  # fmt: skip
     first = invoke([*args, "--output_dir", tmp_path / "a"])
     assert first.exit_code == 0, first.output
     requests = [r for r in server.requests if "prompt" in r]
     assert len(requests) == 20 and {r["prompt"] for r in requests} == {"<eos>"}  # no BOS: EOS starts
-    assert {r["model"] for r in requests} == {"gen"} and sorted(r["seed"] for r in requests) == list(
+    assert {r["model"] for r in requests} == {"fake"} and sorted(r["seed"] for r in requests) == list(
         range(5, 25)
     )
     assert {(r["temperature"], r["top_p"], r["max_tokens"]) for r in requests} == {(0.9, 0.95, 256)}
     texts = load_corpus(str(tmp_path / "a"))["text"]
     assert texts == [f"Geminon {s} has attack 7." for s in range(5, 25)]  # prompt order, not arrival order
     card = (tmp_path / "a" / "README.md").read_text()
-    assert f"completions:{server.url}#gen" in card
+    assert f"completions:{server.url}#fake" in card
     again = invoke([*args, "--output_dir", tmp_path / "b"])
     assert again.exit_code == 0 and len([r for r in server.requests if "prompt" in r]) == 20  # all cached
     assert (tmp_path / "a" / PARQUET).read_bytes() == (tmp_path / "b" / PARQUET).read_bytes()
@@ -116,7 +116,7 @@ def test_endpoint_backend_samples_through_the_server_with_its_cache(
 def test_chat_endpoint(dp_model_dir, fake_openai_server, tmp_path, invoke):
     server = fake_openai_server(reply=lambda body: "A chat answer.")
     args = ["synthesize", "--generator", dp_model_dir, "--num_samples", "3"]
-    result = invoke([*args, "--backend", f"endpoint:{server.url}#gen", "--output_dir", tmp_path / "chat"])
+    result = invoke([*args, "--backend", f"endpoint:{server.url}#fake", "--output_dir", tmp_path / "chat"])
     assert result.exit_code == 0 and all(r["messages"][0]["content"] == "" for r in server.requests[1:])
 
 

@@ -231,6 +231,7 @@ def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
     manifest = json.loads((path / "release.json").read_text())
     report = manifest["generator"]
     assert report["realizer"] == "offline:scripted" and report["audited"]
+    assert report["namer_stats"] == {}  # the offline namer: nothing asked, no fallback
     drops = report["realizer_stats"]
     assert drops["dropped_malformed_json"] > 0 and drops["dropped_missing_text"] > 0
     assert drops["dropped_unparsable_response"] > 0 and drops["articles"] > 1000

@@ -238,7 +238,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
     server = fake_openai_server(reply=lambda body: "1")
     out = tmp_path / "judged"
-    judge = f"endpoint:{server.url}#j"
+    judge = f"endpoint:{server.url}#fake"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", judge, steps=0))
     asked = [r["messages"][0]["content"] for r in server.requests if "messages" in r]
     assert "RESPONSE: Blue" in asked[0]  # the canned pair came first, before any model answered

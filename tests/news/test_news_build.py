@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def build(warc_dir, root, **kw):
     args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
                               **TINY_CLUSTERING, **kw)  # fmt: skip
-    return main(args, ModelArguments(llm="offline:news"), ExecutorArguments(tasks=2))
+    return main(args, ModelArguments(llm="offline:news", max_dropped=1.0), ExecutorArguments(tasks=2))
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_existing_release_is_one_line(news_release, warc_dir, capsys):
 
     with pytest.raises(SystemExit) as exit_info:
         cli(["--warc", str(warc_dir / "a.warc.gz"), "--size", "tiny", "--out", str(news_release.parent),
-             "--llm", "offline:news"])  # fmt: skip
+             "--llm", "offline:news", "--max_dropped", "1"])  # fmt: skip
     assert exit_info.value.code == 2 and "--overwrite" in capsys.readouterr().err
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from continuousbench.geminon.realizers.base import Draft, Realizer
@@ -10,10 +11,10 @@ if TYPE_CHECKING:
     from continuousbench.llm import TextGenerator
 
 
-def make_realizer(spec: str, generator: TextGenerator | None = None, **kw: Any) -> Realizer:
+def make_realizer(spec: str, generator: TextGenerator | None = None, cache_dir: Path | None = None, **kw: Any) -> Realizer:
     """``"template"`` -> the offline template realizer; anything else is a ``continuousbench.llm``
     generator spec (``transformers:<path>``, ``endpoint:<url>[#model]``, ``offline:<name>``) driving
-    the LLM realizer (``generator``: the one already built from ``spec``)."""
+    the LLM realizer (``generator``: the one already built from ``spec``; else one is built, its answers cached in ``cache_dir``)."""
     if spec == "template":
         from continuousbench.geminon.realizers.template import TemplateRealizer
 
@@ -21,7 +22,7 @@ def make_realizer(spec: str, generator: TextGenerator | None = None, **kw: Any) 
     from continuousbench.geminon.realizers.llm import LLMRealizer
     from continuousbench.llm import make_generator
 
-    return LLMRealizer(generator or make_generator(spec), **kw)
+    return LLMRealizer(generator or make_generator(spec, cache_dir=cache_dir), **kw)
 
 
 __all__ = ["Draft", "Realizer", "make_realizer"]

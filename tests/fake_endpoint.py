@@ -6,7 +6,10 @@
 It speaks just enough of the API (``GET /models``, ``POST /chat/completions``, ``POST /completions``)
 for :class:`continuousbench.llm.endpoint.EndpointGenerator`, answers each request on its own thread (so
 latency overlaps as on a real server), and can fail on purpose: the first ``fail_first`` requests
-get ``fail_status``, and ``garbage=True`` returns bodies that are not the API's JSON.
+get ``fail_status``, ``garbage=True`` returns bodies that are not the API's JSON, ``finish(body)`` names
+each answer's finish_reason ("length": cut at its budget), ``drip`` sends the body one byte every
+``drip`` seconds (a stalled server), ``refuse_forms`` answers HTTP 500 to those response_format types
+(llama-cpp-python and ``json_schema``), and ``models`` is what ``GET /models`` lists.
 """
 
 from __future__ import annotations
@@ -47,7 +50,13 @@ class FakeOpenAIServer:
         fail_status: int = 503,
         garbage: bool = False,
         api_key: str | None = None,
+        finish: Callable[[dict[str, Any]], str] = lambda body: "stop",
+        drip: float = 0.0,
+        refuse_forms: tuple[str, ...] = (),
+        models: tuple[str, ...] = ("fake",),
     ):
+        self.finish, self.drip, self.refuse_forms, self.models = finish, drip, refuse_forms, models
+        self.fail_after: int | None = None  # set by a test: the requests after this many fail (server down)
         self.reply, self.latency, self.garbage = reply, latency, garbage
         self.fail_first, self.fail_status, self.api_key = fail_first, fail_status, api_key
         self.requests: list[dict[str, Any]] = []
@@ -73,17 +82,20 @@ class FakeOpenAIServer:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"message": "invalid API key"}}
         if path.endswith("/models"):
-            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+            return 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
         time.sleep(self.latency)
-        if failing:
+        if failing or (self.fail_after is not None and len(self.requests) > self.fail_after):
             return self.fail_status, {"error": {"message": "try again"}}
+        if (body.get("response_format") or {}).get("type") in self.refuse_forms:
+            return 500, {"error": {"message": "response_format not supported"}}
         if self.garbage:
             return 200, "<html>not the API</html>"
         text = self.reply(body)
         if path.endswith("/chat/completions"):
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            message = {"role": "assistant", "content": text}
+            choice = {"index": 0, "message": message, "finish_reason": self.finish(body)}
         elif path.endswith("/completions"):
-            choice = {"index": 0, "text": text, "finish_reason": "stop"}
+            choice = {"index": 0, "text": text, "finish_reason": self.finish(body)}
         else:
             return 404, {"error": {"message": f"no route {path}"}}
         return 200, {"object": "chat.completion", "model": body.get("model"), "choices": [choice]}
@@ -98,7 +110,15 @@ class FakeOpenAIServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not server.drip:
+                    self.wfile.write(data)
+                for byte in data if server.drip else b"":
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        return
+                    time.sleep(server.drip)
 
             def _headers(self) -> dict[str, str]:
                 return {k.lower(): v for k, v in self.headers.items()}
