@@ -222,8 +222,8 @@ def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
 
 def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch):
     """An always-"1" judge passes only with the override, which results.json and the card carry."""
-    from continuousbench.harness.card import model_card
     from continuousbench import llm
+    from continuousbench.harness.card import model_card
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
     monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
@@ -264,7 +264,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     decided = record["decided"]["qa_public"]
     assert sum(decided.values()) == n
     judged = len(asked) - 1 - len(calibration_cases())
-    assert judged == sum(d["judge"] for d in record["decided"].values()), "code-decided cases reached the judge"
+    assert judged == sum(d["judge"] for d in record["decided"].values()), "code-decided cases were asked"
     assert set(record["agreement"]["qa_public"]) == {"vs_exact_match", "vs_contains", "both_wrong"}
     card = model_card(results, "judged").content
     assert "LLM match judged by j (endpoint, prompt v2, calibration 92%): calibration accuracy 92.50%" in card
