@@ -240,9 +240,9 @@ def calibrate(judge: Judge, cases: Sequence[dict] | None = None) -> dict:
     return {
         "cases": len(cases),
         "set_sha256": digest,
-        "accuracy": 1 - len(missed) / len(cases),
+        "accuracy": (len(cases) - len(missed)) / len(cases),
         "false_accept": sum(wrong) / len(wrong) if wrong else 0.0,
-        "false_reject": 1 - sum(right) / len(right) if right else 0.0,
+        "false_reject": (len(right) - sum(right)) / len(right) if right else 0.0,
         "unparseable": sum(v is None for v in asked),
         "missed": missed,
     }

@@ -269,7 +269,7 @@ def test_always_one_figures():
 def test_a_rule_following_judge_passes_and_every_case_is_asked_once():
     _, figures, passed, requests = _calibrate_served(fake_judges.rule_following)
     assert requests == figures["cases"] == len(calibration_cases())
-    assert figures["accuracy"] == 1 - 3 / figures["cases"] and figures["missed"] == sorted(
+    assert figures["accuracy"] == (figures["cases"] - 3) / figures["cases"] and figures["missed"] == sorted(
         fake_judges.RULE_FOLLOWER_MISTAKES, key=[c["id"] for c in calibration_cases()].index
     )
     assert passed["passed"] and not passed["override"]

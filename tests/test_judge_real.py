@@ -9,7 +9,7 @@ from continuousbench.errors import UserError
 from continuousbench.judge import Judge, calibrate, calibration_cases, gate, identity
 from continuousbench.llm import make_generator
 
-pytestmark = pytest.mark.real_llm
+pytestmark = [pytest.mark.real_llm, pytest.mark.slow]  # 40 requests to a CPU model: ~1-2 min
 
 
 def test_a_real_small_judge_gets_its_figures_recorded(real_llm_endpoint, tmp_path):
