@@ -112,8 +112,8 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
     from continuousbench.llm import GenerationError, make_generator
     from continuousbench.release.layout import default_root
 
-    spec = h.judge
-    generator = make_generator(spec)
+    spec, cache = h.judge, default_root() / "judge-cache"
+    generator = make_generator(spec, cache_dir=cache / "llm")  # the llm layer's answer cache (endpoints)
     check = getattr(generator, "check", None)
     if check is not None:
         check()  # an endpoint that is down fails fast, without retries
@@ -123,7 +123,7 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
             f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
             "use an instruction-following model as judge"
         )
-    judge = Judge(generator, cache_dir=default_root() / "judge-cache", model_name=spec)
+    judge = Judge(generator, cache_dir=cache, model_name=spec)
     calibration = gate(
         calibrate(judge), spec, min_accuracy=h.judge_min_accuracy, max_false_accept=h.judge_max_false_accept,
         override=h.judge_override_calibration,
