@@ -1,7 +1,11 @@
 """LLM-match: a judge model decides whether a response carries the reference answer (paper §2.2, App. I.3).
 
-Numeric references never reach the judge: a response matches when one of its numbers is within
-0.01 % relative error of the reference (``|r - g| / mean(|r|, |g|)``), the same rule the prompt states.
+Code decides what needs no model (:func:`decide`): an empty response does not match, an exact match
+(``scoring.exact_match``) does, and a numeric reference against a response that writes numbers follows
+the paper's rule (relative error ``|r - g| / mean(r, g)`` below 0.01 %), so the judge sees only the
+cases that need it. Before a run trusts a judge, the judge answers a shipped calibration set
+(:func:`calibrate`, ``judge_data/calibration.jsonl``; docs/judge.md) and :func:`gate` refuses one whose
+accuracy or false-accept rate is out of bounds.
 Verdicts are cached in SQLite (atomic, safe to interrupt), keyed by the sha256 of the question, the
 ground truth shown, the response, the judge model and the prompt text, so editing the prompt or
 changing the model never reuses stale verdicts. A verdict that is not ``0`` or ``1`` is returned as
@@ -19,8 +23,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
+from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError, TextGenerator
-from continuousbench.scoring import as_number, normalize, number_tokens
+from continuousbench.scoring import as_number, exact_match, normalize, number_tokens
 
 JUDGE_PROMPT = """You are grading a short answer in an automated evaluation. Decide whether the RESPONSE \
 gives the same answer as the REFERENCE for the QUESTION below. Do not judge whether the reference is true.
@@ -40,6 +45,8 @@ RESPONSE: {response}
 
 Reply with a single character: 1 if the response matches the reference, 0 if it does not."""
 
+# Bump with any change to JUDGE_PROMPT: results carry it, and compare refuses runs judged differently.
+PROMPT_VERSION = "2"
 _VERDICT = re.compile(r"^[\s\"'*`]*([01])[\s\"'*`.]*$")
 NUMERIC_TOLERANCE = Decimal("0.0001")  # 0.01 % relative error
 
@@ -51,17 +58,46 @@ def parse_verdict(text: str) -> bool | None:
 
 
 def numbers_close(a: Decimal, b: Decimal) -> bool:
-    """Relative error |a - b| / mean(|a|, |b|) below 0.01 %; two zeros are equal."""
-    scale = (abs(a) + abs(b)) / 2
-    return a == b if scale == 0 else abs(a - b) / scale < NUMERIC_TOLERANCE
+    """The paper's rule: ``|a - b| / |mean(a, b)|`` below 0.01 %. Equal numbers (two zeros too) match;
+    a zero mean with different numbers (``5`` and ``-5``) is an infinite error."""
+    if a == b:
+        return True
+    mean = abs(a + b) / 2
+    return mean != 0 and abs(a - b) / mean < NUMERIC_TOLERANCE
 
 
 def numeric_match(response: str, reference: str) -> bool | None:
-    """The relative-error rule when ``reference`` is a number, else None (the judge must decide)."""
+    """The relative-error rule when ``reference`` is a number and the response writes at least one
+    number (any of them may match: an answer may list alternatives); else None (the judge decides,
+    e.g. ``"seventy-nine"``)."""
     ref = as_number(normalize(reference))
-    if ref is None:
-        return None
-    return any(numbers_close(tok, ref) for tok in number_tokens(response))
+    tokens = number_tokens(response) if ref is not None else []
+    return any(numbers_close(tok, ref) for tok in tokens) if tokens else None
+
+
+DECIDERS = ("empty", "exact", "numeric")  # the verdicts code takes before any request, in this order
+
+
+def decide(response: str, references: Sequence[str]) -> tuple[str, bool] | None:
+    """``(rule, verdict)`` when code decides the match without the judge, else None.
+
+    An empty answer does not match; an exact match (numbers by value, aliases included) does; a numeric
+    reference is decided by :func:`numeric_match` when the response writes a number."""
+    if not normalize(response):
+        return "empty", False
+    if exact_match(response, references):
+        return "exact", True
+    numeric = numeric_match(response, references[0])
+    return None if numeric is None else ("numeric", numeric)
+
+
+def decision_counts(references: Sequence[Sequence[str]], responses: Sequence[str]) -> dict[str, int]:
+    """How many verdicts each rule of :func:`decide` took and how many were left to the judge."""
+    counts = dict.fromkeys((*DECIDERS, "judge"), 0)
+    for refs, response in zip(references, responses, strict=True):
+        decided = decide(response, refs)
+        counts["judge" if decided is None else decided[0]] += 1
+    return counts
 
 
 def _shown_reference(references: Sequence[str]) -> str:
@@ -86,7 +122,7 @@ class Judge:
             raise ValueError(f"retries must be at least 1, got {retries}")
         self.generator, self.model_name, self.retries = generator, model_name, retries
         self.backoff, self.batch_size = backoff, batch_size
-        self.stats = {"numeric": 0, "cached": 0, "judged": 0, "unparseable": 0}
+        self.stats = {**dict.fromkeys(DECIDERS, 0), "cached": 0, "judged": 0, "unparseable": 0}
         self._db: sqlite3.Connection | None = None
         if cache_dir is not None:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)
@@ -123,26 +159,23 @@ class Judge:
             f"({type(last).__name__}: {last}); check the judge endpoint or model"
         )
 
-    def match(
-        self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
-    ) -> list[bool | None]:
-        """One verdict per response: True/False, or None when the judge's reply was unparseable."""
-        verdicts: list[bool | None] = [None] * len(responses)
+    def _prompt(self, question: str, references: Sequence[str], response: str) -> tuple[str, str]:
+        """(cache key, prompt) of one case: the judge sees the aliases and the response's first line."""
+        shown, answer = _shown_reference(references), response.split("\n", 1)[0].strip()
+        key = self._key(question, shown, answer)
+        return key, JUDGE_PROMPT.format(question=question, reference=shown, response=answer)
+
+    def ask(self, cases: Sequence[tuple[str, str]]) -> list[bool | None]:
+        """The judge's verdict on each (cache key, prompt): cached ones first, the rest in batches."""
+        verdicts: list[bool | None] = [None] * len(cases)
         pending: list[tuple[int, str, str]] = []  # (row, cache key, prompt)
-        for i, (question, refs, response) in enumerate(zip(questions, references, responses, strict=True)):
-            numeric = numeric_match(response, refs[0])
-            if numeric is not None:
-                verdicts[i] = numeric
-                self.stats["numeric"] += 1
-                continue
-            shown, answer = _shown_reference(refs), response.split("\n", 1)[0].strip()
-            key = self._key(question, shown, answer)
+        for i, (key, prompt) in enumerate(cases):
             cached = self._cached(key)
             if cached is not None:
                 verdicts[i] = parse_verdict(cached)
                 self.stats["cached"] += 1
-                continue
-            pending.append((i, key, JUDGE_PROMPT.format(question=question, reference=shown, response=answer)))
+            else:
+                pending.append((i, key, prompt))
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
             texts = self._ask([prompt for _, _, prompt in batch])
@@ -158,3 +191,108 @@ class Judge:
                 with self._db:  # one transaction per batch: an interrupted run keeps finished batches
                     self._db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?)", rows)
         return verdicts
+
+    def match(
+        self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
+    ) -> list[bool | None]:
+        """One verdict per response: True/False, or None when the judge's reply was unparseable.
+        Code decides first (:func:`decide`); only the rest reach the judge."""
+        verdicts: list[bool | None] = [None] * len(responses)
+        rows, cases = [], []
+        for i, (question, refs, response) in enumerate(zip(questions, references, responses, strict=True)):
+            decided = decide(response, refs)
+            if decided is not None:
+                self.stats[decided[0]] += 1
+                verdicts[i] = decided[1]
+            else:
+                rows.append(i)
+                cases.append(self._prompt(question, refs, response))
+        for i, verdict in zip(rows, self.ask(cases), strict=True):
+            verdicts[i] = verdict
+        return verdicts
+
+
+# ---------------------------------------------------------------------------------------------------
+# Calibration: the judge answers cases of known verdict before a run trusts it (docs/judge.md)
+
+CALIBRATION_FILE = "judge_data/calibration.jsonl"
+MIN_ACCURACY = 0.85  # always-"1", always-"0" and coin-flip judges score about 0.5 on the balanced set
+MAX_FALSE_ACCEPT = 0.2  # a judge accepting half the wrong answers is refused even if it is right elsewhere
+
+
+def calibration_cases() -> list[dict]:
+    """The shipped cases: id, kind, question, reference, response and the right verdict (1 or 0)."""
+    from importlib.resources import files
+
+    text = files("continuousbench").joinpath(CALIBRATION_FILE).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def calibrate(judge: Judge, cases: Sequence[dict] | None = None) -> dict:
+    """The judge's figures on the calibration cases, every case asked of the model (none decided by
+    code: this measures the model). An unparseable reply is an error, never a match."""
+    cases = calibration_cases() if cases is None else list(cases)
+    asked = judge.ask([judge._prompt(c["question"], [c["reference"]], c["response"]) for c in cases])
+    right = [v is True for c, v in zip(cases, asked, strict=True) if c["verdict"] == 1]
+    wrong = [v is True for c, v in zip(cases, asked, strict=True) if c["verdict"] == 0]
+    missed = [c["id"] for c, v in zip(cases, asked, strict=True) if v is None or int(v) != c["verdict"]]
+    digest = hashlib.sha256(json.dumps(cases, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return {
+        "cases": len(cases),
+        "set_sha256": digest,
+        "accuracy": (len(cases) - len(missed)) / len(cases),
+        "false_accept": sum(wrong) / len(wrong) if wrong else 0.0,
+        "false_reject": (len(right) - sum(right)) / len(right) if right else 0.0,
+        "unparseable": sum(v is None for v in asked),
+        "missed": missed,
+    }
+
+
+def gate(
+    figures: dict, name: str, *, min_accuracy: float = MIN_ACCURACY,
+    max_false_accept: float = MAX_FALSE_ACCEPT, override: bool = False,
+) -> dict:  # fmt: skip
+    """``figures`` with the thresholds and the outcome; a judge out of bounds fails in one line unless
+    ``override`` (then ``override`` is true in what it returns, and the results carry it)."""
+    passed = figures["accuracy"] >= min_accuracy and figures["false_accept"] <= max_false_accept
+    if not passed and not override:
+        raise UserError(
+            f"--judge {name} failed calibration on {figures['cases']} cases: accuracy "
+            f"{figures['accuracy']:.0%} (needs >= {min_accuracy:.0%}), false accepts "
+            f"{figures['false_accept']:.0%} (at most {max_false_accept:.0%}), false rejects "
+            f"{figures['false_reject']:.0%}, unparseable {figures['unparseable']}; use a stronger judge "
+            "model, or pass --judge_override_calibration to score with it anyway (the results say so)"
+        )
+    return {
+        **figures, "min_accuracy": min_accuracy, "max_false_accept": max_false_accept, "passed": passed,
+        "override": not passed,
+    }  # fmt: skip
+
+
+def identity(spec: str) -> dict:
+    """What makes two judges the same: backend kind, model, prompt version (URLs and keys left out)."""
+    kind, _, target = spec.partition(":")
+    model: str | None = target
+    if kind in ("endpoint", "completions"):
+        model = target.partition("#")[2].split("?")[0] or None  # the server's default model: unnamed
+    return {
+        "kind": kind, "model": model, "prompt_version": PROMPT_VERSION,
+        "prompt_sha256": hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest(),
+    }  # fmt: skip
+
+
+def same_judge(a: dict | None, b: dict | None) -> bool:
+    """Whether two records' judges (their ``judge`` entries) give comparable LLM-match verdicts."""
+    keys = ("kind", "model", "prompt_version")
+    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in keys)
+
+
+def label(judge: dict | None) -> str:
+    """``model (kind, prompt vN, calibration 95%)`` for tables; ``-`` without a judge."""
+    if not judge:
+        return "-"
+    calibration = judge.get("calibration") or {}
+    figure = f", calibration {calibration['accuracy']:.0%}" if "accuracy" in calibration else ""
+    flag = " OVERRIDDEN" if calibration.get("override") else ""
+    model = judge.get("model") or "default model"
+    return f"{model} ({judge['kind']}, prompt v{judge['prompt_version']}{figure}){flag}"

@@ -12,6 +12,9 @@ Each row also says what kind of thing was made private (:func:`kind_label`): a c
 non-private synthetic corpus, or a corpus without a statement) or the evaluator itself (a DP *model*,
 ``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method). A DP model's
 epsilon is labelled as such, so that no filter puts it beside DP data of the same epsilon.
+
+Ranked by LLM match, each row names its judge (model, prompt version, calibration accuracy), and a row
+judged differently from the row above says so: their verdicts are not comparable (docs/judge.md).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from continuousbench.harness import results
+from continuousbench.judge import label as judge_label
+from continuousbench.judge import same_judge
 from continuousbench.stats import paired_difference
 
 ALL = "all"
@@ -185,12 +190,17 @@ def rank(
         acc = _accuracy(sub.record, PART, metric)
         single = _accuracy(sub.record, "qa_singleton", metric)
         sep = separation(previous.record, sub.record, metric) if previous is not None else None
+        note = _note(sep)
+        if sep is not None and metric == "llm_match":
+            sep["same_judge"] = same_judge(previous.record.get("judge"), sub.record.get("judge"))
+            note += "" if sep["same_judge"] else "; judged by a different judge: not comparable"
         rows.append({
             "rank": position, "submission": sub.name, "base_model": model_label(sub.record),
             "tuning": sub.record["tuning"], "kind": kind_label(sub.record),
             "epsilon": epsilon_label(sub.record),
             "accuracy": acc["accuracy"], "ci95": acc["ci95"], "questions": acc["count"],
-            "singleton": single["accuracy"] if single else None, "separation": sep, "vs_above": _note(sep),
+            "singleton": single["accuracy"] if single else None, "separation": sep, "vs_above": note,
+            "judge": judge_label(sub.record.get("judge")),
             "record": sub.record,
         })  # fmt: skip
         previous = sub
@@ -204,6 +214,7 @@ def table(rows: list[dict], metric: str):
     def pct(v) -> str:
         return "-" if v is None else f"{100 * v:.1f}"
 
+    judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
     return pd.DataFrame(
         {
             "#": [r["rank"] for r in rows],
@@ -217,6 +228,7 @@ def table(rows: list[dict], metric: str):
             "n": [r["questions"] for r in rows],
             f"singleton {SHORT[metric]} %": [pct(r["singleton"]) for r in rows],
             "vs. the row above": [r["vs_above"] for r in rows],
+            **judges,
         }
     )
 

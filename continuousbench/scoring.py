@@ -134,6 +134,33 @@ def _summary(values: Sequence[bool | None]) -> dict:
     return {"accuracy": acc, "ci95": list(ci), "std": math.sqrt(acc * (1.0 - acc)), "count": n}
 
 
+def _rate(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def judge_agreement(per_example: dict[str, Sequence[bool | None]]) -> dict:
+    """How LLM-match relates to the code matchers, so a reader sees at a glance whether it inflates.
+
+    Per code matcher: the share of questions where both agree, and the judge's accept rate where that
+    matcher says right and where it says wrong; then the accept rate where exact match and contains are
+    both wrong (the verdicts only the judge gives). A missing verdict counts as a rejection."""
+    judged = [v is True for v in per_example["llm_match"]]
+    out: dict = {}
+    for name in ("exact_match", "contains"):
+        base = per_example[name]
+        out[f"vs_{name}"] = {
+            "agreement": _rate([j == b for j, b in zip(judged, base, strict=True)]),
+            "accept_when_right": _rate([j for j, b in zip(judged, base, strict=True) if b]),
+            "accept_when_wrong": _rate([j for j, b in zip(judged, base, strict=True) if not b]),
+        }
+    both_wrong = [
+        j for j, e, c in zip(judged, per_example["exact_match"], per_example["contains"], strict=True)
+        if not e and not c
+    ]  # fmt: skip
+    out["both_wrong"] = {"count": len(both_wrong), "accept_rate": _rate(both_wrong)}
+    return out
+
+
 def threshold_rows(support_counts: Sequence[int], k: int) -> list[int]:
     """Rows of the ``>=k`` stratum: questions supported by at least ``k`` documents."""
     return [i for i, c in enumerate(support_counts) if c >= k]

@@ -65,19 +65,19 @@ def test_numeric_questions_never_reach_the_judge():
         ["HP?"] * 4, [["79"], ["79"], ["2.5"], ["10000"]], ["79 lbs", "790", "It is 2.5 m", "10000.5"]
     )
     assert verdicts == [True, False, True, True]
-    assert fake.prompts == [] and judge.stats["numeric"] == 4
+    assert fake.prompts == [] and judge.stats["numeric"] + judge.stats["exact"] == 4
 
 
 def test_prompt_carries_question_reference_aliases_and_first_line_of_response():
     fake = FakeJudge()
     make_judge(fake).match(
-        ["Types of Boreling?"], [["ghost and dark", "dark and ghost"]], ["Dark and ghost\nQ: next"]
+        ["Types of Boreling?"], [["ghost and dark", "dark and ghost"]], ["Dark and ghost types\nQ: next"]
     )
     (prompt,) = fake.prompts
     assert prompt == JUDGE_PROMPT.format(
         question="Types of Boreling?",
         reference="ghost and dark (equivalent forms: dark and ghost)",
-        response="Dark and ghost",
+        response="Dark and ghost types",
     )
 
 
@@ -104,21 +104,21 @@ def test_a_judge_that_does_not_answer_is_one_clear_error():
     with pytest.raises(
         GenerationError, match=r"judge 'fake-judge' did not answer after 3 tries \(ConnectionError"
     ):
-        make_judge(FakeJudge(failures=10), retries=3).match(["Q?"], [["Spore"]], ["Spore"])
+        make_judge(FakeJudge(failures=10), retries=3).match(["Q?"], [["Spore"]], ["Spores"])
 
 
 def test_unreachable_endpoint_is_one_clear_error():
     endpoint = EndpointGenerator("http://127.0.0.1:9/v1", model="judge", retries=1, backoff=0.0, timeout=2.0)
     judge = Judge(endpoint, None, "judge", retries=2, backoff=0.0)
     with pytest.raises(GenerationError, match="judge 'judge' did not answer after 2 tries"):
-        judge.match(["Q?"], [["Spore"]], ["Spore"])
+        judge.match(["Q?"], [["Spore"]], ["Spores"])
 
 
 def test_unparseable_verdicts_are_reported_not_guessed_nor_cached(tmp_path):
     fake = FakeJudge(reply="I think they match")
     judge = make_judge(fake, tmp_path)
     out = score(
-        ["Spore Geminon", "79"],
+        ["the Spore Geminon", "79"],
         [["Spore Geminon"], ["79"]],
         questions=["Class?", "HP?"],
         matchers=["exact_match", "llm_match"],
@@ -134,7 +134,7 @@ def test_unparseable_verdicts_are_reported_not_guessed_nor_cached(tmp_path):
         "unparseable": 1,
     }
     assert judge.stats["unparseable"] == 1
-    make_judge(fake, tmp_path).match(["Class?"], [["Spore Geminon"]], ["Spore Geminon"])
+    make_judge(fake, tmp_path).match(["Class?"], [["Spore Geminon"]], ["the Spore Geminon"])
     assert len(fake.prompts) == 2, "an unparseable verdict must be asked again, not served from the cache"
 
 
@@ -155,3 +155,160 @@ def test_llm_match_strata():
         "count": 2,
         "unparseable": 0,
     }
+
+
+# --- code decides before the judge; calibration; identity -----------------------------------------
+
+from collections import Counter  # noqa: E402
+
+import fake_judges  # noqa: E402
+from continuousbench.fake_endpoint import FakeOpenAIServer  # noqa: E402
+
+from continuousbench.errors import UserError  # noqa: E402
+from continuousbench.judge import (  # noqa: E402
+    MAX_FALSE_ACCEPT,
+    MIN_ACCURACY,
+    calibrate,
+    calibration_cases,
+    decide,
+    decision_counts,
+    gate,
+    identity,
+    label,
+    same_judge,
+)
+from continuousbench.llm import make_generator  # noqa: E402
+from continuousbench.scoring import judge_agreement  # noqa: E402
+
+
+def test_numbers_close_is_the_papers_rule_against_the_signed_mean():
+    assert numbers_close(_d("-10000"), _d("-10000.5"))
+    assert not numbers_close(_d("5"), _d("-5")), "a zero mean is an infinite relative error"
+    assert not numbers_close(_d("1000"), _d("1000.2")), "2e-4 is outside 0.01 %"
+    assert numbers_close(_d("1000"), _d("1000.05"))
+
+
+@pytest.mark.parametrize(
+    ("response", "refs", "decided"),
+    [
+        ("", ["Lyon"], ("empty", False)),
+        ("  .", ["Lyon"], ("empty", False)),
+        ("Lyon.", ["Lyon"], ("exact", True)),
+        ("the UN", ["United Nations", "the UN"], ("exact", True)),  # an alias
+        ("4821.3", ["4821"], ("numeric", True)),
+        ("4823", ["4821"], ("numeric", False)),
+        ("It weighs 70 or 4821", ["4821"], ("numeric", True)),  # alternatives may be listed
+        ("seventy-nine", ["79"], None),  # spelled out: the judge reads it
+        ("It was held in Lyon", ["Lyon"], None),
+        ("$1.25 million", ["1,250,000 dollars"], None),
+    ],
+)
+def test_decide_takes_empty_exact_and_numeric_cases(response, refs, decided):
+    assert decide(response, refs) == decided
+
+
+def test_code_rules_agree_with_every_calibration_case_they_decide():
+    decided = [(c, decide(c["response"], [c["reference"]])) for c in calibration_cases()]
+    taken = [(c["id"], d[1], bool(c["verdict"])) for c, d in decided if d is not None]
+    assert len(taken) >= 8 and all(got == want for _, got, want in taken), taken
+
+
+def test_calibration_set_is_balanced_and_covers_the_cases_of_the_issue():
+    cases = calibration_cases()
+    assert 30 <= len(cases) <= 60 and len({c["id"] for c in cases}) == len(cases)
+    assert Counter(c["verdict"] for c in cases) == {0: len(cases) // 2, 1: len(cases) // 2}
+    kinds = {c["kind"] for c in cases}
+    assert {"paraphrase", "more specific", "missing part", "wrong entity", "number within tolerance",
+            "number outside tolerance", "empty", "verbose"} <= kinds  # fmt: skip
+
+
+def test_exact_numeric_and_empty_cases_never_reach_the_judge_endpoint():
+    with FakeOpenAIServer(reply=fake_judges.served(fake_judges.rule_following)) as server:
+        judge = Judge(make_generator(f"endpoint:{server.url}#j"), None, "j")
+        responses = ["Lyon", "", "4821.3", "151", "It was held in Lyon", "Marseille, France"]
+        refs = [["Lyon"], ["Lyon"], ["4821"], ["115"], ["Lyon"], ["Lyon"]]
+        verdicts = judge.match(["Where?"] * 6, refs, responses)
+    assert verdicts == [True, False, True, False, True, False]
+    asked = [fake_judges.fields(r["messages"][0]["content"])[2] for r in server.requests]
+    assert sorted(asked) == ["It was held in Lyon", "Marseille, France"]
+    assert judge.stats == {"empty": 1, "exact": 1, "numeric": 2, "cached": 0, "judged": 2, "unparseable": 0}
+    assert decision_counts(refs, responses) == {"empty": 1, "exact": 1, "numeric": 2, "judge": 2}
+
+
+def _calibrate_served(reply, **gate_options):
+    with FakeOpenAIServer(reply=fake_judges.served(reply)) as server:
+        spec = f"endpoint:{server.url}#judge-model"
+        figures = calibrate(Judge(make_generator(spec), None, spec))
+        return spec, figures, gate(figures, "endpoint:…#judge-model", **gate_options), len(server.requests)
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"),
+    [
+        ("always 1", fake_judges.always("1")),
+        ("always 0", fake_judges.always("0")),
+        ("coin flip", fake_judges.coin_flip(seed=3)),
+        ("accepts half the wrong answers", fake_judges.half_wrong_accepting),
+    ],
+)
+def test_bad_judges_are_refused_in_one_line_naming_the_judge_and_its_figures(name, reply):
+    with pytest.raises(UserError) as err:
+        _calibrate_served(reply)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("--judge endpoint:…#judge-model failed calibration")
+    assert re.search(r"accuracy \d+% \(needs >= 85%\), false accepts \d+%", message), message
+    assert "--judge_override_calibration" in message
+
+
+def test_always_one_figures():
+    figures = calibrate(Judge(OfflineGenerator(fake_judges.always("1")), None, "yes-man"))
+    assert (figures["accuracy"], figures["false_accept"], figures["false_reject"]) == (0.5, 1.0, 0.0)
+    assert figures["cases"] == len(calibration_cases()) and len(figures["missed"]) == figures["cases"] // 2
+
+
+def test_a_rule_following_judge_passes_and_every_case_is_asked_once():
+    _, figures, passed, requests = _calibrate_served(fake_judges.rule_following)
+    assert requests == figures["cases"] == len(calibration_cases())
+    assert figures["accuracy"] == (figures["cases"] - 3) / figures["cases"] and figures["missed"] == sorted(
+        fake_judges.RULE_FOLLOWER_MISTAKES, key=[c["id"] for c in calibration_cases()].index
+    )
+    assert passed["passed"] and not passed["override"]
+    assert passed["min_accuracy"] == MIN_ACCURACY and passed["max_false_accept"] == MAX_FALSE_ACCEPT
+
+
+def test_override_keeps_a_failing_judge_and_says_so():
+    _, _, outcome, _ = _calibrate_served(fake_judges.always("1"), override=True)
+    assert outcome["override"] and not outcome["passed"]
+
+
+def test_calibration_is_cached_like_every_verdict(tmp_path):
+    fake = FakeJudge(reply="1")
+    calibrate(make_judge(fake, tmp_path))
+    again = make_judge(fake, tmp_path)
+    calibrate(again)
+    assert len(fake.prompts) == len(calibration_cases()) and again.stats["cached"] == len(fake.prompts)
+
+
+def test_identity_leaves_out_urls_and_tells_judges_apart():
+    a = identity("endpoint:https://me:key@judge.example/v1#gemini-2.5-flash-lite")
+    assert a["kind"] == "endpoint" and a["model"] == "gemini-2.5-flash-lite" and "key" not in str(a)
+    assert identity("endpoint:http://127.0.0.1:8000/v1")["model"] is None
+    b = identity("completions:http://other/v1#gemini-2.5-flash-lite")
+    assert same_judge(a, identity("endpoint:http://elsewhere/v1#gemini-2.5-flash-lite"))
+    assert not same_judge(a, b) and not same_judge(a, None)
+    assert label(None) == "-"
+    assert label({**a, "calibration": {"accuracy": 0.925, "override": True}}) == (
+        "gemini-2.5-flash-lite (endpoint, prompt v2, calibration 92%) OVERRIDDEN"
+    )
+
+
+def test_agreement_shows_how_much_the_judge_inflates():
+    out = judge_agreement({
+        "exact_match": [True, False, False, False],
+        "contains": [True, True, False, False],
+        "llm_match": [True, True, True, None],
+    })  # fmt: skip
+    assert out["vs_exact_match"] == {"agreement": 0.5, "accept_when_right": 1.0,
+                                     "accept_when_wrong": pytest.approx(2 / 3)}  # fmt: skip
+    assert out["vs_contains"] == {"agreement": 0.75, "accept_when_right": 1.0, "accept_when_wrong": 0.5}
+    assert out["both_wrong"] == {"count": 2, "accept_rate": 0.5}

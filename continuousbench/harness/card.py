@@ -16,6 +16,27 @@ def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
+def judge_lines(judge: dict | None) -> str:
+    """The card's account of the LLM-match judge: who, its calibration, and how much code decided."""
+    if not judge:
+        return ""
+    from continuousbench.judge import label
+
+    c = judge["calibration"]
+    text = (
+        f"\nLLM match judged by {label(judge)}: calibration accuracy {_pct(c['accuracy'])}%, false "
+        f"accepts {_pct(c['false_accept'])}%, false rejects {_pct(c['false_reject'])}% on {c['cases']} cases."
+    )
+    if c["override"]:
+        text += " **It failed calibration and was used anyway (`--judge_override_calibration`).**"
+    decided = judge["decided"].get("qa_public")
+    if decided:
+        code = decided["empty"] + decided["exact"] + decided["numeric"]
+        total = code + decided["judge"]
+        text += f" On qa_public, code decided {code} of {total} verdicts (empty, exact, numeric)."
+    return text + "\n"
+
+
 def model_card(results: dict, model_name: str):
     """A ``huggingface_hub.ModelCard``: one ``EvalResult`` per part x metric, and a short body."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
@@ -72,6 +93,7 @@ def model_card(results: dict, model_name: str):
             f"corpus (sha256 `{corpus['fingerprint'][:16]}...`, {corpus['documents']} documents)"
         )
     statement = f"\n{privacy['statement']}" if privacy else ""
+    judged = judge_lines(results.get("judge"))
     body = f"""
 # {model_name}
 
@@ -83,7 +105,7 @@ Selected checkpoint: `{selected["name"]}` (validation contains {_pct(selected["v
 | part | questions | exact match % | contains % | LLM match % |
 | --- | ---: | ---: | ---: | ---: |
 {rows}
-
+{judged}
 Recipe values, corpus identity and package version ({results["package_version"]}) are in `results.json`.
 {statement}"""
     return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")

@@ -41,6 +41,10 @@ class CompareArguments:
     )
     seed: int = field(default=BOOTSTRAP_SEED, metadata={"help": "Bootstrap seed."})
     json: bool = field(default=False, metadata={"help": "Print the comparison as JSON instead of a table."})
+    different_judges: bool = field(
+        default=False,
+        metadata={"help": "Compare llm_match across different judges anyway (the output flags it)."},
+    )
 
 
 def _predictions(path: Path):
@@ -76,6 +80,24 @@ def paired_strata(frame, *, resamples: int, seed: int) -> dict:
     return out
 
 
+def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, allow: bool) -> dict | None:
+    """For llm_match: both runs' judges and whether they are the same; refuses different ones unless
+    ``allow`` (a record without a judge entry counts as an unknown judge)."""
+    from continuousbench.errors import UserError
+    from continuousbench.judge import label, same_judge
+
+    if matcher != "llm_match":
+        return None
+    ja, jb = rec_a.get("judge"), rec_b.get("judge")
+    same = same_judge(ja, jb)
+    if not same and not allow:
+        raise UserError(
+            f"{a_dir} was judged by {label(ja)}, {b_dir} by {label(jb)}: their llm_match verdicts are not "
+            "comparable; rescore with one judge, or pass --different_judges to compare anyway (flagged)"
+        )
+    return {"a": label(ja), "b": label(jb), "same": same}
+
+
 def compare_runs(
     run_a: str | Path,
     run_b: str | Path,
@@ -83,8 +105,10 @@ def compare_runs(
     matcher: str = "exact_match",
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
+    different_judges: bool = False,
 ) -> dict:
-    """The paired comparison of two run folders (see the module docstring); refuses unlike runs."""
+    """The paired comparison of two run folders (see the module docstring); refuses unlike runs, and
+    llm_match verdicts of different judges unless ``different_judges`` (then the result flags it)."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
     rel_a, rel_b = rec_a["release"], rec_b["release"]
@@ -93,6 +117,7 @@ def compare_runs(
             f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
             f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
         )
+    judges = _judges(a_dir, rec_a, b_dir, rec_b, matcher, different_judges)
     pa, pb = _predictions(a_dir), _predictions(b_dir)
     for path, table in ((a_dir, pa), (b_dir, pb)):
         if matcher not in table.columns:
@@ -117,6 +142,7 @@ def compare_runs(
         "release": rel_a["id"],
         "split": sorted(splits_a),
         "matcher": matcher,
+        **({"judges": judges} if judges else {}),
         "bootstrap": {"method": "percentile, paired", "resamples": resamples, "seed": seed,
                       "confidence": CONFIDENCE},
         "questions": {"paired": len(frame), "only_a": len(pa) - len(frame), "only_b": len(pb) - len(frame)},
@@ -154,6 +180,9 @@ def print_comparison(result: dict, console=None) -> None:
                 f"{100 * d['difference']:+.1f}", f"[{100 * low:+.1f}, {100 * high:+.1f}]",
                 str(d["a_only"]), str(d["b_only"]), f"{d['p_value']:.3g}",
             )  # fmt: skip
+    judges = result.get("judges")
+    if judges and not judges["same"]:
+        table.caption += f"\nDIFFERENT JUDGES: A by {judges['a']}, B by {judges['b']} (--different_judges)"
     (console or Console(width=140)).print(table)
 
 
@@ -164,7 +193,10 @@ def main(args: CompareArguments) -> dict:
             f"compare takes two run folders, got {len(args.runs)} ({' '.join(args.runs) or 'none'}): "
             "continuousbench compare RUN_A RUN_B"
         )
-    result = compare_runs(*args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed)
+    result = compare_runs(
+        *args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed,
+        different_judges=args.different_judges,
+    )  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=1))
     else:

@@ -1,10 +1,11 @@
 """Step 1 of a harness run: everything the run reads, loaded and checked before any training.
 
 The release (verified) and its QA splits, the candidate corpus (plus the replay mixture, documents cut
-at a bounded length), the judge (asked one canned question, so that a dead endpoint is found now and
-not after hours of training), the base model and its tokenizer, and a generation budget that fits the
-model's context. Each input's resolved absolute path is kept beside what was given, so that
-``results.json`` says exactly what was read and a run can be repeated from another directory.
+at a bounded length), the judge (asked one canned question and the calibration set, so that a dead or
+untrustworthy judge is found now and not after hours of training), the base model and its tokenizer,
+and a generation budget that fits the model's context. Each input's resolved absolute path is kept
+beside what was given, so that ``results.json`` says exactly what was read and a run can be repeated
+from another directory.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Inputs:
     generation: dict  # track, batch_size, max_new_tokens: keyword arguments of QA generation
     generation_record: dict  # requested and effective max_new_tokens, model context, longest prompt
     evaluation: dict | None = None  # the release's canonical evaluation (manifest), when it names one
+    judge_record: dict | None = None  # identity and calibration figures (results.json `judge`)
 
 
 def resolved(source: str | None) -> str | None:
@@ -103,14 +105,16 @@ def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_
     return corpus, record
 
 
-def make_judge(spec: str):
-    """The LLM-match judge, asked one canned question now: a judge that does not answer, or answers
-    something other than 0 or 1, fails here in one line rather than after training."""
-    from continuousbench.judge import JUDGE_PROMPT, Judge, parse_verdict
+def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
+    """(judge, its record): the LLM-match judge, asked one canned question and then the calibration set
+    now (answers cached like every verdict), so that a dead judge, one that answers something other
+    than 0 or 1, or one that cannot tell right from wrong fails here in one line, not after training."""
+    from continuousbench.judge import JUDGE_PROMPT, Judge, calibrate, gate, identity, parse_verdict
     from continuousbench.llm import GenerationError, make_generator
     from continuousbench.release.layout import default_root
 
-    generator = make_generator(spec)
+    spec, cache = h.judge, default_root() / "judge-cache"
+    generator = make_generator(spec, cache_dir=cache / "llm")  # the llm layer's answer cache (endpoints)
     check = getattr(generator, "check", None)
     if check is not None:
         check()  # an endpoint that is down fails fast, without retries
@@ -121,7 +125,18 @@ def make_judge(spec: str):
             "use an instruction-following model as judge"
         )
     # retries=1: the endpoint layer is the only retry layer (nested, one failing request went out 12 times)
-    return Judge(generator, cache_dir=default_root() / "judge-cache", model_name=spec, retries=1)
+    judge = Judge(generator, cache_dir=cache, model_name=spec, retries=1)
+    calibration = gate(
+        calibrate(judge), spec, min_accuracy=h.judge_min_accuracy, max_false_accept=h.judge_max_false_accept,
+        override=h.judge_override_calibration,
+    )  # fmt: skip
+    if calibration["override"]:
+        logger.warning(
+            "--judge %s failed calibration (accuracy %.0f%%, false accepts %.0f%%) and is used anyway "
+            "(--judge_override_calibration; recorded in results.json)", spec, 100 * calibration["accuracy"],
+            100 * calibration["false_accept"],
+        )  # fmt: skip
+    return judge, {**identity(spec), "calibration": calibration}
 
 
 def model_context(model) -> int | None:
@@ -177,7 +192,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
         part: load_qa(folder, part, "test", h.qa_test_limit, seed, "--qa_test_limit") for part in parts
     }
     corpus, corpus_record = load_training_text(h, t.max_length, seed, folder)
-    judge = make_judge(h.judge) if with_judge and h.judge else None
+    judge, judge_record = make_judge(h) if with_judge and h.judge else (None, None)
     set_seed(t.seed)  # LoRA initialisation is random
     model, tokenizer = load_model_and_tokenizer(
         m.model, tuning=m.tuning, lora_rank=m.lora_r, lora_alpha=m.lora_alpha, dtype=m.dtype,
@@ -195,5 +210,5 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
                     "max_new_tokens": budget["effective_max_new_tokens"]},
         generation_record={**budget, "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
                            "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
-        evaluation=manifest.get("evaluation"),
+        evaluation=manifest.get("evaluation"), judge_record=judge_record,
     )  # fmt: skip

@@ -223,6 +223,67 @@ class QuestionOutcomes(_Strict):
         return self
 
 
+class Calibration(_Strict):
+    """The judge's figures on the shipped calibration set and the bounds it was held to (docs/judge.md)."""
+
+    cases: Annotated[int, Field(ge=1)]
+    set_sha256: Sha256 = Field(description="sha256 of the calibration cases asked")
+    accuracy: Fraction
+    false_accept: Fraction = Field(description="share of wrong responses the judge accepted")
+    false_reject: Fraction = Field(description="share of right responses it did not accept")
+    unparseable: Count
+    missed: list[str] = Field(description="ids of the cases it got wrong")
+    min_accuracy: Fraction
+    max_false_accept: Fraction
+    passed: bool
+    override: bool = Field(description="true: failed calibration, used anyway (--judge_override_calibration)")
+
+    @model_validator(mode="after")
+    def _outcome(self) -> Calibration:
+        passed = self.accuracy >= self.min_accuracy and self.false_accept <= self.max_false_accept
+        if passed != self.passed or self.override == self.passed:
+            raise ValueError("passed must follow from the figures and bounds; override exactly when not")
+        return self
+
+
+class MatcherAgreement(_Strict):
+    agreement: Fraction | None = Field(description="share of questions where the judge and the matcher agree")
+    accept_when_right: Fraction | None = Field(description="judge's accept rate where the matcher says right")
+    accept_when_wrong: Fraction | None = Field(description="judge's accept rate where the matcher says wrong")
+
+
+class BothWrong(_Strict):
+    count: Count = Field(description="questions that exact match and contains both score wrong")
+    accept_rate: Fraction | None = Field(description="share of them the judge accepted")
+
+
+class Agreement(_Strict):
+    vs_exact_match: MatcherAgreement
+    vs_contains: MatcherAgreement
+    both_wrong: BothWrong
+
+
+class Decided(_Strict):
+    """Who took each LLM-match verdict of a part: code (empty, exact, numeric) or the judge."""
+
+    empty: Count
+    exact: Count
+    numeric: Count
+    judge: Count
+
+
+class JudgeInfo(_Strict):
+    """The LLM-match judge: what it is, how it calibrated, and how its verdicts relate to the code's."""
+
+    kind: str = Field(description="backend kind of the spec: endpoint, completions, transformers, offline")
+    model: str | None = Field(description="the judge model; null: the endpoint's default model")
+    prompt_version: str
+    prompt_sha256: Sha256
+    calibration: Calibration
+    decided: dict[Literal["qa_public", "qa_singleton"], Decided]
+    agreement: dict[Literal["qa_public", "qa_singleton"], Agreement]
+
+
 class Results(_Strict):
     """``results.json`` of one harness run (schema 1)."""
 
@@ -259,6 +320,9 @@ class Results(_Strict):
         None, description="The release's canonical evaluation (its manifest) and its accuracy, by stratum"
     )
     questions: dict[Literal["qa_public", "qa_singleton"], QuestionOutcomes] | None = None
+    judge: JudgeInfo | None = Field(
+        None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
+    )
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
@@ -270,6 +334,13 @@ class Results(_Strict):
             missing = [k for k in self.matchers if getattr(m.metrics, k) is None]
             if missing:
                 raise ValueError(f"metrics.{part} lacks matcher {missing[0]} listed in matchers")
+        if self.judge is not None:
+            if "llm_match" not in self.matchers:
+                raise ValueError("judge is recorded but llm_match is not among matchers")
+            for part, decided in self.judge.decided.items():
+                total = decided.empty + decided.exact + decided.numeric + decided.judge
+                if part not in self.metrics or total != self.metrics[part].n:
+                    raise ValueError(f"judge.decided.{part} counts {total} verdicts, not the part's n")
         for part, q in (self.questions or {}).items():
             for name, bits in q.outcomes.items():
                 acc = getattr(self.metrics[part].metrics, name) if part in self.metrics else None

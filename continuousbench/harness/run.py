@@ -36,7 +36,7 @@ from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
-from continuousbench.harness.qa_eval import generate_answers, score_answers, selection_eval
+from continuousbench.harness.qa_eval import generate_answers, references, score_answers, selection_eval
 from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.training.options import DP_KEYS
 from continuousbench.training.sft import kept_checkpoints
@@ -196,6 +196,21 @@ def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[in
     return {**evaluation, **headline, "by_stratum": strata}
 
 
+def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
+    """results.json ``judge``: identity and calibration, the share of verdicts code took, and the
+    judge's agreement with exact match and contains, per part."""
+    from continuousbench.judge import decision_counts
+    from continuousbench.scoring import judge_agreement
+
+    if record is None:
+        return None
+    decided, agreement = {}, {}
+    for part, (_, qa, predictions, report) in tables.items():
+        decided[part] = decision_counts(references(qa), predictions)
+        agreement[part] = judge_agreement(report["per_example"])
+    return {**record, "decided": decided, "agreement": agreement}
+
+
 def _recipe(path: str | None) -> dict | None:
     if path is None:
         return None
@@ -238,6 +253,7 @@ def build_results(
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
         "matchers": list(reports["qa_public"]["metrics"]),
         "canonical": canonical(inputs.evaluation, reports, support),
+        "judge": judge_record(inputs.judge_record, tables),
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip

@@ -256,5 +256,17 @@ class HarnessArguments:
         default=None,
         metadata={"help": "LLM-match judge: a text-generation spec (endpoint:<url>#<model> ...)."},
     )
+    judge_min_accuracy: float = field(
+        default=0.85,
+        metadata=bounds("[0, 1]", "Refuse a judge scoring below this on the calibration set (docs/judge.md)"),
+    )
+    judge_max_false_accept: float = field(
+        default=0.2,
+        metadata=bounds("[0, 1]", "Refuse a judge accepting more than this share of wrong calibration cases"),
+    )
+    judge_override_calibration: bool = field(
+        default=False,
+        metadata={"help": "Score with a judge that failed calibration anyway (results.json and card say so)"},
+    )
     resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
     overwrite: bool = field(default=False, metadata={"help": "Replace the results of a finished run."})

@@ -82,3 +82,35 @@ def test_questions_answered_by_one_run_only_are_left_out(edited_pair):
 
 def _results(run):
     return json.loads((run / "results.json").read_text())
+
+
+def _judged_by(run, model: str, verdicts) -> None:
+    """Give a run llm_match verdicts and a judge entry naming ``model``."""
+    from continuousbench.judge import identity
+
+    _rewrite(run, llm_match=verdicts)
+    record = json.loads((run / "results.json").read_text())
+    record["judge"] = identity(f"endpoint:http://127.0.0.1:1/v1#{model}")
+    (run / "results.json").write_text(json.dumps(record))
+
+
+def test_llm_match_across_different_judges_is_refused_unless_flagged(edited_pair, capsys):
+    from continuousbench.errors import UserError
+
+    a_dir, b_dir = edited_pair
+    n = len(pd.read_parquet(a_dir / "predictions.parquet"))
+    _judged_by(a_dir, "big-judge", [True] * n)
+    _judged_by(b_dir, "cheap-judge", [False] * n)
+    with pytest.raises(UserError, match=r"judged by big-judge \(endpoint, prompt v2\), .* by cheap-judge .*"
+                                        r"--different_judges"):  # fmt: skip
+        compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50)
+    flagged = compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50, different_judges=True)
+    assert flagged["judges"] == {
+        "a": "big-judge (endpoint, prompt v2)", "b": "cheap-judge (endpoint, prompt v2)", "same": False
+    }  # fmt: skip
+    compare.print_comparison(flagged)
+    assert "DIFFERENT JUDGES" in capsys.readouterr().out
+    _judged_by(b_dir, "big-judge", [False] * n)
+    same = compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50)
+    assert same["judges"]["same"] and same["parts"]["qa_public"]["overall"]["difference"] == 1.0
+    assert "judges" not in compare.compare_runs(a_dir, b_dir, matcher="contains", resamples=50)

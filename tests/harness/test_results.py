@@ -164,3 +164,45 @@ def test_the_documented_json_schema_is_the_code(tmp_path):
     doc = (DOCS / "results-format.md").read_text()
     for key in results.Results.model_json_schema(by_alias=True)["properties"]:
         assert f"`{key}`" in doc, f"docs/results-format.md does not describe {key}"
+
+
+def _judged(record) -> dict:
+    """``record`` as if scored with a calibrated judge (llm_match = contains)."""
+    import fake_judges
+
+    from continuousbench.judge import Judge, calibrate, gate, identity
+    from continuousbench.llm import OfflineGenerator
+    from continuousbench.scoring import judge_agreement
+
+    judged = copy.deepcopy(record)
+    judged["matchers"] = [*judged["matchers"], "llm_match"]
+    figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), None, "j")), "j")
+    judged["judge"] = {**identity("endpoint:http://127.0.0.1:8000/v1#j"), "calibration": figures,
+                       "decided": {}, "agreement": {}}  # fmt: skip
+    for part, m in judged["metrics"].items():
+        m["metrics"]["llm_match"] = {**m["metrics"]["contains"], "unparseable": 0}
+        judged["judge"]["decided"][part] = {"empty": 1, "exact": 2, "numeric": 0, "judge": m["n"] - 3}
+        flags = [True, False] * (m["n"] // 2)
+        judged["judge"]["agreement"][part] = judge_agreement(
+            {"exact_match": flags, "contains": flags, "llm_match": flags}
+        )
+    return judged
+
+
+JUDGE_BAD = [
+    ("judge.decided.qa_public.judge", 0, "judge.decided.qa_public counts 3 verdicts, not the part's n"),
+    ("judge.calibration.override", True, "override exactly when not"),
+    ("judge.calibration.accuracy", 0.5, "passed must follow from the figures and bounds"),
+    ("judge.prompt_sha256", "v2", "judge.prompt_sha256: String should match pattern"),
+    ("matchers", ["exact_match", "contains"], "judge is recorded but llm_match is not among matchers"),
+]
+
+
+def test_a_judged_record_is_valid_and_its_judge_entry_checked(record):
+    judged = _judged(record)
+    assert results.validate(judged) == []
+    for path, value, message in JUDGE_BAD:
+        bad = copy.deepcopy(judged)
+        _set(bad, path, value)
+        problems = results.validate(bad)
+        assert len(problems) == 1 and message in problems[0], (path, problems)

@@ -221,28 +221,53 @@ def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
 
 
 def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch):
+    """An always-"1" judge passes only with the override, which results.json and the card carry."""
     from continuousbench import llm
+    from continuousbench.harness.card import model_card
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
     monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
     out = tmp_path / "judged"
-    results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match", steps=0))
+    argv = run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match",
+                    "--judge_override_calibration", steps=0)  # fmt: skip
+    results = run.cli(argv)
     metrics = results["metrics"]["qa_public"]["metrics"]
     assert set(metrics) == {"exact_match", "contains", "llm_match"}
     assert "llm_match" in pd.read_parquet(out / PREDICTIONS).columns
+    calibration = results["judge"]["calibration"]
+    assert calibration["override"] and not calibration["passed"] and calibration["accuracy"] == 0.5
+    assert "failed calibration and was used anyway" in model_card(results, "judged").content
 
 
 def test_judge_endpoint_is_asked_before_training_then_judges(
     run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, fake_openai_server
 ):
+    import fake_judges
+
+    from continuousbench.harness.card import model_card
+    from continuousbench.judge import PROMPT_VERSION, calibration_cases
+
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
-    server = fake_openai_server(reply=lambda body: "1")
+    server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following))
     out = tmp_path / "judged"
     judge = f"endpoint:{server.url}#fake"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", judge, steps=0))
     asked = [r["messages"][0]["content"] for r in server.requests if "messages" in r]
     assert "RESPONSE: Blue" in asked[0]  # the canned pair came first, before any model answered
+    calibration = {fake_judges.fields(p) for p in asked[1 : 1 + len(calibration_cases())]}
+    assert calibration == set(fake_judges.CASES)  # then the calibration set, before any model answered
     assert "llm_match" in results["metrics"]["qa_public"]["metrics"]
+    record = results["judge"]
+    assert (record["kind"], record["model"], record["prompt_version"]) == ("endpoint", "j", PROMPT_VERSION)
+    assert record["calibration"]["passed"] and record["calibration"]["accuracy"] == 37 / 40
+    n = results["metrics"]["qa_public"]["n"]
+    decided = record["decided"]["qa_public"]
+    assert sum(decided.values()) == n
+    judged = len(asked) - 1 - len(calibration_cases())
+    assert judged == sum(d["judge"] for d in record["decided"].values()), "code-decided cases were asked"
+    assert set(record["agreement"]["qa_public"]) == {"vs_exact_match", "vs_contains", "both_wrong"}
+    card = model_card(results, "judged").content
+    assert "LLM match judged by j (endpoint, prompt v2, calibration 92%): calibration accuracy 92.50%" in card
 
 
 def test_results_record_absolute_paths_and_the_capped_generation_budget(

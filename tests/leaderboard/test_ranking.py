@@ -87,3 +87,30 @@ def test_invalid_records_are_left_out_in_one_line_each(results_dataset, tmp_path
     )
     with pytest.raises(FileNotFoundError, match="neither a folder nor a Hub dataset repo"):
         lb.load_submissions(tmp_path / "missing" / "deeper")
+
+
+def test_llm_match_rows_name_their_judge_and_flag_a_different_one(subs):
+    import copy
+
+    from continuousbench.judge import identity
+
+    judged = []
+    for sub, model in zip(subs[:3], ["big-judge", "big-judge", "cheap-judge"], strict=True):
+        record = copy.deepcopy(sub.record)
+        record["release"]["track"], record["matchers"] = "news", [*record["matchers"], "llm_match"]
+        for m in record["metrics"].values():
+            m["metrics"]["llm_match"] = m["metrics"]["exact_match"]
+        for q in (record.get("questions") or {}).values():
+            q["outcomes"]["llm_match"] = q["outcomes"]["exact_match"]
+        calibration = {"accuracy": 0.95, "override": False}
+        record["judge"] = {**identity(f"endpoint:http://127.0.0.1:1/v1#{model}"), "calibration": calibration}
+        judged.append(lb.Submission(sub.name, record))
+    metric, rows = lb.rank(judged, "geminon-tiny-2026q1")
+    assert metric == "llm_match"
+    assert {r["judge"].split(" ")[0] for r in rows} == {"big-judge", "cheap-judge"}
+    assert all(r["judge"].endswith("(endpoint, prompt v2, calibration 95%)") for r in rows)
+    flagged = [r for r in rows[1:] if not r["separation"]["same_judge"]]
+    assert flagged and all("different judge: not comparable" in r["vs_above"] for r in flagged)
+    assert all("different judge" not in r["vs_above"] for r in rows[1:] if r["separation"]["same_judge"])
+    assert list(lb.table(rows, metric)["judge"]) == [r["judge"] for r in rows]
+    assert "judge" not in lb.table(*reversed(lb.rank(subs, "geminon-tiny-2026q1"))).columns

@@ -90,8 +90,10 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
     model = save_tiny_model(tmp_path / "model", texts, arch="llama", vocab_size=512)
     out = tmp_path / "run"
     argv = ["--release", str(news_release), "--model", str(model), "--output_dir", str(out), "--steps", "0",
-            "--max-new-tokens", "8", "--judge", "offline:news", "--lora_r", "4"]  # fmt: skip
+            "--max-new-tokens", "8", "--judge", "offline:news", "--lora_r", "4",
+            "--judge_override_calibration"]  # fmt: skip  # the stand-in's contains rule fails calibration
     results = run.cli(argv)
+    assert results["judge"]["calibration"]["override"]
     assert set(results["metrics"]) == {"qa_public"}
     canonical = results["canonical"]
     test = load_dataset(str(news_release), "qa_public", split="test")

@@ -11,10 +11,13 @@ if TYPE_CHECKING:
     from continuousbench.llm import TextGenerator
 
 
-def make_realizer(spec: str, generator: TextGenerator | None = None, cache_dir: Path | None = None, **kw: Any) -> Realizer:
+def make_realizer(
+    spec: str, generator: TextGenerator | None = None, cache_dir: Path | None = None, **kw: Any
+) -> Realizer:
     """``"template"`` -> the offline template realizer; anything else is a ``continuousbench.llm``
     generator spec (``transformers:<path>``, ``endpoint:<url>[#model]``, ``offline:<name>``) driving
-    the LLM realizer (``generator``: the one already built from ``spec``; else one is built, its answers cached in ``cache_dir``)."""
+    the LLM realizer (``generator``: the one already built from ``spec``; else one is built, its answers
+    cached in ``cache_dir``)."""
     if spec == "template":
         from continuousbench.geminon.realizers.template import TemplateRealizer
 
