@@ -316,6 +316,9 @@ def table(rows: list[dict], metric: str, source: str | Path = ""):
     def pct(v) -> str:
         return "-" if v is None else f"{100 * v:.1f}"
 
+    def num(v) -> float | None:
+        return None if v is None else round(100 * v, 1)
+
     def linked(row) -> str:
         urls = links(row["sub"], source)
         return " · ".join(f"[{name}]({url})" for name, url in urls.items() if url)
@@ -328,17 +331,17 @@ def table(rows: list[dict], metric: str, source: str | Path = ""):
             "tuning": [r["tuning"] for r in rows],
             "kind": [r["kind"] for r in rows],
             "ε": [r["epsilon"] for r in rows],
-            f"{SHORT[metric]} %": [pct(r["accuracy"]) for r in rows],
+            f"{SHORT[metric]} %": [num(r["accuracy"]) for r in rows],  # numbers, so that sorting is numeric
             "95% CI": [f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]" for r in rows],
             "n": [r["questions"] for r in rows],
-            "singleton %": [pct(r["singleton"]) for r in rows],
+            "singleton %": [num(r["singleton"]) for r in rows],
             "vs. row above": [r["vs_above"] for r in rows],
             "links": [linked(r) for r in rows],
         }
     )
 
 
-DATATYPES = ["number", "str", "str", "str", "str", "str", "str", "str", "number", "str", "str", "markdown"]
+DATATYPES = ["number", *["str"] * 5, "number", "str", "number", "number", "str", "markdown"]
 
 
 def support_figure(rows: list[dict], metric: str, *, top: int = 4):

@@ -28,7 +28,7 @@ diagnostic, the evaluator itself (a DP model: an upper bound, not a DP synthesis
 FILTERS = ("track", "kind", "epsilon", "generator", "base_model", "tuning")
 RELOAD_S = 600  # results are reloaded on this timer and by the refresh button
 # Fixed widths that sum to under 1280 px less the page's margins; the long columns wrap between words.
-WIDTHS = ["44px", "150px", "110px", "62px", "92px", "92px", "62px", "100px", "44px", "78px", "200px", "150px"]
+WIDTHS = ["44px", "140px", "110px", "70px", "92px", "92px", "62px", "100px", "44px", "96px", "184px", "150px"]
 CSS = "#ranking th, #ranking td { word-break: normal; overflow-wrap: normal; hyphens: none; }"
 
 
@@ -83,12 +83,12 @@ def build(source: str) -> gr.Blocks:
                                   elem_id="release")  # fmt: skip
             kind = gr.Dropdown([lb.ALL], value=lb.ALL, label="kind", elem_id="kind")
             epsilon = gr.Dropdown([lb.ALL], value=lb.ALL, label="ε requested", elem_id="epsilon")
+        with gr.Row():
             generator = gr.Dropdown([lb.ALL], value=lb.ALL, label="generator", elem_id="generator")
             base_model = gr.Dropdown([lb.ALL], value=lb.ALL, label="evaluator", elem_id="base-model")
             tuning = gr.Dropdown([lb.ALL], value=lb.ALL, label="tuning", elem_id="tuning")
-        with gr.Row():
-            summary = gr.Markdown(elem_id="summary")
-            reload = gr.Button("Refresh results", elem_id="refresh", size="sm", scale=0)
+            reload = gr.Button("Refresh results", elem_id="refresh")
+        summary = gr.Markdown(elem_id="summary")
         table = gr.Dataframe(interactive=False, wrap=True, elem_id="ranking", label="ranking",
                              column_widths=WIDTHS, datatype=lb.DATATYPES)  # fmt: skip
         plot = gr.Plot(label="accuracy by support count", elem_id="support-plot")

@@ -427,8 +427,10 @@ def complete(results: dict, *, model=None) -> dict:
 
 
 def json_schema() -> dict:
-    """The JSON Schema of :class:`Results` (``docs/results.schema.json``)."""
-    return Results.model_json_schema(by_alias=True)
+    """The JSON Schema of :class:`Results` (``docs/results.schema.json``), naming its dialect so that
+    validators pick draft 2020-12 (pydantic's output) instead of guessing."""
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    return {"$schema": dialect, **Results.model_json_schema(by_alias=True)}
 
 
 if __name__ == "__main__":  # python -m continuousbench.harness.results > docs/results.schema.json

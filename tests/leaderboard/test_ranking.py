@@ -65,7 +65,7 @@ def test_filters(subs):
 def test_table_and_plot(subs):
     metric, rows = lb.rank(subs, "geminon-tiny-2026q1")
     frame = lb.table(rows, metric)
-    assert list(frame["#"]) == [1, 2, 3, 4] and frame["EM %"].iloc[0] == "100.0"
+    assert list(frame["#"]) == [1, 2, 3, 4] and frame["EM %"].iloc[0] == 100.0
     assert frame["95% CI"].iloc[3] == "[0.0, 39.0]"
     assert frame["links"].iloc[0].startswith("[record](/gradio_api/file=/")  # a local model: no card link
     assert "[release](https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/" in (
