@@ -24,21 +24,28 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from continuousbench.harness import results
+from continuousbench.harness.results import (  # noqa: F401 (the leaderboard's names for them)
+    DP_DATA,
+    DP_MODEL,
+    NO_STATEMENT,
+    NON_PRIVATE,
+    NON_PRIVATE_DATA,
+    OTHER_CORPUS,
+    epsilon_bucket,
+    epsilon_label,
+    kind_label,
+)  # fmt: skip
 from continuousbench.stats import paired_difference
 
 ALL = "all"
 PART = "qa_public"  # ranked part: the facts a corpus can teach (singletons are shown beside)
 ALPHA = 0.05
-NON_PRIVATE = "∞ (non-private)"
-NO_STATEMENT = "no statement"
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM match"}
-DP_MODEL, DP_DATA, NON_PRIVATE_DATA, OTHER_CORPUS = "DP model", "DP data", "non-private data", "corpus"
 
 
 HUB = "https://huggingface.co"
@@ -116,50 +123,6 @@ def primary_metric(subs: list[Submission]) -> str:
     """exact_match, or llm_match on the NEWS track when every submission was judged."""
     judged = all("llm_match" in s.record["matchers"] for s in subs)
     return "llm_match" if subs and judged and subs[0].record["release"]["track"] == "news" else "exact_match"
-
-
-def kind_label(record: dict) -> str:
-    """DP model (the evaluator trained with DP-SGD), DP data, non-private data, or a corpus without a
-    privacy statement (e.g. the real one)."""
-    if record.get("model_privacy"):
-        return DP_MODEL
-    privacy = record["corpus"].get("privacy")
-    if privacy is None:
-        return OTHER_CORPUS
-    return DP_DATA if privacy["private"] and privacy.get("epsilon") is not None else NON_PRIVATE_DATA
-
-
-def _guarantee(record: dict) -> dict | None:
-    """The statement whose epsilon applies: the DP model's, else the corpus generator's."""
-    return record.get("model_privacy") or record["corpus"].get("privacy")
-
-
-def _requested(guarantee: dict) -> float:
-    """The epsilon asked for: stated (``target_epsilon``) or, for records that lack it, the achieved
-    value at two significant figures (calibration stops just below the target: 9.99361 for 10)."""
-    target = guarantee.get("target_epsilon") or guarantee.get("requested_epsilon")
-    if target:
-        return float(target)
-    eps = float(guarantee["epsilon"])
-    return float(f"{eps:.2g}") if eps > 0 and math.isfinite(eps) else eps
-
-
-def epsilon_bucket(record: dict) -> str:
-    """The filter value: the requested epsilon, or no statement / non-private."""
-    guarantee = _guarantee(record)
-    if guarantee is None:
-        return NO_STATEMENT
-    if not guarantee["private"] or guarantee.get("epsilon") is None:
-        return NON_PRIVATE
-    return f"{_requested(guarantee):g}"
-
-
-def epsilon_label(record: dict) -> str:
-    """What the row shows: the bucket, and the achieved epsilon when it differs."""
-    bucket, guarantee = epsilon_bucket(record), _guarantee(record)
-    if bucket in (NO_STATEMENT, NON_PRIVATE) or f"{guarantee['epsilon']:g}" == bucket:
-        return bucket
-    return f"{bucket} (achieved {guarantee['epsilon']:g})"
 
 
 def generator_label(record: dict) -> str:
