@@ -3,15 +3,20 @@
 A results dataset is a folder (or a Hub dataset repo) of records written by ``continuousbench submit``,
 one JSON file per run under ``<release id>/``. Per release, submissions are ranked by the primary
 metric on ``qa_public`` (exact match for Geminon; LLM match for NEWS when every submission has it),
-each with its Wilson 95% interval. Each row says whether it can be told apart from the row above:
-with both records' per-question outcomes, by the exact McNemar test on the questions both answered
+each with its Wilson 95% interval. Equal accuracies share a rank (1, 2, 2, 4); the same record
+submitted twice is listed once. Each row says whether it can be told apart from the row above: with
+both records' per-question outcomes, by the exact McNemar test on the questions both answered
 (p < 0.05 separates); without them, by whether the two 95% intervals overlap (a cruder rule, and the
 row says so).
 
 Each row also says what kind of thing was made private (:func:`kind_label`): a corpus (DP data, a
 non-private synthetic corpus, or a corpus without a statement) or the evaluator itself (a DP *model*,
-``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method). A DP model's
-epsilon is labelled as such, so that no filter puts it beside DP data of the same epsilon.
+``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method). Budgets are
+filtered by the epsilon that was asked for (:func:`epsilon_bucket`: calibration lands just below it,
+e.g. 9.99361 for 10), with the achieved value shown in the row.
+
+A record is left out, with one line saying why, when it does not follow the schema, when it claims a
+release other than the folder it sits in, or when it repeats another record.
 
 Ranked by LLM match, each row names its judge (model, prompt version, calibration accuracy), and a row
 judged differently from the row above says so: their verdicts are not comparable (docs/judge.md).
@@ -19,11 +24,25 @@ judged differently from the row above says so: their verdicts are not comparable
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from continuousbench.harness import results
+from continuousbench.harness.results import (  # noqa: F401 (the leaderboard's names for them)
+    DP_DATA,
+    DP_MODEL,
+    NO_STATEMENT,
+    NON_PRIVATE,
+    NON_PRIVATE_DATA,
+    OTHER_CORPUS,
+    epsilon_bucket,
+    epsilon_label,
+    kind_label,
+)  # fmt: skip
 from continuousbench.judge import label as judge_label
 from continuousbench.judge import same_judge
 from continuousbench.stats import paired_difference
@@ -31,16 +50,19 @@ from continuousbench.stats import paired_difference
 ALL = "all"
 PART = "qa_public"  # ranked part: the facts a corpus can teach (singletons are shown beside)
 ALPHA = 0.05
-NON_PRIVATE = "∞ (non-private)"
-NO_STATEMENT = "no statement"
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM match"}
-DP_MODEL, DP_DATA, NON_PRIVATE_DATA, OTHER_CORPUS = "DP model", "DP data", "non-private data", "corpus"
+
+
+HUB = "https://huggingface.co"
+# Okabe & Ito's palette: told apart by readers with any common colour-vision deficiency.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
 
 @dataclass(frozen=True)
 class Submission:
     name: str  # the record's file name without .json
     record: dict
+    path: str = ""  # ``<release id>/<name>.json`` inside the results dataset
 
 
 def _folder(source: str | Path) -> Path:
@@ -62,19 +84,37 @@ def _folder(source: str | Path) -> Path:
 
 def load_submissions(source: str | Path) -> tuple[list[Submission], list[str]]:
     """Every valid record under ``source``, and one line per file that was left out and why."""
-    subs, problems = [], []
+    subs, problems, seen = [], [], {}
     for file in sorted(_folder(source).glob("*/*.json")):
+        where = f"{file.parent.name}/{file.name}"
         try:
             record = json.loads(file.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            problems.append(f"{file.parent.name}/{file.name}: not JSON ({err})")
+            problems.append(f"{where}: not JSON ({err})")
             continue
         issues = results.validate(record)
         if issues:
-            problems.append(f"{file.parent.name}/{file.name}: {issues[0]}")
-        else:
-            subs.append(Submission(file.stem, record))
+            problems.append(f"{where}: {issues[0]}")
+            continue
+        claimed = record["release"]["id"]
+        if claimed != file.parent.name:
+            problems.append(f"{where}: claims release {claimed} but sits in folder {file.parent.name}")
+            continue
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
+        if digest in seen:
+            problems.append(f"{where}: the same record as {seen[digest]} (listed once)")
+            continue
+        seen[digest] = where
+        subs.append(Submission(file.stem, record, where))
     return subs, problems
+
+
+def left_out_html(problems: list[str]) -> str:
+    """The "Left out" list as HTML, every line escaped (file names and messages come from submitters)."""
+    if not problems:
+        return ""
+    items = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in problems)
+    return f"<p>Left out:</p><ul>{items}</ul>"
 
 
 def releases(subs: list[Submission]) -> list[str]:
@@ -90,33 +130,21 @@ def primary_metric(subs: list[Submission]) -> str:
     return "llm_match" if subs and judged and subs[0].record["release"]["track"] == "news" else "exact_match"
 
 
-def kind_label(record: dict) -> str:
-    """DP model (the evaluator trained with DP-SGD), DP data, non-private data, or a corpus without a
-    privacy statement (e.g. the real one)."""
-    if record.get("model_privacy"):
-        return DP_MODEL
-    privacy = record["corpus"].get("privacy")
-    if privacy is None:
-        return OTHER_CORPUS
-    return DP_DATA if privacy["private"] and privacy.get("epsilon") is not None else NON_PRIVATE_DATA
+def generator_label(record: dict) -> str:
+    """The generator of the corpus when its synthesis settings name it, else the corpus folder's name."""
+    sampling = (record["corpus"].get("generation") or {}).get("sampling") or {}
+    name = sampling.get("generator") or sampling.get("model") or record["corpus"]["source"]
+    return _local_name(str(name))
 
 
-def epsilon_label(record: dict) -> str:
-    model = record.get("model_privacy")
-    if model:
-        return f"{model['epsilon']:g} ({DP_MODEL})"
-    privacy = record["corpus"].get("privacy")
-    if privacy is None:
-        return NO_STATEMENT
-    if not privacy["private"] or privacy.get("epsilon") is None:
-        return NON_PRIVATE
-    return f"{privacy['epsilon']:g}"
+def _local_name(path: str) -> str:
+    """A local path by its last component (``submit`` writes them as ``.../name``); a Hub id as is."""
+    return Path(path).name if Path(path).is_absolute() or path.startswith(".../") else path
 
 
 def model_label(record: dict) -> str:
     """A Hub id as is; a local folder by its name (the path says nothing to other readers)."""
-    model = record["base_model"]
-    return Path(model).name if Path(model).is_absolute() else model
+    return _local_name(record["base_model"])
 
 
 def choices(subs: list[Submission], release: str) -> dict[str, list[str]]:
@@ -128,10 +156,54 @@ def choices(subs: list[Submission], release: str) -> dict[str, list[str]]:
 
     return {
         "kind": values(kind_label),
-        "epsilon": values(epsilon_label),
+        "epsilon": [ALL, *sorted({epsilon_bucket(r) for r in mine}, key=_bucket_order)],
+        "generator": values(generator_label),
         "base_model": values(model_label),
         "tuning": values(lambda r: r["tuning"]),
     }
+
+
+def tracks(subs: list[Submission]) -> list[str]:
+    return sorted({s.record["release"]["track"] for s in subs})
+
+
+def _bucket_order(bucket: str) -> tuple:
+    try:
+        return (0, float(bucket))
+    except ValueError:
+        return (1, bucket)
+
+
+def links(sub: Submission, source: str | Path) -> dict[str, str]:
+    """URLs of the row's model card (the base model's Hub page; a local model has none), submitted
+    record and release, each built from quoted parts (nothing from a record reaches the page raw)."""
+    record, folder = sub.record, Path(str(source)).expanduser()
+    if folder.is_dir():  # served by the Space (allowed_paths)
+        record_url = "/gradio_api/file=" + quote(str((folder / sub.path).resolve()))
+    else:
+        repo = str(source).removeprefix("hf://datasets/")
+        record_url = f"{HUB}/datasets/{quote(repo)}/blob/main/{quote(sub.path)}"
+    given = record["release"].get("given") or ""
+    release_repo = given if results_repo(given) else f"continuousbench/{record['release']['id']}"
+    model = record["base_model"]
+    return {
+        "card": "" if Path(model).is_absolute() or not results_repo(model) else f"{HUB}/{quote(model)}",
+        "record": record_url,
+        "release": f"{HUB}/datasets/{quote(release_repo)}/tree/{quote(record['release']['id'])}",
+    }
+
+
+def results_repo(text: str) -> bool:
+    """``owner/name`` as the Hub spells a repo id."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if text.count("/") != 1 or Path(text).expanduser().exists():
+        return False
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        return False
+    return True
 
 
 def _accuracy(record: dict, part: str, metric: str) -> dict | None:
@@ -169,15 +241,16 @@ def _note(sep: dict | None) -> str:
 
 def rank(
     subs: list[Submission], release: str, *, epsilon: str = ALL, base_model: str = ALL, tuning: str = ALL,
-    kind: str = ALL,
+    kind: str = ALL, generator: str = ALL,
 ) -> tuple[str, list[dict]]:  # fmt: skip
-    """(primary metric, ranked rows) of ``release`` after the filters; best first."""
+    """(primary metric, ranked rows) of ``release`` after the filters; best first, ties share a rank."""
     mine = [s for s in subs if s.record["release"]["id"] == release]
     metric = primary_metric(mine)
     kept = [
         s for s in mine
-        if epsilon in (ALL, epsilon_label(s.record)) and base_model in (ALL, model_label(s.record))
+        if epsilon in (ALL, epsilon_bucket(s.record)) and base_model in (ALL, model_label(s.record))
         and tuning in (ALL, s.record["tuning"]) and kind in (ALL, kind_label(s.record))
+        and generator in (ALL, generator_label(s.record))
     ]  # fmt: skip
 
     def key(s: Submission) -> tuple:
@@ -185,9 +258,12 @@ def rank(
         value = None if acc is None else acc["accuracy"]
         return (value is None, -(value or 0.0), s.name)  # best first, unscored last, then by name
 
-    rows, previous = [], None
+    rows, previous, place = [], None, 0
     for position, sub in enumerate(sorted(kept, key=key), start=1):
         acc = _accuracy(sub.record, PART, metric)
+        value = None if acc is None else acc["accuracy"]
+        if not rows or value != rows[-1]["accuracy"]:
+            place = position  # competition ranking: 1, 2, 2, 4
         single = _accuracy(sub.record, "qa_singleton", metric)
         sep = separation(previous.record, sub.record, metric) if previous is not None else None
         note = _note(sep)
@@ -195,57 +271,93 @@ def rank(
             sep["same_judge"] = same_judge(previous.record.get("judge"), sub.record.get("judge"))
             note += "" if sep["same_judge"] else "; judged by a different judge: not comparable"
         rows.append({
-            "rank": position, "submission": sub.name, "base_model": model_label(sub.record),
+            "rank": place, "submission": sub.name, "path": sub.path,
+            "generator": generator_label(sub.record), "base_model": model_label(sub.record),
             "tuning": sub.record["tuning"], "kind": kind_label(sub.record),
             "epsilon": epsilon_label(sub.record),
-            "accuracy": acc["accuracy"], "ci95": acc["ci95"], "questions": acc["count"],
+            "accuracy": value, "ci95": acc["ci95"] if acc else [None, None],
+            "questions": acc["count"] if acc else 0,
             "singleton": single["accuracy"] if single else None, "separation": sep, "vs_above": note,
             "judge": judge_label(sub.record.get("judge")),
-            "record": sub.record,
+            "record": sub.record, "sub": sub,
         })  # fmt: skip
         previous = sub
     return metric, rows
 
 
-def table(rows: list[dict], metric: str):
-    """The ranking as a pandas DataFrame for display (accuracies in %)."""
+def table(rows: list[dict], metric: str, source: str | Path = ""):
+    """The ranking as a pandas DataFrame for display (accuracies in %); the last column holds markdown
+    links whose texts are fixed and whose URLs are quoted, every other cell is plain text."""
     import pandas as pd
 
     def pct(v) -> str:
         return "-" if v is None else f"{100 * v:.1f}"
 
     judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
+
+    def num(v) -> float | None:
+        return None if v is None else round(100 * v, 1)
+
+    def linked(row) -> str:
+        urls = links(row["sub"], source)
+        return " · ".join(f"[{name}]({url})" for name, url in urls.items() if url)
+
     return pd.DataFrame(
         {
             "#": [r["rank"] for r in rows],
             "submission": [r["submission"] for r in rows],
-            "base model": [r["base_model"] for r in rows],
+            "evaluator": [r["base_model"] for r in rows],
             "tuning": [r["tuning"] for r in rows],
             "kind": [r["kind"] for r in rows],
             "ε": [r["epsilon"] for r in rows],
-            f"public {SHORT[metric]} %": [pct(r["accuracy"]) for r in rows],
+            f"{SHORT[metric]} %": [num(r["accuracy"]) for r in rows],  # numbers, so that sorting is numeric
             "95% CI": [f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]" for r in rows],
             "n": [r["questions"] for r in rows],
-            f"singleton {SHORT[metric]} %": [pct(r["singleton"]) for r in rows],
-            "vs. the row above": [r["vs_above"] for r in rows],
+            "singleton %": [num(r["singleton"]) for r in rows],
+            "vs. row above": [r["vs_above"] for r in rows],
             **judges,
+            "links": [linked(r) for r in rows],
         }
     )
 
 
-def support_figure(rows: list[dict], metric: str, *, top: int = 8):
-    """Accuracy by support count of the ``top`` ranked rows, each bucket with its Wilson interval."""
-    from continuousbench.harness.plots import bucket_series
-    from continuousbench.harness.plots import support_figure as figure
+DATATYPES = ["number", *["str"] * 5, "number", "str", "number", "number", "str", "markdown"]
 
-    series = []
-    for row in rows[:top]:
-        for part in ("qa_public", "qa_singleton"):
-            buckets = row["record"]["metrics"].get(part, {}).get("buckets", [])
-            s = bucket_series(
-                f"#{row['rank']} {row['submission']} {part.removeprefix('qa_')}", buckets, metric
-            )
-            if s is not None:
-                series.append(s)
-    caption = "error bars: Wilson 95% interval of each bucket's accuracy"
-    return figure(series, f"{metric} by support count (top {min(top, len(rows))})", caption=caption)
+
+def datatypes(frame) -> list[str]:
+    """The Space's column types for ``table(...)``: DATATYPES, with the judge column (llm_match only)."""
+    return DATATYPES if "judge" not in frame.columns else [*DATATYPES[:-1], "str", DATATYPES[-1]]
+
+
+def support_figure(rows: list[dict], metric: str, *, top: int = 4):
+    """Accuracy by support count on ``qa_public``: one panel per kind, its ``top`` ranked rows in the
+    Okabe-Ito palette, the legend below each panel (never over the data)."""
+    from matplotlib.figure import Figure
+
+    from continuousbench.harness.plots import bucket_series
+
+    kinds = list(dict.fromkeys(r["kind"] for r in rows)) or ["-"]
+    fig = Figure(figsize=(min(4.2 * len(kinds), 12.6), 4.4), dpi=100)
+    axes = fig.subplots(1, len(kinds), sharey=True, squeeze=False)[0]
+    for ax, kind in zip(axes, kinds, strict=True):
+        mine = [r for r in rows if r["kind"] == kind][:top]
+        for colour, row in zip(PALETTE, mine, strict=False):
+            s = bucket_series(f"#{row['rank']} {row['submission']}", row["record"]["metrics"][PART].get(
+                "buckets", []), metric)  # fmt: skip
+            if s is None:
+                continue
+            below = [max(0.0, y - lo) for y, lo in zip(s.y, s.low, strict=True)]
+            above = [max(0.0, hi - y) for y, hi in zip(s.y, s.high, strict=True)]
+            ax.errorbar(s.x, s.y, yerr=[below, above], marker="o", capsize=3, label=s.label, color=colour)
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_title(kind, fontsize=10)
+        ax.set_xlabel("support count (documents stating the fact)", fontsize=8)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    axes[0].set_ylabel(f"{SHORT[metric]} accuracy on {PART}")
+    fig.text(0.01, 0.01, f"top {top} per kind; error bars: Wilson 95% interval of each bucket", fontsize=7,
+             color="0.35")  # fmt: skip
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig

@@ -25,51 +25,89 @@ questions both answered (p < 0.05) when both records carry per-question outcomes
 intervals overlap. *kind* says what was made private: a corpus (DP data) or, for the direct DP fine-tuning
 diagnostic, the evaluator itself (a DP model: an upper bound, not a DP synthesis method). Submit with
 `continuousbench submit RUN --to <this dataset>`."""
-FILTERS = ("kind", "epsilon", "base_model", "tuning")
+FILTERS = ("track", "kind", "epsilon", "generator", "base_model", "tuning")
+RELOAD_S = 600  # results are reloaded on this timer and by the refresh button
+# Fixed widths that sum to under 1280 px less the page's margins; the long columns wrap between words.
+WIDTHS = ["44px", "140px", "110px", "70px", "92px", "92px", "62px", "100px", "44px", "96px", "184px", "150px"]
+CSS = "#ranking th, #ranking td { word-break: normal; overflow-wrap: normal; hyphens: none; }"
 
 
 def build(source: str) -> gr.Blocks:
-    subs, problems = lb.load_submissions(source)
-    releases = lb.releases(subs)
+    data = {}
 
-    def ranking(release, kind, epsilon, base_model, tuning):
-        if release is None:
+    def load() -> str:
+        data["subs"], problems = lb.load_submissions(source)
+        return lb.left_out_html(problems)
+
+    left_out_now = load()
+
+    def release_choices(track):
+        subs = [s for s in data["subs"] if track in (lb.ALL, s.record["release"]["track"])]
+        return lb.releases(subs)
+
+    def ranking(release, track, kind, epsilon, generator, base_model, tuning):
+        if not release:
             return None, None, "No valid submission yet."
         metric, rows = lb.rank(
-            subs, release, kind=kind, epsilon=epsilon, base_model=base_model, tuning=tuning
-        )
+            data["subs"], release, kind=kind, epsilon=epsilon, base_model=base_model, tuning=tuning,
+            generator=generator,
+        )  # fmt: skip
         plural = "" if len(rows) == 1 else "s"
         note = f"**{release}**: {len(rows)} submission{plural} ranked by `{metric}` on `{lb.PART}`."
-        return lb.table(rows, metric), lb.support_figure(rows, metric), note
+        shown = lb.table(rows, metric, source)
+        frame = gr.Dataframe(value=shown, datatype=lb.datatypes(shown))
+        return frame, lb.support_figure(rows, metric), note
 
-    def pick_release(release):
-        options = lb.choices(subs, release) if release else {k: [lb.ALL] for k in FILTERS}
-        resets = [gr.Dropdown(choices=options[k], value=lb.ALL) for k in FILTERS]
-        return *resets, *ranking(release, *[lb.ALL] * len(FILTERS))
+    def pick_release(release, track):
+        options = lb.choices(data["subs"], release) if release else {k: [lb.ALL] for k in FILTERS}
+        resets = [gr.Dropdown(choices=options[k], value=lb.ALL) for k in FILTERS if k != "track"]
+        return *resets, *ranking(release, track, *[lb.ALL] * (len(FILTERS) - 1))
+
+    def pick_track(track):
+        names = release_choices(track)
+        first = names[0] if names else None
+        return gr.Dropdown(choices=names, value=first), *pick_release(first, track)
+
+    def refresh(release, track):
+        html = load()
+        names = release_choices(track)
+        keep = release if release in names else (names[0] if names else None)
+        return html, gr.Dropdown(choices=names, value=keep), *pick_release(keep, track)
 
     with gr.Blocks(title="ContinuousBench leaderboard") as demo:
         gr.Markdown(INTRO)
         with gr.Row():
-            release = gr.Dropdown(releases, value=releases[0] if releases else None, label="release",
+            track = gr.Dropdown([lb.ALL, *lb.tracks(data["subs"])], value=lb.ALL, label="track",
+                                elem_id="track")  # fmt: skip
+            names = release_choices(lb.ALL)
+            release = gr.Dropdown(names, value=names[0] if names else None, label="release",
                                   elem_id="release")  # fmt: skip
-            kind = gr.Dropdown([lb.ALL], value=lb.ALL, label="kind (DP data or DP model)", elem_id="kind")
-            epsilon = gr.Dropdown([lb.ALL], value=lb.ALL, label="ε (privacy budget)", elem_id="epsilon")
-            base_model = gr.Dropdown([lb.ALL], value=lb.ALL, label="base model", elem_id="base-model")
+            kind = gr.Dropdown([lb.ALL], value=lb.ALL, label="kind", elem_id="kind")
+            epsilon = gr.Dropdown([lb.ALL], value=lb.ALL, label="ε requested", elem_id="epsilon")
+        with gr.Row():
+            generator = gr.Dropdown([lb.ALL], value=lb.ALL, label="generator", elem_id="generator")
+            base_model = gr.Dropdown([lb.ALL], value=lb.ALL, label="evaluator", elem_id="base-model")
             tuning = gr.Dropdown([lb.ALL], value=lb.ALL, label="tuning", elem_id="tuning")
+            reload = gr.Button("Refresh results", elem_id="refresh")
         summary = gr.Markdown(elem_id="summary")
-        table = gr.Dataframe(interactive=False, wrap=True, elem_id="ranking", label="ranking")
+        table = gr.Dataframe(interactive=False, wrap=True, elem_id="ranking", label="ranking",
+                             column_widths=WIDTHS, datatype=lb.DATATYPES)  # fmt: skip
         plot = gr.Plot(label="accuracy by support count", elem_id="support-plot")
-        if problems:
-            gr.Markdown("Left out (invalid records):\n\n" + "\n".join(f"- `{p}`" for p in problems))
-        filters = [release, kind, epsilon, base_model, tuning]
-        release.input(pick_release, [release], [*filters[1:], table, plot, summary])
-        for control in filters[1:]:
-            control.input(ranking, filters, [table, plot, summary])
-        demo.load(pick_release, [release], [*filters[1:], table, plot, summary])
+        left_out = gr.HTML(left_out_now, elem_id="left-out")
+        filters = [kind, epsilon, generator, base_model, tuning]
+        shown = [table, plot, summary]
+        track.input(pick_track, [track], [release, *filters, *shown])
+        release.input(pick_release, [release, track], [*filters, *shown])
+        for control in filters:
+            control.input(ranking, [release, track, *filters], shown)
+        reload.click(refresh, [release, track], [left_out, release, *filters, *shown])
+        gr.Timer(RELOAD_S).tick(refresh, [release, track], [left_out, release, *filters, *shown])
+        demo.load(pick_release, [release, track], [*filters, *shown])
     return demo
 
 
 demo = build(SOURCE)
 
 if __name__ == "__main__":  # GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose the address
-    demo.launch(theme=THEME)
+    folder = os.path.expanduser(SOURCE)
+    demo.launch(theme=THEME, css=CSS, allowed_paths=[folder] if os.path.isdir(folder) else None)

@@ -14,8 +14,13 @@ def fake_hub(monkeypatch, release_id: str, tags: list[str] | None = None) -> Sim
     monkeypatch.setenv("HF_TOKEN", SECRET)
     calls, state = {}, {"tags": list(tags or [])}
 
+    import inspect
+
     def answer(name, result=None):
+        real = inspect.signature(getattr(HfApi, name))
+
         def method(self, *args, **kwargs):
+            real.bind(self, *args, **kwargs)  # the real signature: a call HfApi would refuse fails here
             calls[name] = (args, kwargs)
             if isinstance(result, Exception):
                 raise result
@@ -25,8 +30,7 @@ def fake_hub(monkeypatch, release_id: str, tags: list[str] | None = None) -> Sim
 
     answer("create_repo")
     answer("list_repo_refs", lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]))
-    answer("upload_folder", SimpleNamespace(oid="a" * 40))
     answer("list_repo_files", [f"{release_id}/release.json"])
-    answer("upload_file", SimpleNamespace(oid="b" * 40))
+    answer("create_commit", SimpleNamespace(oid="b" * 40))
     answer("create_tag")
     return SimpleNamespace(calls=calls, state=state, answer=answer)

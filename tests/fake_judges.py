@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import re
 
-from continuousbench.fake_endpoint import prompt_of
+from fake_endpoint import prompt_of
 
 from continuousbench.judge import calibration_cases
 

@@ -105,9 +105,13 @@ def test_paired_difference():
     low, high = d["ci95"]
     assert low < d["difference"] < high
     diffs = np.array(a, float) - np.array(b, float)
-    assert d["ci95"] == list(stats.bootstrap_interval(diffs, resamples=5000, seed=0))
+    assert d["bootstrap_ci95"] == list(stats.bootstrap_interval(diffs, resamples=5000, seed=0))
+    assert d["ci95"] == list(stats.newcombe_paired_interval(30, 8, 2, 10))
     same = stats.paired_difference(a, a)
-    assert same["difference"] == 0 and same["ci95"] == [0.0, 0.0] and same["p_value"] == 1.0
+    assert same["difference"] == 0 and same["p_value"] == 1.0
+    assert same["bootstrap_ci95"] == [0.0, 0.0]  # the bootstrap collapses; the score interval does not
+    low, high = same["ci95"]
+    assert low < -0.02 and high > 0.02 and low == pytest.approx(-high)
     assert stats.paired_difference([], [])["difference"] is None
     with pytest.raises(ValueError, match="equally long"):
         stats.paired_difference([True], [True, False])
@@ -117,3 +121,31 @@ def test_mean_sd_over_seeds():
     assert stats.mean_sd([0.2, 0.4, None, 0.6]) == (pytest.approx(0.4), pytest.approx(0.2))
     assert stats.mean_sd([0.3]) == (0.3, None)
     assert stats.mean_sd([None]) == (None, None)
+
+
+def test_newcombe_paired_interval_matches_the_published_example():
+    """Fagerland, Lydersen & Laake (2014; ``contingencytables`` R package, chapter 8): Cavo et al.'s
+    table [[59, 6], [16, 80]] gives -0.0621 (95% CI -0.1186 to -0.0046) by Newcombe's square-and-add."""
+    low, high = stats.newcombe_paired_interval(59, 6, 16, 80)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+    # A and B swapped mirror the interval
+    assert stats.newcombe_paired_interval(59, 16, 6, 80) == pytest.approx((-high, -low))
+    assert stats.newcombe_paired_interval(0, 0, 0, 0) is None
+
+
+@pytest.mark.parametrize("probs", [(0.45, 0.01, 0.01, 0.53), (0.6, 0.015, 0.005, 0.38), (0.3, 0.0, 0.0, 0.7)])
+def test_newcombe_paired_interval_keeps_coverage_with_few_discordant_pairs(probs):
+    """Simulated 95% coverage of the true difference with 0-4 expected discordant questions of 200:
+    the score interval stays near nominal; the paired bootstrap falls far below it."""
+    both, a_only, b_only, neither = probs
+    truth = a_only - b_only
+    tables = np.random.default_rng(7).multinomial(200, probs, size=400)
+    covered = sum(lo <= truth + 1e-12 and truth - 1e-12 <= hi
+                  for lo, hi in (stats.newcombe_paired_interval(*map(int, t)) for t in tables))
+    boot = 0
+    for t in tables[:100]:
+        diffs = np.repeat([0.0, 1.0, -1.0, 0.0], t)
+        lo, hi = stats.bootstrap_interval(diffs, resamples=500, seed=0)
+        boot += lo <= truth + 1e-12 and truth - 1e-12 <= hi
+    assert covered / len(tables) >= 0.93
+    assert boot / 100 <= covered / len(tables)

@@ -37,6 +37,42 @@ def judge_lines(judge: dict | None) -> str:
     return text + "\n"
 
 
+def hub_id(text: str | None) -> str | None:
+    """``text`` when it is a Hub repo id (owner/name, not a local path), else None."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    local = text and (text.startswith((".", "~", "/")) or Path(text).expanduser().exists())
+    if not text or text.count("/") != 1 or local:
+        return None
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        return None
+    return text
+
+
+def _data_statement(corpus: dict) -> str:
+    """What the corpus promised: a DP data run names the generator's epsilon and delta and where its
+    statement is; other corpora say they carry no guarantee."""
+    privacy = corpus.get("privacy")
+    source = corpus["source"]
+    where = (
+        f"[the generator's statement](https://huggingface.co/datasets/{hub_id(source)})" if hub_id(source)
+        else f"the generator's statement (`privacy.json` / `README.md` of the corpus `{Path(source).name}`)"
+    )
+    if privacy and privacy.get("private") and privacy.get("epsilon") is not None:
+        delta = privacy.get("delta")
+        return (
+            f"\n**Trained on DP synthetic data**: the corpus was generated with differential privacy "
+            f"(epsilon {privacy['epsilon']:.4g}, delta {delta if delta is None else format(delta, '.3g')}) "
+            f"per {privacy.get('unit', 'record')}; see {where}. The guarantee is the generator's: this "
+            "model adds none and may be shared as the corpus may.\n"
+        )
+    if privacy is not None:
+        return "\nThe corpus carries **no differential-privacy guarantee** (non-private synthetic data).\n"
+    return "\nThe corpus states no privacy guarantee.\n"
+
+
 def model_card(results: dict, model_name: str):
     """A ``huggingface_hub.ModelCard``: one ``EvalResult`` per part x metric, and a short body."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
@@ -62,10 +98,18 @@ def model_card(results: dict, model_name: str):
     tags = ["continuousbench", "continued-pretraining", results["tuning"]]
     if privacy:
         tags += ["differential-privacy", "dp-sgd", "opacus", "dp-model"]
+    if not privacy and (results["corpus"].get("privacy") or {}).get("private"):
+        tags += ["differential-privacy", "dp-synthetic-data"]
+    base = hub_id(results["base_model"]) if results.get("base_model_revision") or not Path(
+        results["base_model"]).is_absolute() else None  # fmt: skip
+    published = hub_id(results["release"].get("given"))
     data = ModelCardData(
         model_name=model_name,
-        base_model=results["base_model"],
-        datasets=[release],
+        base_model=base,  # a Hub id only when the model came from the Hub; a local path fails its check
+        datasets=[published] if published else None,
+        license="other",
+        license_name="base-model-license",
+        license_link=f"https://huggingface.co/{base}" if base else None,
         library_name="peft" if results["tuning"] == "lora" else "transformers",
         tags=tags,
         eval_results=evals,
@@ -92,13 +136,19 @@ def model_card(results: dict, model_name: str):
             f"continued-pretrained ({results['tuning']}) by the ContinuousBench harness on a candidate "
             f"corpus (sha256 `{corpus['fingerprint'][:16]}...`, {corpus['documents']} documents)"
         )
-    statement = f"\n{privacy['statement']}" if privacy else ""
+    statement = f"\n{privacy['statement']}" if privacy else _data_statement(corpus)
+    origin = (
+        f"[`{base}`](https://huggingface.co/{base})" if base
+        else f"`{Path(results['base_model']).name}` (a local model: `{results['base_model']}`)"
+    )
+    where = f"[`{published}`](https://huggingface.co/datasets/{published})" if published else f"`{release}`"
     judged = judge_lines(results.get("judge"))
     body = f"""
 # {model_name}
 
-`{results["base_model"]}` {trained}
-for {results["steps"]} steps, then scored on the few-shot QA of release `{release}`.
+{origin} {trained}
+for {results["steps"]} steps, then scored on the few-shot QA of release {where}.
+License: the base model's license applies to these weights.
 
 Selected checkpoint: `{selected["name"]}` (validation contains {_pct(selected["validation_contains"])}%).
 

@@ -1,10 +1,13 @@
 """``continuousbench compare RUN_A RUN_B [--matcher exact_match] [--json]``: is A better than B?
 
 Both runs answered the same test questions (same release, same split), so the comparison is paired
-question by question: the difference in accuracy with a percentile paired-bootstrap 95% interval and
-the exact McNemar p-value on the questions exactly one run got right, overall and per support stratum
+question by question: the difference in accuracy with Newcombe's score 95% interval for paired
+proportions (it keeps its coverage when few questions are discordant) and the exact McNemar p-value
+on the questions exactly one run got right, overall and per support stratum
 (``>=k`` thresholds and buckets, as in ``results.json``). Pairing removes the question-difficulty
-variance that comparing two separate intervals would count twice.
+variance that comparing two separate intervals would count twice. Runs scored on different question
+sets are refused: their published accuracies are not the ones compared. ``--overlap`` compares them on
+the questions both answered and says how many each run lost.
 
     continuousbench compare runs/syn runs/dp-syn-eps10
     continuousbench compare runs/syn runs/dp-syn-eps10 --matcher contains --json
@@ -44,6 +47,10 @@ class CompareArguments:
     different_judges: bool = field(
         default=False,
         metadata={"help": "Compare llm_match across different judges anyway (the output flags it)."},
+    )
+    overlap: bool = field(
+        default=False,
+        metadata={"help": "Compare runs scored on different question sets on the questions both answered."},
     )
 
 
@@ -106,9 +113,11 @@ def compare_runs(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
     different_judges: bool = False,
+    overlap: bool = False,
 ) -> dict:
     """The paired comparison of two run folders (see the module docstring); refuses unlike runs, and
-    llm_match verdicts of different judges unless ``different_judges`` (then the result flags it)."""
+    llm_match verdicts of different judges unless ``different_judges`` (then the result flags it), and
+    runs scored on different question sets unless ``overlap``."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
     rel_a, rel_b = rec_a["release"], rec_b["release"]
@@ -133,6 +142,13 @@ def compare_runs(
     )
     if both.empty:
         raise UserError(f"{a_dir} and {b_dir} share no question: were they scored on different subsets?")
+    only_a, only_b = len(pa) - len(both), len(pb) - len(both)
+    if (only_a or only_b) and not overlap:
+        raise UserError(
+            f"{a_dir} and {b_dir} were scored on different question sets ({only_a} questions in A only, "
+            f"{only_b} in B only): their published accuracies are not comparable; pass --overlap to "
+            "compare them on the questions both answered"
+        )
     frame = both.assign(
         a=both[f"{matcher}_a"].fillna(False).astype(bool), b=both[f"{matcher}_b"].fillna(False).astype(bool)
     )  # no judge verdict counts as wrong, as in scoring
@@ -145,13 +161,22 @@ def compare_runs(
         **({"judges": judges} if judges else {}),
         "bootstrap": {"method": "percentile, paired", "resamples": resamples, "seed": seed,
                       "confidence": CONFIDENCE},
-        "questions": {"paired": len(frame), "only_a": len(pa) - len(frame), "only_b": len(pb) - len(frame)},
+        "questions": {"paired": len(frame), "only_a": only_a, "only_b": only_b},
         "parts": paired_strata(frame, resamples=resamples, seed=seed),
     }  # fmt: skip
 
 
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}"
+
+
+def _lost(questions: dict) -> str:
+    if not (questions["only_a"] or questions["only_b"]):
+        return ""
+    return (
+        f"\nOVERLAP ONLY: A lost {questions['only_a']} questions B did not answer, B lost "
+        f"{questions['only_b']}; accuracies here are not the published ones"
+    )
 
 
 def print_comparison(result: dict, console=None) -> None:
@@ -164,8 +189,9 @@ def print_comparison(result: dict, console=None) -> None:
     table = Table(
         title=f"{names[0]} (A) vs {names[1]} (B): {result['matcher']} on {result['release']} "
         f"{'/'.join(result['split'])}, {result['questions']['paired']} paired questions",
-        caption=f"A-B in points; 95% percentile paired bootstrap ({boot['resamples']} resamples, "
-        f"seed {boot['seed']}); exact McNemar p on questions only one run got right",
+        caption="A-B in points; 95% Newcombe score interval for paired proportions; exact McNemar p on "
+        f"questions only one run got right; percentile paired bootstrap ({boot['resamples']} resamples, "
+        f"seed {boot['seed']}) in --json only" + _lost(result["questions"]),
     )
     for col in ("part", "stratum", "n", "A %", "B %", "A-B", "95% CI", "A only", "B only", "McNemar p"):
         table.add_column(col, justify="left" if col in ("part", "stratum") else "right")
@@ -195,7 +221,7 @@ def main(args: CompareArguments) -> dict:
         )
     result = compare_runs(
         *args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed,
-        different_judges=args.different_judges,
+        different_judges=args.different_judges, overlap=args.overlap,
     )  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=1))

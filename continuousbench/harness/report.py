@@ -20,6 +20,7 @@ from pathlib import Path
 from continuousbench.commands import command
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files
+from continuousbench.harness import results
 from continuousbench.harness.results import load as load_run
 from continuousbench.harness.results import recipe_hash
 from continuousbench.release.layout import QA_PARTS
@@ -31,8 +32,10 @@ __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "pri
 
 
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
-    """One flat row per run: name, release, model, tuning, steps, corpus, seed, and per ``<part>/<matcher>``
-    its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1) and ``/count``."""
+    """One flat row per run: name, release, model, tuning, steps, corpus, kind (DP data / DP model /
+    non-private...), epsilon (requested, with the achieved value when it differs), seed, and per
+    ``<part>/<matcher>`` its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1)
+    and ``/count``."""
     rows = []
     for name, r in runs.items():
         row = {
@@ -42,6 +45,8 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "tuning": r["tuning"],
             "steps": r["steps"],
             "corpus": (r["corpus"]["fingerprint"] or "private")[:8],  # a DP model's corpus has none
+            "kind": results.kind_label(r),
+            "epsilon": results.epsilon_label(r),
             "seed": r.get("seed"),
         }
         for part in QA_PARTS:
@@ -132,7 +137,7 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
         caption="\\[low, high]: Wilson 95% interval over questions; mean ± sd: over runs that differ only "
         "by seed",
     )
-    for col in ("run", "model", "tuning", "steps", "corpus", "seed"):
+    for col in ("run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed"):
         table.add_column(col)
     cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
     for col in cols:
@@ -143,7 +148,7 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
         for name in group["runs"]:
             r = by_name[name]
             model = r["model"].rstrip("/").rsplit("/", 1)[-1]
-            meta = (model, r["tuning"], r["steps"], r["corpus"], r["seed"])
+            meta = (model, r["tuning"], r["steps"], r["corpus"], r["kind"], r["epsilon"], r["seed"])
             table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols))
         if len(group["runs"]) > 1:
             stats = [group["metrics"].get(c) for c in cols]

@@ -498,9 +498,60 @@ def complete(results: dict, *, model=None) -> dict:
     return check(json.loads(json.dumps(record, default=str)), "the run's results.json")
 
 
+NON_PRIVATE = "∞ (non-private)"
+NO_STATEMENT = "no statement"
+DP_MODEL, DP_DATA, NON_PRIVATE_DATA, OTHER_CORPUS = "DP model", "DP data", "non-private data", "corpus"
+
+
+def kind_label(record: dict) -> str:
+    """DP model (the evaluator trained with DP-SGD), DP data, non-private data, or a corpus without a
+    privacy statement (e.g. the real one)."""
+    if record.get("model_privacy"):
+        return DP_MODEL
+    privacy = record["corpus"].get("privacy")
+    if privacy is None:
+        return OTHER_CORPUS
+    return DP_DATA if privacy["private"] and privacy.get("epsilon") is not None else NON_PRIVATE_DATA
+
+
+def _guarantee(record: dict) -> dict | None:
+    """The statement whose epsilon applies: the DP model's, else the corpus generator's."""
+    return record.get("model_privacy") or record["corpus"].get("privacy")
+
+
+def _requested(guarantee: dict) -> float:
+    """The epsilon asked for: stated (``target_epsilon``) or, for records that lack it, the achieved
+    value at two significant figures (calibration stops just below the target: 9.99361 for 10)."""
+    target = guarantee.get("target_epsilon") or guarantee.get("requested_epsilon")
+    if target:
+        return float(target)
+    eps = float(guarantee["epsilon"])
+    return float(f"{eps:.2g}") if eps > 0 and math.isfinite(eps) else eps
+
+
+def epsilon_bucket(record: dict) -> str:
+    """The filter value: the requested epsilon, or no statement / non-private."""
+    guarantee = _guarantee(record)
+    if guarantee is None:
+        return NO_STATEMENT
+    if not guarantee["private"] or guarantee.get("epsilon") is None:
+        return NON_PRIVATE
+    return f"{_requested(guarantee):g}"
+
+
+def epsilon_label(record: dict) -> str:
+    """What the row shows: the bucket, and the achieved epsilon when it differs."""
+    bucket, guarantee = epsilon_bucket(record), _guarantee(record)
+    if bucket in (NO_STATEMENT, NON_PRIVATE) or f"{guarantee['epsilon']:g}" == bucket:
+        return bucket
+    return f"{bucket} (achieved {guarantee['epsilon']:g})"
+
+
 def json_schema() -> dict:
-    """The JSON Schema of :class:`Results` (``docs/results.schema.json``)."""
-    return Results.model_json_schema(by_alias=True)
+    """The JSON Schema of :class:`Results` (``docs/results.schema.json``), naming its dialect so that
+    validators pick draft 2020-12 (pydantic's output) instead of guessing."""
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    return {"$schema": dialect, **Results.model_json_schema(by_alias=True)}
 
 
 if __name__ == "__main__":  # python -m continuousbench.harness.results > docs/results.schema.json

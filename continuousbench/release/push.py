@@ -78,21 +78,22 @@ def push_release(
             f"release {rid} is already tagged in dataset repo {repo_id}; "
             "releases are immutable: build a new quarter instead"
         )
-    api.upload_folder(
-        repo_id=repo_id,
-        folder_path=folder,
-        path_in_repo=str(rid),
-        repo_type="dataset",
-        commit_message=f"Add release {rid}",
-    )
+    from huggingface_hub import CommitOperationAdd
+
     present = _releases_in_repo(api.list_repo_files(repo_id, repo_type="dataset"))
     card = umbrella_card(sorted(set(present) | {rid}, key=str))
-    commit = api.upload_file(
-        path_or_fileobj=str(card).encode("utf-8"),
-        path_in_repo=CARD,
+    # One commit with the release's files and the umbrella card: a reader never sees a release that
+    # the card does not list, nor a card that lists a release only half uploaded.
+    operations = [
+        CommitOperationAdd(path_in_repo=f"{rid}/{f.relative_to(folder).as_posix()}", path_or_fileobj=str(f))
+        for f in sorted(Path(folder).rglob("*")) if f.is_file()
+    ]  # fmt: skip
+    operations.append(CommitOperationAdd(path_in_repo=CARD, path_or_fileobj=str(card).encode("utf-8")))
+    commit = api.create_commit(
         repo_id=repo_id,
+        operations=operations,
+        commit_message=f"Add release {rid} and list it in the umbrella card",
         repo_type="dataset",
-        commit_message=f"List release {rid} in the umbrella card",
     )
     api.create_tag(
         repo_id, tag=str(rid), revision=commit.oid, repo_type="dataset", tag_message=f"Release {rid}"

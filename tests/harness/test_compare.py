@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from continuousbench.harness import compare
-from continuousbench.stats import bootstrap_interval
+from continuousbench.stats import bootstrap_interval, newcombe_paired_interval
 
 
 def test_two_real_runs_through_the_command(finished_run, baseline_run, capsys):
@@ -69,15 +69,24 @@ def test_difference_interval_and_mcnemar_match_direct_computation(edited_pair):
     assert d["difference"] == pytest.approx(x.mean() - y.mean())
     assert (d["a_only"], d["b_only"]) == (int((x & ~y).sum()), int((~x & y).sum()))
     assert d["p_value"] == pytest.approx(binomtest(d["a_only"], d["a_only"] + d["b_only"]).pvalue)
-    assert d["ci95"] == list(bootstrap_interval(x.astype(float) - y.astype(float), resamples=3000, seed=4))
+    assert d["bootstrap_ci95"] == list(
+        bootstrap_interval(x.astype(float) - y.astype(float), resamples=3000, seed=4)
+    )
+    table2 = [int((x & y).sum()), d["a_only"], d["b_only"], int((~x & ~y).sum())]
+    assert d["ci95"] == list(newcombe_paired_interval(*table2))
 
 
-def test_questions_answered_by_one_run_only_are_left_out(edited_pair):
+def test_different_question_sets_are_refused_unless_overlap(edited_pair, capsys):
     a_dir, b_dir = edited_pair
     table = pd.read_parquet(b_dir / "predictions.parquet")
     table.iloc[2:].to_parquet(b_dir / "predictions.parquet", index=False)
-    result = compare.compare_runs(a_dir, b_dir, resamples=100)
+    with pytest.raises(ValueError, match=r"2 questions in A only.*--overlap"):
+        compare.compare_runs(a_dir, b_dir, resamples=100)
+    result = compare.compare_runs(a_dir, b_dir, resamples=100, overlap=True)
     assert result["questions"] == {"paired": 10, "only_a": 2, "only_b": 0}
+    compare.cli([str(a_dir), str(b_dir), "--overlap", "--resamples", "100"])
+    out = capsys.readouterr().out
+    assert "A lost 2" in out and "B lost 0" in out
 
 
 def _results(run):

@@ -80,3 +80,17 @@ def test_outputs_never_land_in_a_run_folder_nor_replace_a_file_silently(
         assert "pass --overwrite" in err and target.read_bytes() == b"keep"
         report.cli([str(finished_run), "--plot", str(target), "--overwrite"])
         assert target.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rows_carry_kind_and_epsilon(finished_run):
+    from continuousbench.harness import report
+    from continuousbench.harness.results import load
+
+    record = load(finished_run)
+    record["corpus"]["privacy"] = {"private": True, "epsilon": 9.99361, "delta": 1e-6}
+    dp = json.loads(json.dumps(record))
+    record["corpus"]["privacy"] = None
+    rows = report.comparison_rows({"dp": dp, "real": record})
+    assert [(r["kind"], r["epsilon"]) for r in rows] == [
+        ("DP data", "10 (achieved 9.99361)"), ("corpus", "no statement")
+    ]

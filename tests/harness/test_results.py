@@ -161,6 +161,7 @@ def test_corpus_privacy_from_privacy_json_and_from_older_cards(tmp_path):
 
 def test_the_documented_json_schema_is_the_code(tmp_path):
     assert json.loads((DOCS / "results.schema.json").read_text()) == results.json_schema()
+    assert results.json_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     doc = (DOCS / "results-format.md").read_text()
     for key in results.Results.model_json_schema(by_alias=True)["properties"]:
         assert f"`{key}`" in doc, f"docs/results-format.md does not describe {key}"

@@ -258,7 +258,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     assert calibration == set(fake_judges.CASES)  # then the calibration set, before any model answered
     assert "llm_match" in results["metrics"]["qa_public"]["metrics"]
     record = results["judge"]
-    assert (record["kind"], record["model"], record["prompt_version"]) == ("endpoint", "j", PROMPT_VERSION)
+    assert (record["kind"], record["model"], record["prompt_version"]) == ("endpoint", "fake", PROMPT_VERSION)
     assert record["calibration"]["passed"] and record["calibration"]["accuracy"] == 37 / 40
     n = results["metrics"]["qa_public"]["n"]
     decided = record["decided"]["qa_public"]

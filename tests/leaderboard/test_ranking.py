@@ -54,6 +54,7 @@ def test_filters(subs):
     release = "geminon-tiny-2026q1"
     options = lb.choices(subs, release)
     assert options["epsilon"] == [lb.ALL, "10", "100", lb.NO_STATEMENT, lb.NON_PRIVATE]
+    assert options["generator"] == [lb.ALL, "geminon-tiny-2026q1"]  # the corpus folder, named by no synthesis
     assert options["tuning"] == [lb.ALL, "lora"] and len(options["base_model"]) == 2
     assert names(lb.rank(subs, release, epsilon="10")[1]) == ["dp-eps10"]
     assert lb.rank(subs, release, tuning="full")[1] == []
@@ -64,10 +65,22 @@ def test_filters(subs):
 def test_table_and_plot(subs):
     metric, rows = lb.rank(subs, "geminon-tiny-2026q1")
     frame = lb.table(rows, metric)
-    assert list(frame["#"]) == [1, 2, 3, 4] and frame["public EM %"].iloc[0] == "100.0"
+    assert list(frame["#"]) == [1, 2, 3, 4] and frame["EM %"].iloc[0] == 100.0
     assert frame["95% CI"].iloc[3] == "[0.0, 39.0]"
+    assert frame["links"].iloc[0].startswith("[record](/gradio_api/file=/")  # a local model: no card link
+    assert "[release](https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/" in (
+        frame["links"].iloc[0]
+    )
     fig = lb.support_figure(rows, metric)
-    assert len(fig.axes[0].lines) >= 4
+    # one panel per kind, at most 4 series each, colours from the colour-blind-safe palette
+    assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(r["kind"] for r in rows))
+    colours = {line.get_color() for ax in fig.axes for line in ax.lines}
+    assert colours <= set(lb.PALETTE) and all(ax.get_legend() is not None for ax in fig.axes)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for ax in fig.axes:  # each legend below its panel, never over the data
+        assert ax.get_legend().get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0
 
 
 def test_invalid_records_are_left_out_in_one_line_each(results_dataset, tmp_path):
@@ -114,3 +127,54 @@ def test_llm_match_rows_name_their_judge_and_flag_a_different_one(subs):
     assert all("different judge" not in r["vs_above"] for r in rows[1:] if r["separation"]["same_judge"])
     assert list(lb.table(rows, metric)["judge"]) == [r["judge"] for r in rows]
     assert "judge" not in lb.table(*reversed(lb.rank(subs, "geminon-tiny-2026q1"))).columns
+
+
+def _copy(results_dataset, tmp_path):
+    import shutil
+
+    folder = tmp_path / "results"
+    shutil.copytree(results_dataset, folder)
+    return folder
+
+
+def test_ties_share_a_rank_and_duplicates_collapse(results_dataset, tmp_path):
+    folder = _copy(results_dataset, tmp_path)
+    syn = next(folder.rglob("syn-*.json"))
+    (syn.parent / "zz-again-000000000000.json").write_bytes(syn.read_bytes())  # the same record twice
+    record = json.loads(syn.read_text())
+    record["seed"] += 1  # another record with the same score
+    (syn.parent / "syn2-000000000000.json").write_text(json.dumps(record))
+    subs, problems = lb.load_submissions(folder)
+    assert len(problems) == 1 and "the same record as" in problems[0] and "zz-again-" in problems[0]
+    _, rows = lb.rank(subs, "geminon-tiny-2026q1")
+    assert [r["rank"] for r in rows] == [1, 1, 3, 4, 5] and names(rows)[:2] == ["syn", "syn2"]
+
+
+def test_a_record_claiming_another_release_is_left_out(results_dataset, tmp_path):
+    folder = _copy(results_dataset, tmp_path)
+    syn = next(folder.rglob("syn-*.json"))
+    record = json.loads(syn.read_text())
+    record["release"]["id"] = "geminon-tiny-2099q4"
+    syn.write_text(json.dumps(record))
+    subs, problems = lb.load_submissions(folder)
+    assert lb.releases(subs) == ["geminon-tiny-2026q1"]
+    assert problems == [f"geminon-tiny-2026q1/{syn.name}: claims release geminon-tiny-2099q4 but sits in "
+                        "folder geminon-tiny-2026q1"]
+
+
+def test_left_out_names_are_escaped(results_dataset, tmp_path):
+    folder = _copy(results_dataset, tmp_path)
+    (folder / "geminon-tiny-2026q1" / "x`<img src=x onerror=alert(1)>`.json").write_text("{bad")
+    _, problems = lb.load_submissions(folder)
+    page = lb.left_out_html(problems)
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_epsilon_buckets_group_achieved_budgets_by_the_requested_one(subs):
+    record = json.loads(json.dumps(next(s.record for s in subs if s.name.startswith("dp-eps10-"))))
+    for achieved, bucket, shown in ((9.99998, "10", "10 (achieved 9.99998)"), (10.0, "10", "10"),
+                                    (0.4987, "0.5", "0.5 (achieved 0.4987)")):
+        record["corpus"]["privacy"]["epsilon"] = achieved
+        assert (lb.epsilon_bucket(record), lb.epsilon_label(record)) == (bucket, shown)
+    record["corpus"]["privacy"].update(epsilon=7.2, target_epsilon=8)
+    assert lb.epsilon_bucket(record) == "8"

@@ -24,7 +24,7 @@ CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1400,2000",
+    "--window-size=1280,1800",
 ]  # fmt: skip
 
 pytestmark = pytest.mark.slow
@@ -118,25 +118,61 @@ def _choose(driver, control: str, value: str) -> None:
     WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, option))[0].click()
 
 
+SHOTS = ROOT / "outputs" / "browser"  # ignored by git; CI keeps it as an artifact
+WIDTH_JS = """const t = document.querySelector('#ranking table');
+    return [t.scrollWidth, t.parentElement.clientWidth];"""
+
+
+def _sort(driver, column: int, order: str) -> None:
+    """Click the header's sort control (the cell menu of Gradio's Dataframe) and pick ``order``."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    header = driver.find_element(By.CSS_SELECTOR, f"#ranking th[data-testid=header-{column}]")
+    ActionChains(driver).move_to_element(header).perform()  # the control shows on hover
+    button = header.find_element(By.CSS_SELECTOR, "button.cell-menu-button")
+    WebDriverWait(driver, 10).until(lambda d: button.is_displayed())
+    button.click()
+    item = f"//*[self::button or @role='menuitem'][contains(normalize-space(.), 'Sort {order}')]"
+    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.XPATH, item))[0].click()
+
+
 def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser, tmp_path):
     browser.get(space)
     rows = _wait_rows(browser, lambda r: len(r) == 4)
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
     assert [r[1].rsplit("-", 1)[0] for r in rows] == ["syn", "dp-eps100", "dp-eps10", "real-run"]
     real = rows[3]  # the record submitted from the real harness run, ranked last at 0 of 6
-    assert real[4] == "corpus" and real[5] == "no statement" and real[6] == "0.0" and real[7] == "[0.0, 39.0]"
-    assert real[8] == "6" and rows[0][6] == "100.0"
+    assert real[4] == "corpus" and real[5] == "no statement" and float(real[6]) == 0.0
+    assert real[7] == "[0.0, 39.0]"
+    assert real[8] == "6" and float(rows[0][6]) == 100.0
     assert rows[1][10].startswith("≈ not separable (McNemar p = 1")
     assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
         "non-private data", "DP data", "DP data"
     ]
-    browser.save_screenshot(str(tmp_path / "leaderboard.png"))
+    assert all(r[11].startswith("record · release") for r in rows)
+    table, frame = browser.execute_script(WIDTH_JS)
+    assert table <= frame, f"the ranking is {table} px wide in a {frame} px frame at 1280 px"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / "leaderboard.png"))
+    print(f"screenshot: {SHOTS / 'leaderboard.png'}")
+
+    _sort(browser, 6, "ascending")  # by accuracy, worst first
+    rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("real-run"))
+    assert [float(r[6]) for r in rows] == [0.0, 33.3, 83.3, 100.0]
 
     _choose(browser, "epsilon", "10")
     rows = _wait_rows(browser, lambda r: len(r) == 1)
     assert rows[0][1].startswith("dp-eps10-") and rows[0][5] == "10"
-    browser.save_screenshot(str(tmp_path / "leaderboard-epsilon-10.png"))
-    assert (tmp_path / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    browser.save_screenshot(str(SHOTS / "leaderboard-epsilon-10.png"))
+
+    from selenium.webdriver.common.by import By
+
+    link = browser.find_element(By.LINK_TEXT, "record")
+    browser.get(link.get_attribute("href"))  # follow the row's link: its submitted record
+    record = json.loads(browser.find_element(By.TAG_NAME, "body").text)
+    assert record["corpus"]["privacy"]["epsilon"] == 10.0
 
     requests = {
         json.loads(entry["message"])["message"]["params"]["request"]["url"]

@@ -32,6 +32,7 @@ def test_publish_tags_the_release_and_prints_a_load_line_that_loads(written, hub
     # config name must load from it.
     mirror = tmp_path / "mirror"
     shutil.copytree(folder, mirror / RELEASE_ID)
-    (mirror / "README.md").write_bytes(hub.calls["upload_file"][1]["path_or_fileobj"])
+    card = next(op for op in hub.calls["create_commit"][1]["operations"] if op.path_in_repo == "README.md")
+    (mirror / "README.md").write_bytes(card.path_or_fileobj)
     qa = load_dataset(str(mirror), f"{RELEASE_ID}-qa_public", split="test")
     assert qa["id"] == load_dataset(str(folder), "qa_public", split="test")["id"]

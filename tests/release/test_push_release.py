@@ -1,3 +1,4 @@
+import inspect
 from types import SimpleNamespace
 
 import pytest
@@ -16,8 +17,11 @@ def hub(monkeypatch):
     state = {"tags": ["geminon-tiny-2025q4"]}
 
     def record(name, result=None):
+        real = inspect.signature(getattr(HfApi, name))
+
         def method(self, *args, **kwargs):
             assert self.token == TOKEN
+            real.bind(self, *args, **kwargs)  # a call HfApi itself would refuse fails here too
             calls.append((name, args, kwargs))
             return result() if callable(result) else result
 
@@ -32,9 +36,8 @@ def hub(monkeypatch):
     ]
     monkeypatch.setattr(HfApi, "create_repo", record("create_repo"))
     monkeypatch.setattr(HfApi, "list_repo_refs", record("list_repo_refs", refs))
-    monkeypatch.setattr(HfApi, "upload_folder", record("upload_folder", SimpleNamespace(oid="a" * 40)))
     monkeypatch.setattr(HfApi, "list_repo_files", record("list_repo_files", files))
-    monkeypatch.setattr(HfApi, "upload_file", record("upload_file", SimpleNamespace(oid="b" * 40)))
+    monkeypatch.setattr(HfApi, "create_commit", record("create_commit", SimpleNamespace(oid="b" * 40)))
     monkeypatch.setattr(HfApi, "create_tag", record("create_tag"))
     return SimpleNamespace(calls=calls, state=state)
 
@@ -44,26 +47,18 @@ def test_push_uploads_the_folder_and_tags_it(written, hub, capsys, caplog):
     url = push_release(folder, "org/continuousbench", token=TOKEN, private=True)
     assert url.endswith(f"/datasets/org/continuousbench/tree/{RELEASE_ID}")
     names = [name for name, _, _ in hub.calls]
-    assert names == [
-        "create_repo",
-        "list_repo_refs",
-        "upload_folder",
-        "list_repo_files",
-        "upload_file",
-        "create_tag",
-    ]
+    assert names == ["create_repo", "list_repo_refs", "list_repo_files", "create_commit", "create_tag"]
     by_name = {name: (args, kwargs) for name, args, kwargs in hub.calls}
 
     args, kwargs = by_name["create_repo"]
     assert args == ("org/continuousbench",)
     assert kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
-    _, kwargs = by_name["upload_folder"]
-    assert kwargs["folder_path"] == folder
-    assert kwargs["path_in_repo"] == RELEASE_ID
+    _, kwargs = by_name["create_commit"]  # one atomic commit: every file of the release and the card
     assert kwargs["repo_type"] == "dataset"
-    _, kwargs = by_name["upload_file"]
-    assert kwargs["path_in_repo"] == "README.md"
-    umbrella = kwargs["path_or_fileobj"].decode()
+    ops = {op.path_in_repo: op for op in kwargs["operations"]}
+    local = {f"{RELEASE_ID}/{f.relative_to(folder).as_posix()}" for f in folder.rglob("*") if f.is_file()}
+    assert set(ops) == local | {"README.md"} and f"{RELEASE_ID}/release.json" in ops
+    umbrella = ops["README.md"].path_or_fileobj.decode()
     assert f"config_name: {RELEASE_ID}-qa_public" in umbrella
     assert "config_name: geminon-tiny-2025q4\n" in umbrella  # releases already on the Hub stay listed
     args, kwargs = by_name["create_tag"]
@@ -79,7 +74,7 @@ def test_an_existing_tag_is_refused_before_uploading(written, hub):
     hub.state["tags"].append(RELEASE_ID)
     with pytest.raises(FileExistsError, match=f"{RELEASE_ID} is already tagged in dataset repo org/cb"):
         push_release(folder, "org/cb", token=TOKEN)
-    assert "upload_folder" not in [name for name, _, _ in hub.calls]
+    assert "create_commit" not in [name for name, _, _ in hub.calls]
 
 
 def test_a_damaged_release_is_never_pushed(written, hub):
@@ -88,3 +83,8 @@ def test_a_damaged_release_is_never_pushed(written, hub):
     with pytest.raises(ValueError, match="checksum mismatch"):
         push_release(folder, "org/cb", token=TOKEN)
     assert hub.calls == []
+
+
+def test_the_fakes_refuse_calls_hfapi_would_refuse(hub):
+    with pytest.raises(TypeError):
+        HfApi(token=TOKEN).create_commit("org/cb", no_such_argument=1)
