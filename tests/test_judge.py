@@ -108,7 +108,9 @@ def test_a_judge_that_does_not_answer_is_one_clear_error():
 
 
 def test_unreachable_endpoint_is_one_clear_error():
-    endpoint = EndpointGenerator("http://127.0.0.1:9/v1", model="judge", retries=1, backoff=0.0, request_timeout=2.0)
+    endpoint = EndpointGenerator(
+        "http://127.0.0.1:9/v1", model="judge", retries=1, backoff=0.0, request_timeout=2.0
+    )
     judge = Judge(endpoint, None, "judge", retries=2, backoff=0.0)
     with pytest.raises(GenerationError, match="judge 'judge' did not answer after 2 tries"):
         judge.match(["Q?"], [["Spore"]], ["Spores"])
