@@ -291,6 +291,9 @@ CLI = [
     case(lambda e: news_facts(e, dead_endpoint()), 2, "does not answer", id="news-facts-endpoint-down"),
     case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#m"), 2, "a malformed response",
          id="news-facts-endpoint-garbage"),
+    case(lambda e: ["news", "cluster", "--input", str(e.clustered()), "--output", "clusters", "--encoder",
+                    "tfidf"], 2, "found 0 clusters in 4 articles", id="news-cluster-finds-nothing",
+         keeps_work=True),  # the embeddings, computed first, are kept for the rerun with relaxed settings
     # --- report ---
     case(lambda e: ["report", e.run(), "--json", "run/results.json", "--overwrite"], 2,
          "--json run/results.json is inside", id="report-json-over-the-runs-results"),
