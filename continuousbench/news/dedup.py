@@ -53,6 +53,7 @@ LSH_THRESHOLDS = {"ensemble": 0.6, "jaccard": 0.5, "sampled": 0.5}
 # SAMPLE_SHARE (the --lsh_threshold) of the smaller article's sampled shingles. At containment 0.8 and 25
 # samples the shared count is ~Binomial(25, 0.8): below half with probability < 1e-4.
 SAMPLE_MOD = 8
+STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
 CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
 BATCH = 2_000  # articles whose shingles are held at once
 
@@ -164,25 +165,27 @@ class FindDuplicates(PipelineStep):
         self.lsh_threshold = lsh_threshold or LSH_THRESHOLDS[candidates]
 
     def _sampled_pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
-        """Pairs sharing enough sampled shingles: an inverted index (hash -> articles) as one sorted
-        array, shared counts per pair from each posting list."""
-        from collections import Counter
-        from itertools import combinations
-
-        lists = sig["sampled"]
+        """Pairs sharing enough sampled shingles: an inverted index (hash -> articles, longest first) as
+        one sorted array. A shingle shared by many articles (boilerplate, a much-copied story) pairs each
+        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency."""
+        counts = np.array([len(sig["sampled"][i]) for i in keep], np.int64)
+        hashes = np.fromiter((h for i in keep for h in sig["sampled"][i]), np.uint64, int(counts.sum()))
         sig["sampled"] = None
-        counts = np.array([len(lists[i]) for i in keep], np.int64)
-        hashes = np.fromiter((h for i in keep for h in lists[i]), np.uint64, int(counts.sum()))
-        rows = np.repeat(np.asarray(keep, np.int64), counts)
-        order = np.argsort(hashes, kind="stable")
-        hashes, rows = hashes[order], rows[order]
+        ranks = np.repeat(np.arange(len(keep), dtype=np.int64), counts)  # keep is longest first
+        order = np.lexsort((ranks, hashes))
+        hashes, ranks = hashes[order], ranks[order]
         starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
-        sizes = np.diff(np.r_[starts, hashes.size])
-        shared: Counter = Counter()
-        for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
-            shared.update(combinations(sorted(rows[start : start + size].tolist()), 2))
-        samples = dict(zip(keep, counts.tolist(), strict=True))
-        return {p for p, n in shared.items() if n >= self.lsh_threshold * min(samples[p[0]], samples[p[1]])}
+        group_start = np.repeat(starts, np.diff(np.r_[starts, hashes.size]))
+        reps = np.minimum(np.arange(hashes.size) - group_start, STAR)  # partners: the earlier, up to STAR
+        later = np.repeat(np.arange(hashes.size), reps)
+        offsets = np.arange(later.size) - np.repeat(np.cumsum(reps) - reps, reps)
+        first, second = ranks[group_start[later] + offsets], ranks[later]
+        keys, shared = np.unique(first * len(keep) + second, return_counts=True)
+        first, second = keys // len(keep), keys % len(keep)
+        enough = shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])
+        rows = np.asarray(keep, np.int64)
+        a, b = rows[first[enough]], rows[second[enough]]
+        return set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True))
 
     def _pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
         """Candidate pairs (row indices, smaller first) among the exact-deduplicated articles."""
