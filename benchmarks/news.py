@@ -114,6 +114,34 @@ def extraction_rate(warc: Path, limit: int = 500) -> float:
     return round(len(pages) / (time.perf_counter() - start), 1)
 
 
+def excerpts(folder: Path, n: int = 30, seed: int = 1) -> Path:
+    """``n`` excerpts of ~200 words (containment >= 0.85) inside ~400-word articles, and ``n // 3`` pairs
+    sharing half their text: a variant should keep 2 * (n // 3) + n articles."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    # letters only: datatrove's MinHash normalisation removes digits ("word12" would be "word")
+    vocab = ["".join(chr(97 + (i // 26**k) % 26) for k in range(3)) for i in range(5000)]
+    words = lambda k: [rng.choice(vocab) for _ in range(k)]  # noqa: E731
+    texts = {}
+    for i in range(n):
+        long = words(400)
+        start = rng.randrange(0, 200)
+        inner = long[start : start + 200]
+        inner[rng.randrange(20, 180) :][:5] = words(5)
+        texts[f"long{i}"], texts[f"excerpt{i}"] = long, inner
+    for i in range(n // 3):
+        shared = words(200)
+        texts[f"half{i}a"], texts[f"half{i}b"] = shared + words(200), words(190) + shared
+    rows = [{"id": k, "url": f"https://x.com/{k}", "hostname": "x.com", "title": k, "date": "2026-01-10",
+             "crawl_date": "2026-01-10T00:00:00Z", "language": "en", "text": " ".join(v)}
+            for k, v in texts.items()]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "part-00000.parquet")
+    return folder
+
+
 def peak_rss_mb() -> float:
     kb = max(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -222,7 +250,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=5_000, help="articles also written as WARC pages")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--skip", nargs="*", default=[], help="extract, ours-ensemble, ours-jaccard, ...")
+    parser.add_argument("--skip", nargs="*", default=[], help="extract, ours-sampled, ours-jaccard, ...")
     parser.add_argument("--out", type=Path, default=Path("/tmp/news-bench"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
@@ -252,12 +280,15 @@ def main() -> None:
             found = measure(variant, args.out / "data", args.out / f"{variant}-{r}", args.workers)
             found["articles_per_s"] = round(args.pages / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
-        for variant in (
-            v for v in ("ours-ensemble", "ours-jaccard", "datatrove-minhash") if v not in args.skip
-        ):
+        variants = ("ours-sampled", "ours-ensemble", "ours-jaccard", "datatrove-minhash")
+        for variant in (v for v in variants if v not in args.skip):
             found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers)
             found["articles_per_s"] = round(args.articles / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
+    source = excerpts(args.out / "excerpts")
+    for variant in ("ours-sampled", "ours-ensemble", "ours-jaccard", "datatrove-minhash"):
+        kept = measure(variant, source, args.out / f"excerpts-{variant}", 1)["kept"]
+        results[f"excerpts_{variant}"] = {"kept": kept, "expected": 50}  # 30 long + 20 half-overlapping
     for in_flight, requests in ((1, 40), (32, 640)):
         results[f"endpoint_{in_flight}_in_flight_requests_per_s"] = round(
             endpoint_rate(in_flight, requests), 1

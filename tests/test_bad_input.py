@@ -335,6 +335,9 @@ CLI = [
          id="news-facts-request-timeout-zero"),
     case(lambda e: news_facts(e, "offline:news", "--max_dropped", "2"), 2, "--max_dropped 2",
          id="news-facts-max-dropped-above-one"),
+    case(lambda e: ["news", "cluster", "--input", str(e.clustered()), "--output", "clusters", "--encoder",
+                    "tfidf"], 2, "found 0 clusters in 4 articles", id="news-cluster-finds-nothing",
+         keeps_work=True),  # the embeddings, computed first, are kept for the rerun with relaxed settings
     # --- report ---
     case(lambda e: ["report", e.run(), "--json", "run/results.json", "--overwrite"], 2,
          "--json run/results.json is inside", id="report-json-over-the-runs-results"),

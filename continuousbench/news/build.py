@@ -21,6 +21,7 @@ from pathlib import Path
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import DEFAULT_ENCODER
 from continuousbench.errors import UserError
+from continuousbench.news.dedup import CANDIDATE_KINDS
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 from continuousbench.news.subsample import SIZES
@@ -49,8 +50,10 @@ class NewsBuildArguments:
     start: str | None = field(default=None, metadata={"help": "First publication day kept (YYYY-MM-DD)."})
     end: str | None = field(default=None, metadata={"help": "Last publication day kept (YYYY-MM-DD)."})
     count: int | None = field(default=None, metadata=bounds("[1, inf)", "Articles kept (overrides --size)."))
-    candidates: str = field(default="jaccard", metadata={"help": "Dedup candidates: jaccard or ensemble.",
-                                                          "choices": ["ensemble", "jaccard"]})  # fmt: skip
+    candidates: str = field(
+        default="sampled",
+        metadata={"help": "Dedup candidates (see news dedup).", "choices": list(CANDIDATE_KINDS)},
+    )
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"help": "st:<model folder or id>, or tfidf."})
     min_cluster_size: int = field(default=25, metadata=bounds("[2, inf)", "Smallest cluster kept."))
     min_similarity: float = field(default=0.55, metadata=bounds("[-1, 1]", "Cosine of a kNN graph edge."))

@@ -278,6 +278,12 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
     x = x16.astype(np.float32)
     days = day_numbers(table.column("date").to_pylist(), table.column("crawl_date").to_pylist())
     labels, stats = cluster_articles(x, days, args)
+    if not stats["clusters"]:  # later stages would find nothing to ask about: stop here, say what to relax
+        raise UserError(
+            f"news cluster found 0 clusters in {len(ids)} articles ({stats['local_clusters']} local "
+            f"communities); lower --min_cluster_size ({args.min_cluster_size}) or --min_similarity "
+            f"({args.min_similarity}), raise --window_days ({args.window_days}), or give it more articles"
+        )
     out.write("clusters.parquet", pa.table(cluster_rows(labels, x, days, table.column("title").to_pylist())))
     dim = x16.shape[1]
     flat = pa.array(x16.reshape(-1), pa.float16())

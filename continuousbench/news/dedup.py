@@ -4,22 +4,25 @@
 
 Three datatrove pipelines (paper App. H.1):
 
-1. :class:`Signatures` (parallel): per article the SHA-256 of its normalised text and a 128-permutation
-   MinHash (``datasketch``) of its word 5-gram shingles, one signature shard per input shard.
-2. :class:`FindDuplicates` (one task): exact groups keep one article; the rest go through MinHash LSH
-   candidate generation, each candidate pair is checked on the shingle sets themselves, and a pair is a
+1. :class:`Signatures` (parallel): per article the SHA-256 of its normalised text and its sampled word
+   5-gram shingle hashes (or, for the LSH candidates, a 128-permutation ``datasketch`` MinHash), one
+   signature shard per input shard.
+2. :class:`FindDuplicates` (one task): exact groups keep one article; the rest go through candidate
+   generation, each candidate pair is checked on the shingle sets themselves, and a pair is a
    near duplicate when containment ``|A & B| / min(|A|, |B|) >= 0.8``. Articles are visited longest
    first, and one is dropped when it duplicates an article already kept, so the shorter of a pair goes
    and the kept article it duplicates is recorded (``duplicates.parquet``).
 3. :class:`DropDuplicates` (parallel): each input shard without the dropped articles, all columns kept.
 
-Candidates come from ``datasketch``'s ``MinHashLSH`` at Jaccard 0.5 by default. A pair at containment
-0.8 has Jaccard 0.67 when the two are the same length, so this finds the usual near duplicates
-(syndicated copies, edited versions) with a margin; a short article contained in one more than ~1.4x
-its length has a lower Jaccard and can be missed. ``--candidates ensemble`` uses datasketch's LSH
-Ensemble, which indexes containment itself and finds such pairs whatever the ratio, at a much higher
-cost (``benchmarks/news.py``, 20k articles: 11x the time, 5.4x the memory). datatrove's own MinHash
-pipeline is Jaccard-only and keeps the cluster's first article, not the longer one.
+Candidates by default (``--candidates sampled``) come from hash-sampled shingles in an inverted index:
+a shingle is sampled when its 64-bit hash is 0 modulo ``SAMPLE_MOD``, the same choice in every article,
+so an article contained in another has (nearly) all its sampled shingles in the other's, whatever the
+length ratio. Pairs sharing at least ``SAMPLE_SHARE`` of the smaller one's sampled shingles are checked
+exactly; the rule is containment, not Jaccard, so a short article inside a long one is found.
+``--candidates jaccard`` (datasketch's ``MinHashLSH`` at Jaccard 0.5) misses a short article contained
+in one more than ~1.4x its length; ``--candidates ensemble`` (LSH Ensemble) finds it at ~10x the cost.
+Both are kept for comparison (``benchmarks/news.py``). datatrove's own MinHash pipeline is Jaccard-only
+and keeps the cluster's first article, not the longer one.
 """
 
 from __future__ import annotations
@@ -46,7 +49,13 @@ _WORD = re.compile(r"\w+")
 SIGNATURES, DUPLICATES = "signatures", "duplicates.parquet"
 # LSH thresholds below the 0.8 containment, so that pairs near it are found despite MinHash noise: a pair
 # of equal length at containment 0.8 has Jaccard 0.67, so the Jaccard index needs a lower threshold.
-LSH_THRESHOLDS = {"ensemble": 0.6, "jaccard": 0.5}
+LSH_THRESHOLDS = {"ensemble": 0.6, "jaccard": 0.5, "sampled": 0.5}
+# Sampled candidates: one shingle in SAMPLE_MOD is indexed; a pair is a candidate when it shares at least
+# SAMPLE_SHARE (the --lsh_threshold) of the smaller article's sampled shingles. At containment 0.8 and 25
+# samples the shared count is ~Binomial(25, 0.8): below half with probability < 1e-4.
+SAMPLE_MOD = 8
+STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
+CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
 BATCH = 2_000  # articles whose shingles are held at once
 
 
@@ -66,6 +75,13 @@ def containment(a: set | np.ndarray, b: set | np.ndarray) -> float:
     return common / min(len(a), len(b))
 
 
+def sampled(hashes: np.ndarray, mod: int = SAMPLE_MOD) -> np.ndarray:
+    """Of an article's :func:`shingle_hashes`, those chosen the same way in every article (divisible by
+    ``mod``); an article with none keeps its smallest, so that even a very short one is indexed."""
+    chosen = hashes[hashes % np.uint64(mod) == 0]
+    return chosen if chosen.size or not hashes.size else hashes[:1]
+
+
 def shingle_hashes(text: str) -> np.ndarray:
     """The shingle set as sorted distinct 64-bit hashes (blake2b): ~8 bytes a shingle instead of ~100,
     with collisions too rare to change a containment."""
@@ -79,9 +95,9 @@ class Signatures(PipelineStep):
     name = "signatures (sha256 + MinHash 5-grams)"
     type = "🫂 - DEDUP"
 
-    def __init__(self, paths: Sequence[str], folder: str):
+    def __init__(self, paths: Sequence[str], folder: str, candidates: str = "sampled"):
         super().__init__()
-        self.paths, self.folder = list(paths), folder
+        self.paths, self.folder, self.candidates = list(paths), folder, candidates
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
@@ -97,9 +113,14 @@ class Signatures(PipelineStep):
             table = read_shard(Path(self.paths[index]))
             require_columns(table, ("id", "text"), self.paths[index])
             texts = [t or "" for t in table.column("text").to_pylist()]
-            sizes, values = [], []
+            sizes, values, samples = [], [], []
             with self.track_time("shard"):
-                for start in range(0, len(texts), BATCH):  # shingles of a batch at a time: bounded memory
+                for text in texts if self.candidates == "sampled" else ():  # no MinHash needed
+                    hashes = shingle_hashes(text)
+                    sizes.append(hashes.size)
+                    samples.append(sampled(hashes))
+                lsh = self.candidates != "sampled"
+                for start in range(0, len(texts), BATCH) if lsh else ():  # a batch at a time: bounded memory
                     sets = [shingles(t) for t in texts[start : start + BATCH]]
                     sizes += [len(x) for x in sets]
                     found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
@@ -112,8 +133,11 @@ class Signatures(PipelineStep):
                 "chars": [len(t) for t in texts],
                 "shingles": sizes,
                 "crawl_date": [c or "" for c in crawl] if crawl else [""] * len(texts),
-                "minhash": values,
             }
+            if self.candidates == "sampled":
+                columns["sampled"] = pa.array([x.tolist() for x in samples], pa.list_(pa.uint64()))
+            else:
+                columns["minhash"] = values
             write_parquet(target, pa.table(columns))
             self.stat_update("articles", value=len(texts))
         return
@@ -134,15 +158,40 @@ class FindDuplicates(PipelineStep):
 
     def __init__(
         self, paths: Sequence[str], folder: str, output: str, threshold: float = 0.8,
-        candidates: str = "jaccard", lsh_threshold: float | None = None,
+        candidates: str = "sampled", lsh_threshold: float | None = None,
     ):  # fmt: skip
         super().__init__()
         self.paths, self.folder, self.output = list(paths), folder, output
         self.threshold, self.candidates = threshold, candidates
         self.lsh_threshold = lsh_threshold or LSH_THRESHOLDS[candidates]
 
+    def _sampled_pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
+        """Pairs sharing enough sampled shingles: an inverted index (hash -> articles, longest first) as
+        one sorted array. A shingle shared by many articles (boilerplate, a much-copied story) pairs each
+        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency."""
+        counts = np.array([len(sig["sampled"][i]) for i in keep], np.int64)
+        hashes = np.fromiter((h for i in keep for h in sig["sampled"][i]), np.uint64, int(counts.sum()))
+        sig["sampled"] = None
+        ranks = np.repeat(np.arange(len(keep), dtype=np.int64), counts)  # keep is longest first
+        order = np.lexsort((ranks, hashes))
+        hashes, ranks = hashes[order], ranks[order]
+        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+        group_start = np.repeat(starts, np.diff(np.r_[starts, hashes.size]))
+        reps = np.minimum(np.arange(hashes.size) - group_start, STAR)  # partners: the earlier, up to STAR
+        later = np.repeat(np.arange(hashes.size), reps)
+        offsets = np.arange(later.size) - np.repeat(np.cumsum(reps) - reps, reps)
+        first, second = ranks[group_start[later] + offsets], ranks[later]
+        keys, shared = np.unique(first * len(keep) + second, return_counts=True)
+        first, second = keys // len(keep), keys % len(keep)
+        enough = shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])
+        rows = np.asarray(keep, np.int64)
+        a, b = rows[first[enough]], rows[second[enough]]
+        return set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True))
+
     def _pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
         """Candidate pairs (row indices, smaller first) among the exact-deduplicated articles."""
+        if self.candidates == "sampled":
+            return self._sampled_pairs(sig, keep)
         from datasketch import LeanMinHash, MinHashLSH, MinHashLSHEnsemble
 
         values = np.frombuffer(b"".join(sig["minhash"]), np.uint32).reshape(-1, NUM_PERM)
@@ -270,13 +319,16 @@ class DedupArguments:
     output: str = field(metadata={"help": "Output folder (data/ shards, duplicates.parquet, stats.json)."})
     threshold: float = field(default=0.8, metadata=bounds("(0, 1]", "Containment that makes a duplicate."))
     candidates: str = field(
-        default="jaccard",
-        metadata={"help": "MinHash LSH candidates: jaccard (Jaccard >= 0.5) or ensemble (containment at any "
-                  "length ratio, ~10x slower).", "choices": ["jaccard", "ensemble"]},
+        default="sampled",
+        metadata={"help": "Candidate pairs: sampled (hash-sampled shingles, containment at any length "
+                  "ratio), or for comparison MinHash LSH jaccard (Jaccard >= 0.5: misses a short article "
+                  "inside a long one) or ensemble (containment, ~10x slower).",
+                  "choices": list(CANDIDATE_KINDS)},
     )  # fmt: skip
     lsh_threshold: float | None = field(
         default=None,
-        metadata=bounds("(0, 1)", "LSH candidate threshold (default: 0.6 containment, 0.5 Jaccard)."),
+        metadata=bounds("(0, 1)", "Candidate threshold (default: 0.5 of the sampled shingles shared; "
+                                  "LSH: 0.6 containment, 0.5 Jaccard)."),
     )
     overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
     resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
@@ -293,7 +345,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))
     pipelines = [
-        Pipeline("signatures", [Signatures(paths, sig)], tasks),
+        Pipeline("signatures", [Signatures(paths, sig, args.candidates)], tasks),
         Pipeline("duplicates", [FindDuplicates(paths, sig, dup, args.threshold, args.candidates,
                                                args.lsh_threshold)], 1),
         Pipeline("drop", [DropDuplicates(paths, dup, str(out.path(DATA)))], tasks),
@@ -310,6 +362,6 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
 
 make_parser, cli = command(
     (DedupArguments, ExecutorArguments), "continuousbench news dedup",
-    "Drop exact (SHA-256) and near duplicate articles (MinHash LSH, containment >= 0.8).",
+    "Drop exact (SHA-256) and near duplicate articles (containment >= 0.8).",
     main, report=print,
 )

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 from newspages import TINY_CLUSTERING
 
 from continuousbench.news.cluster import ClusterArguments, leiden, main, merge, mutual_knn, windows
@@ -114,3 +115,16 @@ def test_sentence_transformers_encoder(deduped, tiny_encoder, tmp_path):
     assert vectors.shape == (len(read_rows(deduped)), 32)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-2)
     assert json.loads((out / "stats.json").read_text())["encoder"] == f"st:{tiny_encoder}"
+
+
+def test_zero_clusters_fail_with_the_thresholds_to_relax(deduped, tmp_path, capsys):
+    from continuousbench.news.cluster import cli
+
+    settings = TINY_CLUSTERING | {"min_cluster_size": 10_000}  # no event is that large
+    argv = ["--input", str(deduped), "--output", str(tmp_path / "out")]
+    argv += [a for k, v in settings.items() for a in (f"--{k}", str(v))]
+    with pytest.raises(SystemExit):
+        cli(argv)
+    err = capsys.readouterr().err.strip()
+    assert "found 0 clusters" in err and "--min_cluster_size (10000)" in err and "--min_similarity" in err
+    assert len(err.splitlines()) == 1 and not (tmp_path / "out" / "clusters.parquet").exists()

@@ -54,7 +54,7 @@ def test_containment_of_the_constructed_pairs(pairs_input):
     assert containment({"x"}, set()) == 0.0
 
 
-@pytest.mark.parametrize("candidates", ["ensemble", "jaccard"])
+@pytest.mark.parametrize("candidates", ["sampled", "ensemble", "jaccard"])
 def test_dedup_drops_the_shorter_of_each_pair(pairs_input, tmp_path, candidates):
     folder, texts = pairs_input
     out = main(DedupArguments(input=str(folder), output=str(tmp_path), candidates=candidates),
@@ -65,7 +65,7 @@ def test_dedup_drops_the_shorter_of_each_pair(pairs_input, tmp_path, candidates)
     assert dup["near"]["duplicate_of"] == "a" and dup["near"]["reason"] == "near"
     assert dup["near"]["containment"] >= 0.8 and len(texts["near"]) < len(texts["a"])
     assert "far" not in dup and "b" not in dup  # 0.6 stays
-    if candidates == "ensemble":  # a short article inside a long one, whatever the length ratio
+    if candidates != "jaccard":  # a short article inside a long one, whatever the length ratio
         assert dup["inner"]["duplicate_of"] == "long"
     ids = {r["id"] for r in kept}
     assert ids.isdisjoint(dup) and set(d["duplicate_of"] for d in dup.values()) <= ids
@@ -107,3 +107,34 @@ def test_hashed_shingles_give_the_same_containment(pairs_input):
     for a, b in (("a", "near"), ("b", "far"), ("long", "inner"), ("a", "b")):
         exact = containment(shingles(texts[a]), shingles(texts[b]))
         assert containment(shingle_hashes(texts[a]), shingle_hashes(texts[b])) == exact
+
+
+@pytest.fixture(scope="module")
+def excerpts_input(tmp_path_factory):
+    """30 excerpts of ~200 words (containment >= 0.85) inside ~400-word articles, and 10 pairs of
+    articles that share half of their text (containment ~0.5)."""
+    rng = random.Random(1)
+    rows, pairs = [], []
+    for i in range(30):
+        long = words(rng, 400)
+        start = rng.randrange(0, 200)
+        inner = long[start : start + 200]
+        inner[rng.randrange(20, 180) :][:5] = words(rng, 5)  # a few words edited: containment ~0.9
+        rows += [row(f"long{i}", long), row(f"excerpt{i}", inner)]
+        pairs.append((f"long{i}", f"excerpt{i}"))
+    for i in range(10):
+        shared = words(rng, 200)
+        rows += [row(f"half{i}a", shared + words(rng, 200)), row(f"half{i}b", words(rng, 190) + shared)]
+    folder = tmp_path_factory.mktemp("excerpts")
+    pq.write_table(pa.Table.from_pylist(rows), folder / "part-00000.parquet")
+    return folder, {r["id"]: r["text"] for r in rows}, pairs
+
+
+def test_default_dedup_drops_every_excerpt_and_keeps_half_overlaps(excerpts_input, tmp_path):
+    folder, texts, pairs = excerpts_input
+    for long, inner in pairs:
+        assert containment(shingles(texts[long]), shingles(texts[inner])) >= 0.85
+    out = main(DedupArguments(input=str(folder), output=str(tmp_path)), ExecutorArguments(tasks=1))
+    dup = {r["id"]: r["duplicate_of"] for r in pq.read_table(out / "duplicates.parquet").to_pylist()}
+    assert dup == {inner: long for long, inner in pairs}  # all 30 excerpts, and no half-overlapping one
+    assert json.loads((out / "stats.json").read_text())["candidates"] == "sampled"
