@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,dev,leaderboard]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,slurm,dev,leaderboard]"
 	touch $(STAMP)
 
 install: $(STAMP)

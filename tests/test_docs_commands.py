@@ -25,7 +25,7 @@ from continuousbench.commands import CommandParser
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_PARSE = CommandParser.parse
-DOCS = ("README.md", "recipes/README.md", "docs/demo.md")
+DOCS = ("README.md", "recipes/README.md", "docs/demo.md", "docs/study.md")
 PREFIXES = ("continuousbench ", "python builders/", "python recipes/", "accelerate launch ", "torchrun ")
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"`([^`\n]+(?:\n[^`\n]+)?)`")

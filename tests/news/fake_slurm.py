@@ -1,8 +1,9 @@
 """A one-machine stand-in for Slurm: ``sbatch`` queues jobs, :meth:`FakeSlurm.run` runs the queue.
 
 datatrove's Slurm executor talks to Slurm through ``sbatch`` (submit a script, read the job id),
-``srun`` inside the script and ``scontrol show hostnames`` (the job's nodes); our executors module asks
-``squeue`` whether a stage's jobs still wait. The job scripts run the pickled pipeline for
+``srun`` inside the script and ``scontrol show hostnames`` (the job's nodes); submitit (``study
+--executor slurm``) submits its own scripts the same way, with ``--dependency=afterok:<id>:<id>``; our
+executors ask ``squeue`` whether a stage's jobs still wait. The job scripts run the pickled pipeline for
 ``$SLURM_ARRAY_TASK_ID``. Here ``sbatch`` records each job (script, array size, ``--export`` and
 ``--dependency``, from ``#SBATCH`` lines or the command line) and prints ``Submitted batch job <id>`` as
 Slurm does; ``squeue`` lists the jobs not run yet. ``run()`` is the cluster: it runs the queued jobs in
@@ -89,13 +90,15 @@ class FakeSlurm:
         for job in jobs:
             job["script"] = (self.queue / f"{job['id']:04d}.sh").read_text()
         for job in jobs:
-            for after in re.findall(r"afterok:(\d+)", job["dependency"]):
+            for after in re.findall(r"\d+", job["dependency"].partition("afterok:")[2]):  # afterok:1:2
                 assert self.done.get(int(after)), f"job {job['id']} ran before job {after} succeeded"
             exported = dict(item.split("=", 1) for item in job["export"].split(",") if "=" in item)
             for task in range(job["tasks"]):
                 env = {**os.environ, **exported, "PATH": self.path, "SLURM_JOB_ID": str(job["id"]),
                        "SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task),
-                       "SLURM_NODELIST": "localhost"}  # fmt: skip
+                       "SLURM_NODELIST": "localhost", "SLURM_JOB_NODELIST": "localhost", "SLURM_PROCID": "0",
+                       "SLURM_NTASKS": "1", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
+                       "SLURM_JOB_NUM_NODES": "1"}  # fmt: skip (submitit's job environment reads them)
                 done = subprocess.run(["bash", "-c", job["script"]], env=env, capture_output=True, text=True)
                 assert done.returncode == 0, f"job {job['id']} task {task} failed:\n{done.stderr[-3000:]}"
             self.done[job["id"]] = True
