@@ -95,7 +95,7 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
 SLURM_JOBS = "slurm_jobs.json"  # in the logs folder: the job ids this stage last submitted
 
 
-def check_none_queued(logs: Path, file: str = SLURM_JOBS) -> None:
+def check_none_queued(logs: Path, file: str = SLURM_JOBS, what: str = "this stage") -> None:
     """Refuse to submit a stage again while its last submission (job ids in ``logs/file``) is still
     queued or running on Slurm (``study --executor slurm`` applies the same rule to a study).
 
@@ -117,7 +117,7 @@ def check_none_queued(logs: Path, file: str = SLURM_JOBS) -> None:
         return  # no squeue to ask: sbatch itself decides
     if listed.returncode == 0 and listed.stdout.strip():  # finished jobs are not listed, or unknown (rc 1)
         raise ValueError(
-            f"Slurm jobs {', '.join(ids)} of this stage are still queued or running (squeue --jobs="
+            f"Slurm jobs {', '.join(ids)} of {what} are still queued or running (squeue --jobs="
             f"{','.join(ids)}); rerun with --resume once they have finished"
         )
 

@@ -135,13 +135,13 @@ def submit_slurm(study: Study, executor) -> dict[str, str]:
     refused, as ``news --executor slurm`` does."""
     from continuousbench.news.executors import check_none_queued
 
-    check_none_queued(study.out, SLURM_JOBS)
+    check_none_queued(study.out, SLURM_JOBS, what="this study")
     ids: dict[str, str] = {}
     for job in study.jobs.values():
         if job.done.exists():
             study.record(job, command=_line(job.argv), status="done")
             continue
-        if study.status(job.name) in ("queued", "running"):  # its Slurm job ended without its output
+        if study.manifest["jobs"].get(job.name, {}).get("status") in ("queued", "running"):  # ended, no output
             study.record(job, status="failed")
             study.progress(f"{job.name} FAILED on Slurm: see its log {job.log}")
         argv = command_of(job)

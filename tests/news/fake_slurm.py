@@ -33,7 +33,8 @@ array = re.search(r"^#SBATCH --array=0-(\\d+)", text, re.M)
 options = re.findall(r"^#SBATCH (--\\S+)", text, re.M) + options  # the command line comes last and wins
 option = lambda name: next((o.split("=", 1)[1] for o in reversed(options) if o.startswith(name + "=")), "")
 (queue / f"{{job:04d}}.sh").write_text(text)
-record = {{"id": job, "tasks": int(array.group(1)) + 1 if array else 1, "export": option("--export"),
+record = {{"id": job, "tasks": int(array.group(1)) + 1 if array else 1, "array": bool(array),
+          "export": option("--export"),
           "dependency": option("--dependency")}}
 (queue / f"{{job:04d}}.json").write_text(json.dumps(record))
 print(f"Submitted batch job {{job}}")
@@ -43,8 +44,8 @@ SRUN = '''#!{python}
 import os, sys
 
 args = sys.argv[1:]
-while args and args[0].startswith("-"):  # srun's own options; -n/-N take a value
-    if args.pop(0) in ("-n", "-N"):
+while args and args[0].startswith("-"):  # srun's own options; these take a value (submitit: --output)
+    if args.pop(0) in ("-n", "-N", "-o", "-e", "--output", "--error"):
         args.pop(0)
 os.execvp(args[0], args)
 '''
@@ -94,8 +95,9 @@ class FakeSlurm:
                 assert self.done.get(int(after)), f"job {job['id']} ran before job {after} succeeded"
             exported = dict(item.split("=", 1) for item in job["export"].split(",") if "=" in item)
             for task in range(job["tasks"]):
+                array = {"SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task)}
                 env = {**os.environ, **exported, "PATH": self.path, "SLURM_JOB_ID": str(job["id"]),
-                       "SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task),
+                       **(array if job["array"] else {}),  # as Slurm: only an array job's tasks have them
                        "SLURM_NODELIST": "localhost", "SLURM_JOB_NODELIST": "localhost", "SLURM_PROCID": "0",
                        "SLURM_NTASKS": "1", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
                        "SLURM_JOB_NUM_NODES": "1"}  # fmt: skip (submitit's job environment reads them)
