@@ -141,7 +141,7 @@ def submit_slurm(study: Study, executor) -> dict[str, str]:
         if job.done.exists():
             study.record(job, command=_line(job.argv), status="done")
             continue
-        if study.manifest["jobs"].get(job.name, {}).get("status") in ("queued", "running"):  # ended, no output
+        if study.manifest["jobs"].get(job.name, {}).get("status") in ("queued", "running"):
             study.record(job, status="failed")
             study.progress(f"{job.name} FAILED on Slurm: see its log {job.log}")
         argv = command_of(job)
