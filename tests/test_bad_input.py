@@ -109,6 +109,16 @@ CLI = [
     case(lambda e: after(e.file("notes.txt"), ["demo", "--out", ".", "--overwrite"]), 2,
          "is not a demo folder", id="demo-overwrite-would-wipe-cwd"),
     case(["demo", "--threads", "0"], 2, "--threads 0 is out of range", id="demo-threads-0"),
+    # --- study ---
+    case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\nrelease: r\ncolour: red\n"), "--plan"], 2,
+         "colour: Extra inputs are not permitted", id="study-unknown-key"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\n"), "--plan"], 2,
+         "give exactly one of release", id="study-no-release"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\nrelease: r\ncompare: [[syn, real]]\n"),
+                    "--plan"], 2, "compare names unknown corpora", id="study-compare-unknown-corpus"),
+    case(["study", "--config", "missing.yaml"], 2, "missing.yaml does not exist", id="study-file-missing"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\nrelease: r\n"), "--executor", "slurm"], 2,
+         "needs --partition", id="study-slurm-without-partition"),
     # --- build: existing releases, stale work, generators ---
     case(lambda e: after(e.release(), ["build", "geminon"]), 2, "already exists at", id="build-exists"),
     case(lambda e: after(e.release(), e.file(f"home/{RID}/notes"), ["build", "geminon", "--overwrite"]),

@@ -15,9 +15,11 @@
 Every stage is a public command or function of the library (``build_release``, ``harness.run.cli``,
 ``dp.train.cli``, ``dp.synthesize.cli``, ``dp.pe_command.cli``, ``diagnostics.mauve``,
 ``harness.report``, ``harness.compare``); the demo only chooses their arguments. The evaluator recipe
-``configs/geminon-tiny-demo.yaml`` is the same for every candidate corpus. Stages run a few at a time
-(:mod:`continuousbench.demo.scheduler`); a finished stage is skipped on a rerun, so an interrupted demo
-resumes where it stopped.
+``configs/geminon-tiny-demo.yaml`` is the same for every candidate corpus. Every stage is a job of a
+study (:mod:`continuousbench.study`) on its local executor, a few at a time in child processes of one
+CPU thread each; a finished job is skipped on a rerun and a stopped one continues with its command's own
+``--resume``, so an interrupted demo resumes where it stopped. The demo's own two steps (copying the base
+model, MAUVE of every corpus) are ``continuousbench demo --stage base-model|mauve``.
 
     continuousbench demo [--out demo-output] [--quick] [--overwrite] [--seed 0] [--threads 2] [--rebuild_base]
 """
@@ -33,7 +35,6 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.demo.pretrain import BaseRecipe
-from continuousbench.demo.scheduler import Stage, Stages
 from continuousbench.errors import UserError
 from continuousbench.files import read_json, sha256_file, write_json
 
@@ -108,13 +109,6 @@ def _argv(**options) -> list[str]:
     return [a for k, v in options.items() if v is not None for a in (f"--{k}", str(v))]
 
 
-def _build_release(root: Path, seed: int) -> None:
-    from continuousbench.geminon.build import GeminonBuildArguments, build_release
-
-    args = GeminonBuildArguments(size="tiny", quarter=QUARTER, seed=seed, out=str(root))
-    build_release(args, progress=False)
-
-
 def _base_model(out: Path, release: Path, s: Settings) -> None:
     """Copy the shipped base model to ``out`` (its digests checked), or pretrain one with ``s.base``.
     Either way its pretraining world shares no entity name with the release."""
@@ -147,18 +141,17 @@ def _base_model(out: Path, release: Path, s: Settings) -> None:
     replace_dir(tmp, out)
 
 
-def _evaluate(run: Path, release: Path, base: Path, corpus: Path | None, s: Settings, seed: int, dp: bool):
-    from continuousbench.harness.run import cli as evaluate
-
+def _evaluate(run: Path, release: Path, base: Path, corpus: Path | None, s: Settings, seed: int,
+              dp: bool) -> list[str]:  # fmt: skip
     steps = None if corpus is None or s.eval_steps is None else 2 * s.eval_steps
     replay = base / "replay.parquet" if s.replay and corpus is not None and not dp else None
     argv = _argv(
         config=DP_DIRECT_RECIPE if dp else EVALUATOR_RECIPE, release=release, model=base, output_dir=run,
-        seed=seed, overwrite="true", corpus=None if corpus in (None, release) else corpus,
+        seed=seed, corpus=None if corpus in (None, release) else corpus,
         steps=0 if corpus is None else steps, eval_steps=s.eval_steps if steps else None,
         save_steps=s.eval_steps if steps else None, replay_corpus=replay, bf16=None if dp else s.bf16,
     )  # fmt: skip
-    evaluate(argv)
+    return ["evaluate", *argv]
 
 
 def _every(steps: int) -> int:
@@ -166,43 +159,41 @@ def _every(steps: int) -> int:
     return next(d for d in range(max(1, steps // 5), 0, -1) if steps % d == 0)
 
 
-def _train_generator(gen: Path, release: Path, base: Path, epsilon: float | None, s: Settings, seed: int):
-    from continuousbench.dp.train import cli as train_generator
-
+def _train_generator(gen: Path, release: Path, base: Path, epsilon: float | None, s: Settings,
+                     seed: int) -> list[str]:  # fmt: skip
     dp = epsilon is not None
     steps = s.dp_steps if dp else s.generator_steps
-    train_generator(
-        _argv(
-            config=GENERATOR_RECIPE, release=release, model=base, output_dir=gen, seed=seed, overwrite="true",
+    return [
+        "train-generator",
+        *_argv(
+            config=GENERATOR_RECIPE, release=release, model=base, output_dir=gen, seed=seed,
             steps=steps, eval_steps=_every(steps), save_steps=steps, epsilon=f"{epsilon:g}" if dp else None,
             expected_batch_size=s.dp_batch if dp else None, learning_rate=s.dp_learning_rate if dp else None,
             bf16=None if dp else s.bf16,  # the DP loop trains in float32
-        )
-    )  # fmt: skip
+        ),
+    ]  # fmt: skip
 
 
-def _synthesize(corpus: Path, gen: Path, s: Settings, seed: int) -> None:
-    from continuousbench.dp.synthesize import cli as synthesize
-
-    synthesize(
-        _argv(
+def _synthesize(corpus: Path, gen: Path, s: Settings, seed: int) -> list[str]:
+    return [
+        "synthesize",
+        *_argv(
             generator=gen, output_dir=corpus, num_samples=s.synthetic_samples, max_new_tokens=160,
-            temperature=s.temperature, batch_size=64, seed=seed, overwrite="true",
-        )
-    )  # fmt: skip
+            temperature=s.temperature, batch_size=64, seed=seed,
+        ),
+    ]  # fmt: skip
 
 
-def _private_evolution(corpus: Path, release: Path, base: Path, s: Settings, seed: int) -> None:
+def _private_evolution(corpus: Path, release: Path, base: Path, s: Settings, seed: int) -> list[str]:
     """Aug-PE at epsilon 10 with the base model as both the text API and the embedding model."""
-    from continuousbench.dp.pe_command import cli as pe
-
-    pe(
-        _argv(
+    return [
+        "pe",
+        *_argv(
             api=f"transformers:{base}", embedding_model=base, release=release, output_dir=corpus, epsilon=10,
             iterations=s.pe_iterations, variations=s.pe_variations, num_samples=s.pe_samples,
-            temperatures=s.temperature, max_new_tokens=160, seed=seed, overwrite="true",
-        )
-    )  # fmt: skip
+            temperatures=s.temperature, max_new_tokens=160, seed=seed,
+        ),
+    ]  # fmt: skip
 
 
 def _mauve(out: Path, release: Path, base: Path, corpora: dict[str, Path], s: Settings, seed: int) -> None:
@@ -274,34 +265,69 @@ def _table(out: Path, runs: dict[str, Path], mauve: dict) -> list[dict]:
     return rows
 
 
-def _stages(out: Path, release: Path, s: Settings, seed: int) -> tuple[list[Stage], dict[str, Path]]:
-    """Every stage of the demo, longest chains first (the DP generators), and the run folders."""
+def _jobs(out: Path, release: Path, s: Settings, seed: int) -> tuple[list, dict[str, Path]]:
+    """Every job of the demo, longest chains first (the DP generators), and the run folders."""
+    from continuousbench.study.graph import Job
+
     base = out / "base-model"
     runs = {name: out / "runs" / name for name in RUNS}
     corpora = {"real": release} | {c: out / "synthetic" / c for c in (*GENERATORS, "pe-eps10")}
-    stages = []
+    demo = ["demo", "--out", str(out)]
+
+    def job(name: str, argv: list[str], folder: Path, done: Path, *after: str) -> Job:
+        kind = argv[0] if argv[0] != "demo" else "demo"
+        return Job(name, kind, tuple(map(str, argv)), folder, done, after, gpus=0,
+                   log=out / "logs" / f"{name.replace('/', '--')}.log")  # fmt: skip
+
+    jobs = [
+        job("build release", ["build", "geminon", "--size", "tiny", "--quarter", QUARTER, "--seed", str(seed),
+                              "--out", str(release.parent)], release.parent, release / "release.json"),
+        job("base model", [*demo, "--stage", "base-model"], base, base / "pretraining.json", "build release"),
+    ]  # fmt: skip
     for gen in ("dp-eps100", "dp-eps10", "syn"):
         gen_dir = out / "generators" / gen
-        stages += [
-            Stage(f"train generator {gen}", gen_dir / "privacy.json", _train_generator,
-                  (gen_dir, release, base, GENERATORS[gen], s, seed), ("base model",)),
-            Stage(f"synthesize {gen}", corpora[gen] / "README.md", _synthesize,
-                  (corpora[gen], gen_dir, s, seed), (f"train generator {gen}",)),
+        jobs += [
+            job(f"train generator {gen}", _train_generator(gen_dir, release, base, GENERATORS[gen], s, seed),
+                gen_dir, gen_dir / "privacy.json", "base model"),
+            job(f"synthesize {gen}", _synthesize(corpora[gen], gen_dir, s, seed), corpora[gen],
+                corpora[gen] / "README.md", f"train generator {gen}"),
         ]  # fmt: skip
-    stages.append(Stage("private evolution pe-eps10", corpora["pe-eps10"] / "README.md", _private_evolution,
-                        (corpora["pe-eps10"], release, base, s, seed), ("base model",)))  # fmt: skip
+    pe = corpora["pe-eps10"]
+    jobs.append(job("private evolution pe-eps10", _private_evolution(pe, release, base, s, seed), pe,
+                    pe / "README.md", "base model"))  # fmt: skip
+    made_by = {"real": "base model", None: "base model", "pe-eps10": "private evolution pe-eps10"}
     for name, corpus in RUNS.items():
-        made_by = {"real": "base model", None: "base model", "pe-eps10": "private evolution pe-eps10"}
-        after = made_by.get(corpus, f"synthesize {corpus}")
-        stages.append(Stage(
-            f"evaluate {name}", runs[name] / "results.json", _evaluate,
-            (runs[name], release, base, None if corpus is None else corpora[corpus], s, seed,
-             name.startswith("dp-direct")), (after,),
+        trained_on = None if corpus is None else corpora[corpus]
+        jobs.append(job(
+            f"evaluate {name}", _evaluate(runs[name], release, base, trained_on, s, seed,
+                                          name.startswith("dp-direct")),
+            runs[name], runs[name] / "results.json", made_by.get(corpus, f"synthesize {corpus}"),
         ))  # fmt: skip
-    mauve_after = tuple(f"synthesize {g}" for g in GENERATORS) + ("private evolution pe-eps10",)
-    stages.append(Stage("mauve", out / "mauve.json", _mauve, (out / "mauve.json", release, base, corpora, s,
-                                                             seed), mauve_after))  # fmt: skip
-    return stages, runs
+    after = [f"synthesize {g}" for g in GENERATORS] + ["private evolution pe-eps10"]
+    jobs.append(job("mauve", [*demo, "--stage", "mauve"], out, out / "mauve.json", *after))
+    return jobs, runs
+
+
+def _release(out: Path) -> Path:
+    from continuousbench.release.ids import ReleaseId
+
+    return out / "releases" / str(ReleaseId.parse(f"geminon-tiny-{QUARTER}"))
+
+
+def run_stage(out: Path, stage: str) -> None:
+    """One of the demo's own steps, with the settings its demo recorded in ``out/settings.json``."""
+    recorded = read_json(out / "settings.json")
+    s = Settings(**{k: v for k, v in recorded.items() if k not in ("quick", "seed", "base")})
+    if recorded.get("base"):
+        from continuousbench.demo.pretrain import BaseRecipe
+
+        s = replace(s, base=BaseRecipe(**recorded["base"]))
+    release, seed = _release(out), recorded["seed"]
+    if stage == "base-model":
+        _base_model(out / "base-model", release, s)
+    else:
+        corpora = {"real": release} | {c: out / "synthetic" / c for c in (*GENERATORS, "pe-eps10")}
+        _mauve(out / "mauve.json", release, out / "base-model", corpora, s, seed)
 
 
 def run_demo(
@@ -312,10 +338,14 @@ def run_demo(
 
     The base model is the shipped one unless ``rebuild_base`` (pretrained again with
     :class:`~continuousbench.demo.pretrain.BaseRecipe`, ~20 minutes on one core)."""
+    from rich.console import Console
+
     from continuousbench.demo.pretrain import BaseRecipe
+    from continuousbench.errors import UserError
     from continuousbench.files import check_writable_dir
     from continuousbench.harness.compare import compare_runs, print_comparison
-    from continuousbench.release.ids import ReleaseId
+    from continuousbench.study.executors import LocalExecutor
+    from continuousbench.study.runner import Study, run_jobs
     from continuousbench.training.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
@@ -341,29 +371,31 @@ def run_demo(
         raise UserError(f"{out} holds a demo with other settings: pass --overwrite, or another --out")
     write_json(settings_file, wanted)
     start = time.perf_counter()
-    stages = Stages(out, lanes=threads)
-    release = out / "releases" / str(ReleaseId.parse(f"geminon-tiny-{QUARTER}"))
-    first = [
-        Stage("build release", release / "release.json", _build_release, (release.parent, seed)),
-        Stage("base model", out / "base-model" / "pretraining.json", _base_model,
-              (out / "base-model", release, s), ("build release",)),
-    ]  # fmt: skip
-    work, runs = _stages(out, release, s, seed)
-    stages.run([*first, *work])
+    jobs, runs = _jobs(out, _release(out), s, seed)
+    study = Study(jobs, out)
+    executor = LocalExecutor(threads)
+    try:
+        statuses = run_jobs(study, executor)
+    finally:
+        executor.close()
+    failed = [name for name, status in statuses.items() if status != "done"]
+    if failed:
+        raise UserError(f"demo stage(s) {', '.join(failed)} failed; see the first one's log in {out}/logs/, "
+                        "then rerun the same command to resume")  # fmt: skip
     rows = _table(out, runs, read_json(out / "mauve.json"))
     paired = compare_runs(runs["syn"], runs["dp-syn-eps10"])
     print_comparison(paired)  # "Syn beats DP-Syn", question by question
     checked = findings(rows, paired)
     write_json(out / "findings.json", checked)
+    console = Console()
     for f in checked:
-        stages.console.print(f"{'[green]holds' if f['holds'] else '[red]does not hold'}[/]: {f['finding']}: "
+        console.print(f"{'[green]holds' if f['holds'] else '[red]does not hold'}[/]: {f['finding']}: "
                              f"{f['evidence']}")  # fmt: skip
     total = time.perf_counter() - start
-    stages.console.print(
-        f"stage times (s, {threads} at a time): {json.dumps(stages.timings)}; "
-        f"wall {total:.0f} s ({total / 60:.1f} min)"
-    )
-    stages.console.print(f"outputs in {out}/: results.png, results.json, findings.json, runs/, synthetic/")
+    timings = {name: entry.get("wall_s") for name, entry in study.manifest["jobs"].items()}
+    console.print(f"stage times (s, {threads} at a time): {json.dumps(timings)}; wall {total:.0f} s "
+                  f"({total / 60:.1f} min)")  # fmt: skip
+    console.print(f"outputs in {out}/: results.png, results.json, findings.json, runs/, synthetic/")
     return rows
 
 
@@ -380,9 +412,16 @@ class DemoArguments:
         default=False,
         metadata={"help": "Pretrain the base model again with the shipped one's recipe (~20 min)."},
     )
+    stage: str | None = field(
+        default=None,
+        metadata={"help": "Run one of the demo's own steps in --out (the demo's study runs them).",
+                  "choices": ["base-model", "mauve"]},
+    )  # fmt: skip
 
 
-def main(args: DemoArguments) -> list[dict]:
+def main(args: DemoArguments) -> list[dict] | None:
+    if args.stage is not None:
+        return run_stage(Path(args.out), args.stage)
     return run_demo(
         Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads,
         rebuild_base=args.rebuild_base,
@@ -396,3 +435,16 @@ make_parser, cli = command(
     main,
     resume_hint="finished stages are kept; rerun the same command to resume",
 )
+
+
+def quiet() -> None:
+    """Library progress bars and info logs would bury a benchmark's own output (benchmarks/demo_*.py)."""
+    import logging
+
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    logging.getLogger("continuousbench").setLevel(logging.WARNING)

@@ -96,8 +96,9 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
 SLURM_JOBS = "slurm_jobs.json"  # in the logs folder: the job ids this stage last submitted
 
 
-def _check_none_queued(logs: Path) -> None:
-    """Refuse to submit a stage again while its last submission is still queued or running on Slurm.
+def check_none_queued(logs: Path, file: str = SLURM_JOBS, what: str = "this stage") -> None:
+    """Refuse to submit a stage again while its last submission (job ids in ``logs/file``) is still
+    queued or running on Slurm (``study --executor slurm`` applies the same rule to a study).
 
     datatrove resubmits every unfinished task, which is what a rerun after a failed job needs; a rerun
     before the jobs ran would queue a second copy of them, writing the same files.
@@ -106,7 +107,7 @@ def _check_none_queued(logs: Path) -> None:
 
     from continuousbench.files import read_json
 
-    jobs = read_json(logs / SLURM_JOBS) if (logs / SLURM_JOBS).is_file() else {}
+    jobs = read_json(logs / file) if (logs / file).is_file() else {}
     ids = [str(i) for i in jobs.values() if i not in (None, -1)]  # -1: nothing was left to submit
     if not ids:
         return
@@ -117,7 +118,7 @@ def _check_none_queued(logs: Path) -> None:
         return  # no squeue to ask: sbatch itself decides
     if listed.returncode == 0 and listed.stdout.strip():  # finished jobs are not listed, or unknown (rc 1)
         raise UserError(
-            f"Slurm jobs {', '.join(ids)} of this stage are still queued or running (squeue --jobs="
+            f"Slurm jobs {', '.join(ids)} of {what} are still queued or running (squeue --jobs="
             f"{','.join(ids)}); rerun with --resume once they have finished"
         )
 
@@ -134,7 +135,7 @@ def run_pipelines(pipelines: Sequence[Pipeline], args: ExecutorArguments, logs: 
     elif args.executor == "slurm":
         from continuousbench.files import write_json
 
-        _check_none_queued(logs)
+        check_none_queued(logs)
         executors[-1].run()  # submits its dependencies first
         write_json(logs / SLURM_JOBS, {p.name: e.job_id for p, e in zip(pipelines, executors, strict=True)})
     else:

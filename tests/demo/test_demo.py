@@ -125,7 +125,7 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
 
     # A rerun skips every finished stage and gives the same table.
     again = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and "done already, skipped" in again.stdout
+    assert again.returncode == 0 and "jobs finished already, 0 to run" in again.stdout
     assert json.loads((out / "results.json").read_text()) == rows
 
 

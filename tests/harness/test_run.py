@@ -267,7 +267,8 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     assert judged == sum(d["judge"] for d in record["decided"].values()), "code-decided cases were asked"
     assert set(record["agreement"]["qa_public"]) == {"vs_exact_match", "vs_contains", "both_wrong"}
     card = model_card(results, "judged").content
-    assert "LLM match judged by fake (endpoint, prompt v2, calibration 92%): calibration accuracy 92.50%" in card
+    judged_by = "LLM match judged by fake (endpoint, prompt v2, calibration 92%): calibration accuracy 92.50%"
+    assert judged_by in card
 
 
 def test_results_record_absolute_paths_and_the_capped_generation_budget(

@@ -1,8 +1,9 @@
 """A one-machine stand-in for Slurm: ``sbatch`` queues jobs, :meth:`FakeSlurm.run` runs the queue.
 
 datatrove's Slurm executor talks to Slurm through ``sbatch`` (submit a script, read the job id),
-``srun`` inside the script and ``scontrol show hostnames`` (the job's nodes); our executors module asks
-``squeue`` whether a stage's jobs still wait. The job scripts run the pickled pipeline for
+``srun`` inside the script and ``scontrol show hostnames`` (the job's nodes); submitit (``study
+--executor slurm``) submits its own scripts the same way, with ``--dependency=afterok:<id>:<id>``; our
+executors ask ``squeue`` whether a stage's jobs still wait. The job scripts run the pickled pipeline for
 ``$SLURM_ARRAY_TASK_ID``. Here ``sbatch`` records each job (script, array size, ``--export`` and
 ``--dependency``, from ``#SBATCH`` lines or the command line) and prints ``Submitted batch job <id>`` as
 Slurm does; ``squeue`` lists the jobs not run yet. ``run()`` is the cluster: it runs the queued jobs in
@@ -32,7 +33,8 @@ array = re.search(r"^#SBATCH --array=0-(\\d+)", text, re.M)
 options = re.findall(r"^#SBATCH (--\\S+)", text, re.M) + options  # the command line comes last and wins
 option = lambda name: next((o.split("=", 1)[1] for o in reversed(options) if o.startswith(name + "=")), "")
 (queue / f"{{job:04d}}.sh").write_text(text)
-record = {{"id": job, "tasks": int(array.group(1)) + 1 if array else 1, "export": option("--export"),
+record = {{"id": job, "tasks": int(array.group(1)) + 1 if array else 1, "array": bool(array),
+          "export": option("--export"),
           "dependency": option("--dependency")}}
 (queue / f"{{job:04d}}.json").write_text(json.dumps(record))
 print(f"Submitted batch job {{job}}")
@@ -42,8 +44,8 @@ SRUN = '''#!{python}
 import os, sys
 
 args = sys.argv[1:]
-while args and args[0].startswith("-"):  # srun's own options; -n/-N take a value
-    if args.pop(0) in ("-n", "-N"):
+while args and args[0].startswith("-"):  # srun's own options; these take a value (submitit: --output)
+    if args.pop(0) in ("-n", "-N", "-o", "-e", "--output", "--error"):
         args.pop(0)
 os.execvp(args[0], args)
 '''
@@ -89,13 +91,16 @@ class FakeSlurm:
         for job in jobs:
             job["script"] = (self.queue / f"{job['id']:04d}.sh").read_text()
         for job in jobs:
-            for after in re.findall(r"afterok:(\d+)", job["dependency"]):
+            for after in re.findall(r"\d+", job["dependency"].partition("afterok:")[2]):  # afterok:1:2
                 assert self.done.get(int(after)), f"job {job['id']} ran before job {after} succeeded"
             exported = dict(item.split("=", 1) for item in job["export"].split(",") if "=" in item)
             for task in range(job["tasks"]):
+                array = {"SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task)}
                 env = {**os.environ, **exported, "PATH": self.path, "SLURM_JOB_ID": str(job["id"]),
-                       "SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task),
-                       "SLURM_NODELIST": "localhost"}  # fmt: skip
+                       **(array if job["array"] else {}),  # as Slurm: only an array job's tasks have them
+                       "SLURM_NODELIST": "localhost", "SLURM_JOB_NODELIST": "localhost", "SLURM_PROCID": "0",
+                       "SLURM_NTASKS": "1", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
+                       "SLURM_JOB_NUM_NODES": "1"}  # fmt: skip (submitit's job environment reads them)
                 done = subprocess.run(["bash", "-c", job["script"]], env=env, capture_output=True, text=True)
                 assert done.returncode == 0, f"job {job['id']} task {task} failed:\n{done.stderr[-3000:]}"
             self.done[job["id"]] = True

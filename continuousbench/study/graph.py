@@ -1,0 +1,154 @@
+"""A study expanded into jobs: each one of our commands (its argv) with its own folder and done marker.
+
+Layout under the study folder: ``releases/``, ``generators/<g>``, ``synthetic/<corpus>``,
+``runs/<evaluator>/<corpus>-seed<k>``, ``mauve/<corpus>.json``, ``audit/<name>``, ``report/``,
+``compare/``, ``logs/<job>.log`` and ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from continuousbench.study.schema import Study
+
+KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
+CPU_KINDS = ("build", "report", "compare")  # no GPU: their work is bookkeeping
+
+
+@dataclass(frozen=True)
+class Job:
+    """One command of the study. It is finished when ``done`` exists (the command writes it last);
+    a folder holding a command's hidden ``.<command>-work`` folder was stopped mid-way and resumes with
+    the command's own ``--resume``."""
+
+    name: str  # unique, also the log's name: "<kind>/<what>"
+    kind: str
+    argv: tuple[str, ...]  # the continuousbench command line, without the program name
+    out: Path  # the job's folder (or file)
+    done: Path
+    after: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # recipe files: their digests go into the manifest
+    gpus: int = 1
+    stdout: Path | None = None  # where the command's standard output is kept (compare prints JSON)
+    recipe: dict[str, Any] = field(default_factory=dict, compare=False)  # for --plan: the options it runs
+    log: Path = Path()  # logs/<name>.log in the study folder: the command's stdout and stderr
+
+
+def argv(options: dict[str, Any]) -> list[str]:
+    """``--key value`` pairs for a command's parser (lists as several values, None left out)."""
+    out: list[str] = []
+    for key, value in options.items():
+        if value is None:
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        out += [f"--{key}", *(str(v).lower() if isinstance(v, bool) else str(v) for v in values)]
+    return out
+
+
+def read_recipe(path: str | None) -> dict[str, Any]:
+    import yaml
+
+    if path is None or not Path(path).is_file():
+        return {}
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+
+
+class _Graph:
+    def __init__(self, study: Study, out: Path):
+        self.study, self.out, self.jobs = study, out, []
+
+    def add(self, kind: str, what: str, command: list[str], out: Path, done: Path, after=(), config=None,
+            options=None, stdout=None) -> str:  # fmt: skip
+        name = f"{kind}/{what}"
+        config = self.study.path(config) if config else None
+        recipe = {**read_recipe(config), **(options or {})}
+        gpus = self.study.gpus.get(kind, 0 if kind in CPU_KINDS else 1)
+        full = [*command, *(["--config", config] if config else []), *argv(options or {})]
+        log = self.out / "logs" / f"{name.replace('/', '--')}.log"
+        inputs = (config,) if config else ()
+        job = Job(name, kind, tuple(full), out, done, tuple(after), inputs, gpus, stdout, recipe, log)
+        self.jobs.append(job)
+        return name
+
+
+def expand(study: Study, out: Path) -> list[Job]:
+    """Every job of ``study`` under ``out``, each after the jobs whose outputs it reads."""
+    g = _Graph(study, out)
+    after_release: tuple[str, ...] = ()
+    if study.build is not None:
+        releases = out / "releases"
+        opts = study.build.options
+        size, quarter = opts.get("size", "small"), opts.get("quarter", "2026q1")
+        release = str(releases / f"{study.build.track}-{size}-{quarter}")
+        built = g.add("build", study.build.track, ["build", study.build.track], releases,
+                      Path(release) / "release.json", options={**opts, "out": releases})  # fmt: skip
+        after_release = (built,)
+    else:
+        release = study.path(study.release)
+    corpora: dict[str, tuple[str, tuple[str, ...]]] = {"real": (release, after_release)}  # name -> path, job
+    for gen in study.generators:
+        folder, corpus = out / "generators" / gen.name, out / "synthetic" / gen.name
+        opts = {"release": release, "output_dir": folder, "epsilon": gen.epsilon, **gen.options}
+        trained = g.add("train-generator", gen.name, ["train-generator"], folder, folder / "privacy.json",
+                        after_release, gen.config, opts)  # fmt: skip
+        opts = {"generator": folder, "output_dir": corpus, **study.synthesis}
+        made = g.add("synthesize", gen.name, ["synthesize"], corpus, corpus / "README.md", (trained,),
+                     options=opts)  # fmt: skip
+        corpora[gen.name] = (str(corpus), (made,))
+        g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-2].recipe, **study.synthesis})  # generator's model
+    for pe in study.pe:
+        corpus = out / "synthetic" / pe.name
+        opts = {"release": release, "output_dir": corpus, **pe.options}
+        made = g.add("pe", pe.name, ["pe"], corpus, corpus / "README.md", after_release, pe.config, opts)
+        corpora[pe.name] = (str(corpus), (made,))
+    runs: dict[tuple[str, str, int], Path] = {}
+    for ev in study.evaluators:
+        for name in ev.corpora or ["none", *corpora]:
+            path, made = corpora.get(name, (None, after_release))
+            for seed in study.seeds:
+                run = out / "runs" / ev.name / f"{name}-seed{seed}"
+                opts = {"release": release, "output_dir": run, "seed": seed,
+                        "corpus": path if name not in ("none", "real") else None, **ev.options}  # fmt: skip
+                if name == "none":  # scored as it is: no training options
+                    opts = {k: v for k, v in opts.items() if k not in ("eval_steps", "save_steps")}
+                    opts["steps"] = 0
+                g.add("evaluate", f"{ev.name}/{name}-seed{seed}", ["evaluate"], run, run / "results.json",
+                      made, ev.config, opts)  # fmt: skip
+                runs[ev.name, name, seed] = run
+    if study.mauve is not None:
+        for name, (path, made) in corpora.items():
+            if name == "real":
+                continue
+            file = out / "mauve" / f"{name}.json"
+            opts = {"candidate": path, "reference": release, "model": study.path(study.mauve.model),
+                    "output": file, **study.mauve.options}  # fmt: skip
+            g.add("mauve", name, ["mauve"], file, file, made, options=opts)
+    for audit in study.audit:
+        folder = out / "audit" / audit.name
+        g.add("audit", audit.name, ["audit"], folder, folder / "audit.json", after_release,
+              options={"output_dir": folder, **audit.options})  # fmt: skip
+    if study.report and runs:
+        folder = out / "report"
+        evaluated = [j.name for j in g.jobs if j.kind == "evaluate"]
+        g.add("report", "all", ["report", *map(str, runs.values())], folder, folder / "results.json",
+              evaluated, options={"json": folder / "results.json", "plot": folder / "results.png",
+                                  "overwrite": True})  # fmt: skip
+    for a, b in study.compare:
+        for ev in study.evaluators:
+            for seed in study.seeds:
+                if (ev.name, a, seed) in runs and (ev.name, b, seed) in runs:
+                    file = out / "compare" / f"{ev.name}-{a}-vs-{b}-seed{seed}.json"
+                    pair = (runs[ev.name, a, seed], runs[ev.name, b, seed])
+                    needs = tuple(f"evaluate/{ev.name}/{c}-seed{seed}" for c in (a, b))
+                    what = f"{ev.name}/{a}-vs-{b}-seed{seed}"
+                    line = ["compare", *map(str, pair), "--json"]
+                    g.add("compare", what, line, file, file, needs, stdout=file)
+    return g.jobs
+
+
+def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:
+    from dataclasses import replace
+
+    return replace(job, recipe=recipe)
