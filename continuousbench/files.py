@@ -209,7 +209,7 @@ def check_output_files(
             )
         owner = folder_owner(path.parent)
         if owner:
-            raise ValueError(
+            raise UserError(
                 f"{option} {path} would be written into {path.parent}, {owner}; write it elsewhere"
             )
         if (path.exists() or path.is_symlink()) and not overwrite:

@@ -255,8 +255,8 @@ CLI = [
          id="evaluate-judge-unknown-backend"),
     case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: 'Perhaps.')}#fake"), 2,
          "instead of 0 or 1", id="evaluate-judge-answers-nonsense"),
-    case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: '1')}#yes-man"), 2,
-         "#yes-man failed calibration on 40 cases: accuracy 50% (needs >= 85%), false accepts 100%",
+    case(lambda e: e.evaluate("--judge", f"endpoint:{e.server(reply=lambda body: '1')}#fake"), 2,
+         "#fake failed calibration on 40 cases: accuracy 50% (needs >= 85%), false accepts 100%",
          id="evaluate-judge-always-one"),
     # --- evaluate --overwrite whose new attempt fails: the finished run is kept as it was ---
     case(lambda e: after(e.finished_run(), e.evaluate("--overwrite", model=e.model("half-weights"))), 2,

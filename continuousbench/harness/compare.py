@@ -93,9 +93,10 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
     from continuousbench.errors import UserError
     from continuousbench.judge import label, same_judge
 
-    if matcher != "llm_match":
-        return None
     ja, jb = rec_a.get("judge"), rec_b.get("judge")
+    scored = all("llm_match" in rec.get("matchers", ()) for rec in (rec_a, rec_b))
+    if matcher != "llm_match" or (ja is None and jb is None and not scored):
+        return None  # a run not scored with llm_match is refused below, by name
     same = same_judge(ja, jb)
     if not same and not allow:
         raise UserError(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError
 
 API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
@@ -152,7 +153,7 @@ class EndpointGenerator:
         if self.max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {self.max_in_flight}")
         if self.request_timeout <= 0:
-            raise ValueError(f"--request_timeout must be > 0 seconds, got {self.request_timeout}")
+            raise UserError(f"--request_timeout must be > 0 seconds, got {self.request_timeout}")
         self.base_url = self.base_url.rstrip("/")
         self.name = self.name or f"endpoint:{self.model or self.base_url}"
         api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from continuousbench.errors import UserError
 from continuousbench.study.graph import Job
 
 
@@ -126,7 +127,7 @@ class SlurmExecutor:
 
     def __init__(self, folder: Path, partition: str | None, time_min: int, cpus_per_job: int):
         if not partition:
-            raise ValueError("--executor slurm needs --partition <slurm partition>")
+            raise UserError("--executor slurm needs --partition <slurm partition>")
         try:
             import submitit
         except ImportError:

@@ -151,7 +151,7 @@ def test_overwrite_removes_only_what_the_demo_wrote(tmp_path, monkeypatch):
     def stop(*args, **kwargs):
         raise Stopped
 
-    monkeypatch.setattr(demo, "Stages", stop)  # stop right after the old demo is cleared
+    monkeypatch.setattr(demo, "_jobs", stop)  # stop right after the old demo is cleared
     with pytest.raises(Stopped):
         demo.main(demo.DemoArguments(out=str(out), quick=True, overwrite=True))
     assert (out / "notes.txt").read_text() == "mine"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from continuousbench.harness.data import load_corpus
 from test_pe_command import pe_argv
+
+from continuousbench.training.data import load_corpus
 
 pytestmark = pytest.mark.real_llm
 
