@@ -100,7 +100,7 @@ class Settings:
 # Everything the demo writes in --out (what --overwrite removes): tests/demo checks a run writes no other.
 WRITES = (
     "settings.json", "releases", "base-model", "runs", "synthetic", "generators", "mauve.json",
-    "results.json", "results.png", "findings.json", "timings.json",
+    "results.json", "results.png", "findings.json", "timings.json", "manifest.json", "logs",
 )  # fmt: skip
 
 
@@ -345,7 +345,7 @@ def run_demo(
     from continuousbench.files import check_writable_dir
     from continuousbench.harness.compare import compare_runs, print_comparison
     from continuousbench.study.executors import LocalExecutor
-    from continuousbench.study.runner import Study, run_jobs
+    from continuousbench.study.runner import Study, run_to_end
     from continuousbench.training.config import cpu_has_native_bf16
 
     s = replace(Settings.quick() if quick else Settings(), bf16=cpu_has_native_bf16())
@@ -373,15 +373,7 @@ def run_demo(
     start = time.perf_counter()
     jobs, runs = _jobs(out, _release(out), s, seed)
     study = Study(jobs, out)
-    executor = LocalExecutor(threads)
-    try:
-        statuses = run_jobs(study, executor)
-    finally:
-        executor.close()
-    failed = [name for name, status in statuses.items() if status != "done"]
-    if failed:
-        raise UserError(f"demo stage(s) {', '.join(failed)} failed; see the first one's log in {out}/logs/, "
-                        "then rerun the same command to resume")  # fmt: skip
+    run_to_end(study, LocalExecutor(threads), "rerun the same command to resume")
     rows = _table(out, runs, read_json(out / "mauve.json"))
     paired = compare_runs(runs["syn"], runs["dp-syn-eps10"])
     print_comparison(paired)  # "Syn beats DP-Syn", question by question

@@ -42,7 +42,7 @@ def main(args: StudyArguments) -> dict:
     from continuousbench.study import executors
     from continuousbench.study.graph import expand
     from continuousbench.study.plan import print_plan
-    from continuousbench.study.runner import Study, run_jobs, submit_slurm
+    from continuousbench.study.runner import Study, run_to_end, submit_slurm
     from continuousbench.study.schema import load_study
 
     study = load_study(args.study)
@@ -65,17 +65,7 @@ def main(args: StudyArguments) -> dict:
     runner = (executors.LocalExecutor(args.jobs) if args.executor == "local"
               else executors.RayExecutor(args.cpus_per_job, args.ray_cpus))  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        statuses = run_jobs(state, runner)
-    finally:
-        runner.close()
-    failed = [name for name, status in statuses.items() if status != "done"]
-    if failed:
-        from continuousbench.errors import UserError
-
-        raise UserError(f"{len(failed)} of {len(statuses)} jobs failed ({', '.join(failed[:5])}"
-                        f"{', ...' if len(failed) > 5 else ''}); fix the cause named in the first failed "
-                        f"job's log, then rerun with --resume")  # fmt: skip
+    statuses = run_to_end(state, runner, "rerun with --resume")
     print(f"study {study.name}: all {len(statuses)} jobs done; manifest in {state.file}", flush=True)
     return {"statuses": statuses}
 

@@ -82,6 +82,23 @@ def _line(argv: Sequence[str]) -> str:
     return "continuousbench " + shlex.join(argv)
 
 
+def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
+    """Run every unfinished job, close the executor, and fail in one line naming the failed jobs (their
+    logs say why) and how to continue (``rerun``); returns each job's final status."""
+    try:
+        statuses = run_jobs(study, executor)
+    finally:
+        executor.close()
+    failed = [name for name, status in statuses.items() if status != "done"]
+    if failed:
+        more = ", ..." if len(failed) > 5 else ""
+        raise UserError(
+            f"{len(failed)} of {len(statuses)} jobs failed ({', '.join(failed[:5])}{more}); fix the cause "
+            f"named in the first failed job's log, then {rerun}"
+        )
+    return statuses
+
+
 def run_jobs(study: Study, executor) -> dict[str, str]:
     """Run every unfinished job on a local or Ray ``executor``; returns each job's final status."""
     jobs, running, failed = study.jobs, {}, {}
