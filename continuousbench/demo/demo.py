@@ -91,8 +91,10 @@ class Settings:
 
     @classmethod
     def quick(cls) -> Settings:
+        """Every stage and code path at the least work that exercises it (the CI test): two evaluations
+        per run (checkpoint selection), a few steps per generator; the findings need not hold."""
         return cls(
-            eval_steps=10, generator_steps=10, dp_steps=4, dp_batch=32, synthetic_samples=64, pe_samples=16,
+            eval_steps=2, generator_steps=4, dp_steps=3, dp_batch=32, synthetic_samples=64, pe_samples=16,
             pe_iterations=1, pe_variations=1, mauve_samples=64, mauve_seeds=1,
         )  # fmt: skip
 

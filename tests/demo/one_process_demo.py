@@ -1,0 +1,76 @@
+"""``continuousbench demo`` with its jobs run one after another in this process (the quick demo test).
+
+    <venv>/bin/python tests/demo/one_process_demo.py --out <folder> --quick --threads 1
+
+The demo's arguments are passed on unchanged; only the study's local executor is replaced: each job calls
+``continuousbench.cli.main(argv)`` here instead of in a child Python, which would import torch,
+transformers and trl again (~7 s of CPU each, about half of the quick demo's 15 jobs). The child-process
+executor itself is tested by tests/study and by the test's rerun through the installed console script.
+Run by a wheel's venv, it imports the wheel's ``continuousbench`` (this folder is on ``sys.path``, the
+source tree is not) and prints where it was imported from, last.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import Future
+
+os.environ.update(OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")  # what the local executor gives a job
+
+
+class OneProcessExecutor:
+    """The local executor's interface; ``start`` runs the job to its end before returning."""
+
+    name = "one-process"
+
+    def __init__(self, parallel: int | None = None):
+        pass
+
+    def start(self, job, argv: Sequence[str]) -> tuple[Future, str]:
+        from continuousbench.cli import main
+
+        assert job.stdout is None, "the demo keeps no job's standard output"
+        future: Future = Future()
+        job.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(job.log, "a", encoding="utf-8") as log:
+            log.write(f"$ continuousbench {' '.join(argv)}\n")
+            code = 0
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                try:
+                    main(list(argv))
+                except SystemExit as stop:
+                    code = stop.code if isinstance(stop.code, int) else 1
+                except Exception:  # a crash: the job fails with its traceback in its log, as a child's would
+                    traceback.print_exc()
+                    code = 1
+        future.set_result(code)
+        return future, f"pid-{os.getpid()}"
+
+    def close(self) -> None:
+        pass
+
+
+def main(argv: list[str]) -> None:
+    import torch
+    from datasets.utils import logging as datasets_logging
+    from transformers.utils import logging as transformers_logging
+
+    import continuousbench
+    from continuousbench.demo import demo
+    from continuousbench.study import executors
+
+    torch.set_num_threads(1)
+    # These libraries bind their log handler to sys.stderr on first use: bind it to the real one now, not
+    # to a job's log (closed once the job ends).
+    datasets_logging.get_verbosity(), transformers_logging.get_verbosity()
+    executors.LocalExecutor = OneProcessExecutor  # run_demo imports it by name when it starts
+    demo.cli(argv)
+    print(continuousbench.__file__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
