@@ -46,8 +46,8 @@ SELECTION_RULE = (
 _NOT_RECIPE = {"release", "corpus", "replay_corpus", "text_column", "corpus_split", "model", "seed"}
 # The privacy fields a corpus record republishes: the guarantee, never training losses or histories.
 _GUARANTEE = (
-    "private", "epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier", "steps",
-    "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
+    "private", "epsilon", "target_epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier",
+    "steps", "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
     "physical_batch", "truncation_analysis", "truncation_probability",
 )  # fmt: skip
 
@@ -140,10 +140,17 @@ class Recipe(_Strict):
     sha256: Sha256 = Field(description="sha256 of the effective settings (seed and input paths left out)")
 
 
+_TARGET = (
+    "the epsilon asked for (--epsilon); epsilon is the one met, at or just below it. The leaderboard's "
+    "epsilon filter groups by it (records without it: by epsilon at two significant figures)"
+)
+
+
 class Privacy(BaseModel):
     model_config = ConfigDict(extra="allow")
     private: bool
     epsilon: Annotated[float, Field(gt=0)] | None = None
+    target_epsilon: Annotated[float, Field(gt=0)] | None = Field(None, description=_TARGET)
     delta: Annotated[float, Field(ge=0, lt=1)] | None = None
     unit: str | None = None
 
@@ -168,6 +175,7 @@ class ModelPrivacy(_Strict):
     kind: Literal["dp-model"]
     private: bool = Field(description="false: DP-SGD with noise from a public test seed, so no guarantee")
     epsilon: Annotated[float, Field(gt=0)]
+    target_epsilon: Annotated[float, Field(gt=0)] | None = Field(None, description=_TARGET)
     delta: Annotated[float, Field(gt=0, lt=1)]
     unit: Literal["record"]
     unit_description: str

@@ -3,8 +3,10 @@
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from fake_hub import patch_hub
 from huggingface_hub import HfApi
 
 from continuousbench.harness import results, submit
@@ -69,19 +71,18 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
 
 def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch, capsys):
     calls = []
-    monkeypatch.setattr(
-        HfApi, "file_exists", lambda self, repo, path, **kw: calls.append(("exists", repo, path))
-    )
-    monkeypatch.setattr(
-        HfApi, "upload_file",
-        lambda self, **kw: calls.append(("upload", kw)) or type("Info", (), {"commit_url": "https://hub/c/1"})(),
-    )  # fmt: skip
+    info = SimpleNamespace(commit_url="https://hub/c/1", pr_url=None)
+    patch_hub(monkeypatch, {"file_exists": False, "upload_file": info},
+              lambda name, self, args, kwargs: calls.append((name, args, kwargs)))  # fmt: skip
     out = submit.cli([str(finished_run), "--to", "my-org/cb-results", "--pr"])
-    (_, repo, path), (_, upload) = calls
+    (_, (repo, path), exists), (_, _, upload) = calls
     assert repo == "my-org/cb-results" and path.startswith("geminon-tiny-2026q1/llama-lora-")
+    assert exists == {"repo_type": "dataset"}
     assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
     assert results.validate(json.loads(upload["path_or_fileobj"])) == []
     assert out == {"path": "https://hub/c/1", "added": True}
+    with pytest.raises(TypeError):  # the fakes take only what HfApi takes
+        HfApi().upload_file(path_or_fileobj=b"", path_in_repo="x", repo_id="a/b", dataset=True)
 
 
 def test_targets():

@@ -67,10 +67,10 @@ def test_table_and_plot(subs):
     frame = lb.table(rows, metric)
     assert list(frame["#"]) == [1, 2, 3, 4] and frame["EM %"].iloc[0] == 100.0
     assert frame["95% CI"].iloc[3] == "[0.0, 39.0]"
-    assert frame["links"].iloc[0].startswith("[record](/gradio_api/file=/")  # a local model: no card link
-    assert "[release](https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/" in (
-        frame["links"].iloc[0]
-    )
+    urls = lb.links(rows[0]["sub"], "")
+    assert urls["card"] == ""  # a local base model and no pushed model: no card link
+    release = "https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/"
+    assert urls["release"].startswith(release)
     fig = lb.support_figure(rows, metric)
     # one panel per kind, at most 4 series each, colours from the colour-blind-safe palette
     assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(r["kind"] for r in rows))
@@ -178,3 +178,40 @@ def test_epsilon_buckets_group_achieved_budgets_by_the_requested_one(subs):
         assert (lb.epsilon_bucket(record), lb.epsilon_label(record)) == (bucket, shown)
     record["corpus"]["privacy"].update(epsilon=7.2, target_epsilon=8)
     assert lb.epsilon_bucket(record) == "8"
+
+
+def _hostile(sub, **changes):
+    import copy
+
+    record = copy.deepcopy(sub.record)
+    for key, value in changes.items():
+        record[key] = value
+    return lb.Submission(sub.name, record, sub.path)
+
+
+def test_the_card_link_is_the_pushed_models_else_the_base_models(subs):
+    commit = "https://huggingface.co/me/tiny-eval/commit/" + "a" * 40
+    pushed = _hostile(subs[0], hub_commit=commit)
+    assert lb.card_url(pushed.record) == "https://huggingface.co/me/tiny-eval/blob/" + "a" * 40 + "/README.md"
+    hub_base = _hostile(subs[0], base_model="org/base-1b")
+    assert lb.card_url(hub_base.record) == "https://huggingface.co/org/base-1b"
+    for elsewhere in ("https://evil.example/me/x/commit/" + "a" * 40, "javascript:alert(1)"):
+        assert lb.card_url(_hostile(subs[0], base_model="org/base-1b", hub_commit=elsewhere).record) == (
+            "https://huggingface.co/org/base-1b"
+        )
+
+
+def test_the_html_table_escapes_every_record_string_and_sorts_numbers_by_value(subs):
+    from continuousbench.leaderboard import page
+
+    attack = '<img src=x onerror=alert(1)>"${alert(2)}'
+    rows = lb.rank([_hostile(subs[0], base_model=attack, hub_commit="https://huggingface.co/a/b/commit/"
+                             + "c" * 40), *subs[1:]], "geminon-tiny-2026q1")[1]  # fmt: skip
+    text = page.table_html(rows, "exact_match", "")
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;&quot;${alert(2)}" in text
+    assert text.count("<tr>") == 5 and text.count('<button type="button" class="cb-sort">') == 11
+    assert '<a href="https://huggingface.co/a/b/blob/' + "c" * 40 + '/README.md"' in text
+    first = text.split("<tbody>")[1].split("</tr>")[0]
+    assert '<td class="num" data-value="100.0">100</td>' in first  # EM %: sorted by value, not text
+    header = '<th scope="col" data-type="number" aria-sort="none"><button type="button" class="cb-sort">EM %'
+    assert header in text
