@@ -324,6 +324,9 @@ class Results(_Strict):
     matchers: list[Literal["exact_match", "contains", "llm_match"]]
     metrics: dict[Literal["qa_public", "qa_singleton"], PartMetrics]
     hub_commit: str | None = None
+    model_repo: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")] | None = Field(
+        None, description="The Hub repo of this run's model and card (--push_to_hub, submit --model_repo)"
+    )
     canonical: dict[str, Any] | None = Field(
         None, description="The release's canonical evaluation (its manifest) and its accuracy, by stratum"
     )

@@ -198,11 +198,15 @@ _MODEL_COMMIT = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)/commit/(
 
 
 def card_url(record: dict) -> str:
-    """The run's own model card when the run pushed its model (``hub_commit``: that upload's commit, so
-    the card is the one of the scored model), else the base model's Hub page; '' for a local base model."""
+    """The run's own model card when its model is on the Hub - at the upload's commit (``hub_commit``,
+    so it is the card of the scored model), else in ``model_repo`` - otherwise the base model's Hub page;
+    '' for a local base model."""
     pushed = _MODEL_COMMIT.match(record.get("hub_commit") or "")
     if pushed and results_repo(pushed.group(1)):
         return f"{HUB}/{quote(pushed.group(1))}/blob/{pushed.group(2)}/README.md"
+    own = record.get("model_repo") or ""
+    if results_repo(own):
+        return f"{HUB}/{quote(own)}"
     model = record["base_model"]
     return "" if Path(model).is_absolute() or not results_repo(model) else f"{HUB}/{quote(model)}"
 

@@ -211,7 +211,7 @@ def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
     )
     assert calls[0][:2] == ("create", "me/tiny-eval") and calls[1][:2] == ("upload", "me/tiny-eval")
     assert {"README.md", "adapter_model.safetensors", "adapter_config.json"} <= set(calls[1][2])
-    assert results["hub_commit"].endswith("/commit/abc")
+    assert results["hub_commit"].endswith("/commit/abc") and results["model_repo"] == "me/tiny-eval"
     captured = capsys.readouterr()
     for text in (
         captured.out,

@@ -35,8 +35,10 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     again = submit.cli([str(finished_run), "--to", str(to)])
     assert not again["added"] and capsys.readouterr().out.startswith("already submitted: ")
     assert files[0].stat().st_mtime_ns == stamp
-    submit.cli([str(seed_twin), "--to", str(to)])
+    submit.cli([str(seed_twin), "--to", str(to), "--model_repo", "me/twin-evaluator"])
     assert len(list(to.rglob("*.json"))) == 2
+    twin = json.loads(next(f for f in to.rglob("*.json") if f != files[0]).read_text())
+    assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):

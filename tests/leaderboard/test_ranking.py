@@ -195,6 +195,8 @@ def test_the_card_link_is_the_pushed_models_else_the_base_models(subs):
     assert lb.card_url(pushed.record) == "https://huggingface.co/me/tiny-eval/blob/" + "a" * 40 + "/README.md"
     hub_base = _hostile(subs[0], base_model="org/base-1b")
     assert lb.card_url(hub_base.record) == "https://huggingface.co/org/base-1b"
+    named = _hostile(subs[0], base_model="org/base-1b", model_repo="me/by-hand")  # submit --model_repo
+    assert lb.card_url(named.record) == "https://huggingface.co/me/by-hand"
     for elsewhere in ("https://evil.example/me/x/commit/" + "a" * 40, "javascript:alert(1)"):
         assert lb.card_url(_hostile(subs[0], base_model="org/base-1b", hub_commit=elsewhere).record) == (
             "https://huggingface.co/org/base-1b"
