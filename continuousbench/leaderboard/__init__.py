@@ -1,4 +1,5 @@
-"""Rank the records of a results dataset: the logic of the leaderboard Space (``leaderboard/app.py``).
+"""Rank the records of a results dataset: the logic of the leaderboard Space (``leaderboard/app.py``;
+its sortable table is :mod:`continuousbench.leaderboard.page`).
 
 A results dataset is a folder (or a Hub dataset repo) of records written by ``continuousbench submit``,
 one JSON file per run under ``<release id>/``. Per release, submissions are ranked by the primary

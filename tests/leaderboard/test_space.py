@@ -45,11 +45,14 @@ HOSTILE = '<img src=x onerror="window.__xss=1">${window.__xss=2}'
 @pytest.fixture
 def space(results_dataset, tmp_path):
     """``python leaderboard/app.py`` on a free port of 127.0.0.1 over a copy of ``results_dataset`` whose
-    real-run record names a HOSTILE evaluator; yields its URL, stops it afterwards."""
+    real-run record names a HOSTILE evaluator and whose syn record names its model repo; yields its URL,
+    stops it afterwards."""
     port, log, results = _free_port(), tmp_path / "app.log", tmp_path / "results"
     shutil.copytree(results_dataset, results)
     real = next(results.rglob("real-run-*.json"))
     real.write_text(json.dumps({**json.loads(real.read_text()), "base_model": HOSTILE}))
+    syn = next(results.rglob("syn-*.json"))  # as `submit --model_repo` writes it: a card link
+    syn.write_text(json.dumps({**json.loads(syn.read_text()), "model_repo": "me/syn-evaluator"}))
     env = {
         **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",
         "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
@@ -155,7 +158,12 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
         "non-private data", "DP data", "DP data"
     ]
-    assert all(r[11].startswith("record · release") for r in rows)
+    assert rows[0][11] == "card · record · release"
+    assert all(r[11] == "record · release" for r in rows[1:])  # local base models: no card
+    from selenium.webdriver.common.by import By
+
+    card = browser.find_element(By.LINK_TEXT, "card").get_attribute("href")
+    assert card == "https://huggingface.co/me/syn-evaluator"
     table, frame = browser.execute_script(WIDTH_JS)
     assert table <= frame, f"the ranking is {table} px wide in a {frame} px frame at 1280 px"
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -176,8 +184,6 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     rows = _wait_rows(browser, lambda r: len(r) == 1)
     assert rows[0][1].startswith("dp-eps10-") and rows[0][5] == "10"
     browser.save_screenshot(str(SHOTS / "leaderboard-epsilon-10.png"))
-
-    from selenium.webdriver.common.by import By
 
     link = browser.find_element(By.LINK_TEXT, "record")
     browser.get(link.get_attribute("href"))  # follow the row's link: its submitted record
