@@ -3,8 +3,10 @@
 Gradio 6's Dataframe sorts only from a menu beside each header (⋮, then "Sort ascending"); a click on the
 header's text selects the column instead. Researchers click the header itself, as on the Open LLM
 Leaderboard, so the Space renders this table in a ``gr.HTML`` whose :data:`SORT_JS` (run once, on the
-component) sorts the rows in the page: numbers numerically, a missing value last in either direction,
-a second click on the same header reverses the order, and ``aria-sort`` says which way it is sorted.
+component) sorts the rows in the page: numbers numerically (epsilon by the requested budget, non-private
+as infinite), text with its digit runs compared as numbers (an interval [9.7, ...] before [61.0, ...]),
+a missing value last in either direction; a second click on the same header reverses the order, and
+``aria-sort`` says which way it is sorted.
 
 Nothing from a record reaches the page unescaped: cells are ``html.escape``-d text, and links have fixed
 texts and URLs built from quoted parts (:func:`continuousbench.leaderboard.links`).
@@ -24,7 +26,7 @@ WIDTHS = {
     "#": 36, "submission": 140, "evaluator": 110, "tuning": 70, "kind": 92, "ε": 92, "%": 62,
     "95% CI": 100, "n": 44, "singleton %": 90, "vs. row above": 184, "judge": 150, "links": 130,
 }  # fmt: skip
-NUMERIC = {"#", "n", "singleton %"}  # and the primary metric's "... %" column
+NUMERIC = {"#", "n", "singleton %"}  # and the primary metric's "... %" column; ε sorts by its budget
 
 SORT_JS = """
 element.addEventListener('click', (event) => {
@@ -39,7 +41,7 @@ element.addEventListener('click', (event) => {
   const rows = Array.from(body.rows).sort((a, b) => {
     const x = key(a), y = key(b);
     if (x === '' || y === '') return (x === '') - (y === '');
-    const order = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+    const order = numeric ? Number(x) - Number(y) : x.localeCompare(y, undefined, {numeric: true});
     return ascending ? order : -order;
   });
   for (const other of th.parentElement.children) other.setAttribute('aria-sort', 'none');
@@ -65,17 +67,40 @@ def _width(name: str) -> int:
 
 
 def _numeric(name: str) -> bool:
-    return name in NUMERIC or name.endswith(" %")
+    return name in NUMERIC or name.endswith(" %") or name == "ε"
 
 
-def _cell(value, numeric: bool) -> str:
-    """A ``<td>``: escaped text; a number also carries its sort value (empty for none: sorted last)."""
-    missing = value is None or (isinstance(value, float) and math.isnan(value))
-    if not numeric:
-        return f"<td>{html.escape(str(value))}</td>"
-    shown = "-" if missing else f"{value:g}" if isinstance(value, float) else str(value)
-    sort = "" if missing else repr(float(value))
-    return f'<td class="num" data-value="{sort}">{html.escape(shown)}</td>'
+def _number(value) -> tuple[str, str]:
+    """(shown, sort value) of a number; None or NaN: ("-", "") - sorted last."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-", ""
+    return (f"{value:g}" if isinstance(value, float) else str(value)), repr(float(value))
+
+
+def _epsilon(record: dict) -> str:
+    """The sort value of the ε column: the requested budget, non-private as infinite, no statement last."""
+    bucket = lb.epsilon_bucket(record)
+    special = {lb.NON_PRIVATE: "Infinity", lb.NO_STATEMENT: ""}
+    return special[bucket] if bucket in special else repr(float(bucket))
+
+
+def _cell(shown: str, sort: str | None = None) -> str:
+    """A ``<td>`` of escaped text; a sortable number also carries its sort value (``data-value``)."""
+    if sort is None:
+        return f"<td>{html.escape(shown)}</td>"
+    return f'<td class="num" data-value="{html.escape(sort)}">{html.escape(shown)}</td>'
+
+
+def _row(row: dict, names: list[str], values) -> str:
+    cells = []
+    for name, value in zip(names, values, strict=True):
+        if name == "ε":
+            cells.append(_cell(str(value), _epsilon(row["record"])))
+        elif _numeric(name):
+            cells.append(_cell(*_number(value)))
+        else:
+            cells.append(_cell(str(value)))
+    return "".join(cells)
 
 
 def _links(urls: dict[str, str]) -> str:
@@ -100,10 +125,7 @@ def table_html(rows: list[dict], metric: str, source: str | Path = "") -> str:
         for n in frame.columns
     ) + '<th scope="col">links</th>'  # fmt: skip
     body = "".join(
-        "<tr>"
-        + "".join(_cell(value, _numeric(name)) for name, value in zip(frame.columns, values, strict=True))
-        + _links(lb.links(row["sub"], source))
-        + "</tr>"
+        f"<tr>{_row(row, list(frame.columns), values)}{_links(lb.links(row['sub'], source))}</tr>"
         for row, values in zip(rows, frame.itertuples(index=False), strict=True)
     )
     return (

@@ -14,5 +14,6 @@ def test_the_html_table_escapes_every_record_string_and_sorts_numbers_by_value(s
     assert '<a href="https://huggingface.co/a/b/blob/' + "c" * 40 + '/README.md"' in text
     first = text.split("<tbody>")[1].split("</tr>")[0]
     assert '<td class="num" data-value="100.0">100</td>' in first  # EM %: sorted by value, not text
+    assert '<td class="num" data-value="Infinity">∞ (non-private)</td>' in first  # ε: by the budget
     header = '<th scope="col" data-type="number" aria-sort="none"><button type="button" class="cb-sort">EM %'
     assert header in text

@@ -176,9 +176,9 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     _click_header_text(browser, "EM %")  # again: best first
     rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("syn"))
     assert [float(r[6]) for r in rows] == [100.0, 83.3, 33.3, 0.0]
-    _click_header_text(browser, "submission")  # a text column: alphabetical
+    _click_header_text(browser, "ε")  # by the requested budget: non-private is infinite, no statement last
     rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("dp-eps10-"))
-    assert [r[1].rsplit("-", 1)[0] for r in rows] == ["dp-eps10", "dp-eps100", "real-run", "syn"]
+    assert [r[5] for r in rows] == ["10", "100", "∞ (non-private)", "no statement"]
 
     _choose(browser, "epsilon", "10")
     rows = _wait_rows(browser, lambda r: len(r) == 1)
