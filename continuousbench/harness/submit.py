@@ -102,7 +102,8 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None) -> dict
                 f"--model_repo {model_repo} differs from the repo the run pushed its model to ({recorded}); "
                 "drop --model_repo"
             )
-        record["model_repo"] = model_repo
+        # Older schemas are schema 3 without its optional keys, so the record now says 3.
+        record.update(model_repo=model_repo, schema_version=results.SCHEMA_VERSION)
     record["questions"] = question_outcomes(run_dir, record)
     return results.check(record, f"the submission of {run_dir}")
 

@@ -39,6 +39,12 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     assert len(list(to.rglob("*.json"))) == 2
     twin = json.loads(next(f for f in to.rglob("*.json") if f != files[0]).read_text())
     assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
+    older = tmp_path / "older"  # a schema-2 run: with model_repo its record is a schema-3 record
+    shutil.copytree(finished_run, older, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
+    (older / "results.json").write_text(json.dumps({**own, "schema_version": 2}))
+    where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
+    added = json.loads(Path(where).read_text())
+    assert added["schema_version"] == 3 and added["model_repo"] == "me/x"
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
