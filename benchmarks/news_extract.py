@@ -1,4 +1,4 @@
-"""Extraction quality of ``news extract`` beside plain ``trafilatura.extract`` on real pages with reference text.
+"""Extraction quality of ``news extract`` beside plain ``trafilatura.extract``, on pages with reference text.
 
     python benchmarks/news_extract.py                          # the pages of tests/news/pages
     python benchmarks/news_extract.py --pages <checkout of scrapinghub/article-extraction-benchmark>

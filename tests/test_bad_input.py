@@ -43,6 +43,10 @@ def mauve(e: Env, *extra: str) -> list[str]:
             "--model", str(e.fixture("tiny_model_dir")), *extra]  # fmt: skip
 
 
+def news_extract(warc: object) -> list[str]:
+    return ["news", "extract", "--warc", str(warc), "--output", "extracted"]
+
+
 def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
     return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
 
@@ -334,6 +338,17 @@ CLI = [
          id="pe-no-embedding-model"),
     case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),
     # --- news ---
+    case(lambda e: news_extract(e.file("page.html", "<html><p>hello</p></html>")), 2,
+         "--warc page.html is not a WARC file (it starts with b'<html><p>hel'", id="news-extract-not-a-warc"),
+    case(lambda e: news_extract(e.file("a.warc.gz", "WARC/1.0\r\n")), 2,
+         "--warc a.warc.gz is named .gz but is not gzip-compressed; rename it without .gz",
+         id="news-extract-gz-not-gzip"),
+    case(lambda e: news_extract(e.file("a.warc.gz", b"")), 2, "--warc a.warc.gz is empty (0 bytes)",
+         id="news-extract-empty-file"),
+    case(lambda e: after(e.file("crawl/a.warc.gz", b"x"), news_extract("crawl")), 2,
+         "--warc crawl is a folder; pass its WARC files, e.g. --warc", id="news-extract-warc-folder"),
+    case(news_extract("crawl/*.warc.gz"), 2, "--warc crawl/*.warc.gz matches no file; pass WARC files",
+         id="news-extract-glob-matches-nothing"),
     case(lambda e: news_facts(e, dead_endpoint()), 2, "does not answer", id="news-facts-endpoint-down"),
     case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#fake"), 2, "a malformed response",
          id="news-facts-endpoint-garbage"),

@@ -7,7 +7,7 @@ import codecs
 
 import pytest
 
-from continuousbench.news.warc import decode_page, declared_charsets
+from continuousbench.news.warc import declared_charsets, decode_page
 
 TEXT = "Café owners said the “naïve” plan — costing 5 € — would fail."
 UTF8_META = b'<html><head><meta charset="utf-8"></head><body><p>'
