@@ -68,15 +68,20 @@ def end_with(sentinel) -> None:
     threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
-def tie_to_parent(data=None, rank: int = 0, world_size: int = 1):
-    """First step of every local pipeline (a datatrove step is any such callable; this one acts when
-    called, not when iterated, as a reader ignores its input): a pool worker ends with the command, and
-    its forks with it. In the command's own process (one worker) only the forks are
-    tied: the command itself must be able to outlive its shell (``nohup``)."""
-    import multiprocess
+class TieToParent:
+    """First step of every local pipeline (datatrove calls any callable step with the data so far; this
+    one acts when called, not when iterated, as a reader ignores its input): a pool worker ends with the
+    command, and its forks with it. In the command's own process (one worker) only the forks are tied:
+    the command itself must be able to outlive its shell (``nohup``)."""
 
-    parent = multiprocess.parent_process()
-    if parent is not None and getattr(parent, "sentinel", None) is not None:
-        end_with(parent.sentinel)
-    tie_forks()
-    return data
+    def __call__(self, data=None, rank: int = 0, world_size: int = 1):
+        import multiprocess
+
+        parent = multiprocess.parent_process()
+        if parent is not None and getattr(parent, "sentinel", None) is not None:
+            end_with(parent.sentinel)
+        tie_forks()
+        return data
+
+    def __repr__(self) -> str:  # the line datatrove logs for this step
+        return "🔗 - LIFETIME: this task's processes end with the command"
