@@ -45,7 +45,7 @@ def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     if max_day:
         date_params["max_date"] = max_day  # a page cannot be published after it was crawled
     found = bare_extraction(
-        html, url=url or None, with_metadata=True, include_comments=False, include_tables=False,
+        html, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
         favor_precision=True, deduplicate=False, date_extraction_params=date_params,
     )  # fmt: skip
     if found is None:
