@@ -21,6 +21,7 @@ import sys
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _forks_tied = False  # inherited by forks, with the hooks it stands for
 _forking_pid = 0
+_watching_in = 0  # the process whose parent a thread watches (a pool worker runs many tasks)
 
 
 def die_with_parent(parent: int | None = None) -> None:
@@ -56,8 +57,13 @@ def tie_forks() -> None:
 
 def end_with(sentinel) -> None:
     """Kill this process as soon as ``sentinel`` (a multiprocessing parent sentinel) is ready: the
-    process holding its other end has ended."""
+    process holding its other end has ended (once per process)."""
     import threading
+
+    global _watching_in
+    if _watching_in == os.getpid():
+        return
+    _watching_in = os.getpid()
 
     def watch() -> None:
         from multiprocess.connection import wait

@@ -40,3 +40,17 @@ def test_declarations_read_latin1_as_windows_1252():
 def test_a_cyrillic_page_declared_utf8_is_not_read_as_windows_1252():
     text = "Московские власти объявили о новых планах по развитию городского транспорта."
     assert decode_page(text.encode("cp1251"), "utf-8") == text
+
+
+def test_a_gzipped_warc_named_without_gz_is_read(tmp_path):
+    """The bytes decide whether a file is gzip-compressed, not its name."""
+    from newspages import write_warc
+    from realpages import real_pages, record
+
+    from continuousbench.news.warc import WarcPages, warc_files
+
+    page = real_pages()[0]
+    write_warc(tmp_path / "crawl.warc", [record(page)])  # gzip members, no .gz
+    (path,) = warc_files([str(tmp_path / "*.warc")])
+    (doc,) = WarcPages([path]).run()
+    assert doc.metadata["url"] == page["url"] and doc.text == page["html"].decode()
