@@ -257,7 +257,7 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     )
 
 
-INPUTS = "inputs.json"  # in the work folder: the sha256 of each input, as its task last read it
+INPUTS = "inputs.json"  # in the work folder: each input's sha256 and the stat it was computed at
 
 
 def redo_changed_inputs(out, paths: list[str], tasks: int, option: str) -> list[str]:
@@ -266,24 +266,35 @@ def redo_changed_inputs(out, paths: list[str], tasks: int, option: str) -> list[
     (a rerun that keeps nothing writes none), so the executor runs it again, replacing its counts.
     Returns the changed inputs.
 
-    Every input is hashed on every run (sha256, about a second per GB, in threads): names and sizes
-    do not tell a file replaced by another of the same size.
+    The first run hashes every input (sha256, about a second per GB, in threads); a resume hashes again
+    only the files whose size, modification time or inode changed (a copy, a new download, an edit),
+    so resuming a crawl of a terabyte does not read it all. Names and sizes alone would not tell a file
+    replaced by another of the same size.
     """
+    import os
     from concurrent.futures import ThreadPoolExecutor
 
     from continuousbench.files import sha256_file
     from continuousbench.news.shards import DATA
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        digests = dict(zip(paths, pool.map(sha256_file, paths), strict=True))
     before = out.read_json(INPUTS) if out.done(INPUTS) else {}
-    changed = [p for p in paths if before.get(p, digests[p]) != digests[p]]
+
+    def fingerprint(path: str) -> dict:
+        st = os.stat(path)
+        stat = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+        known = before.get(path, {})
+        same = known.get("stat") == stat and known.get("sha256")
+        return {"sha256": known["sha256"] if same else sha256_file(path), "stat": stat}
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        now = dict(zip(paths, pool.map(fingerprint, paths), strict=True))
+    changed = [p for p in paths if p in before and before[p].get("sha256") != now[p]["sha256"]]
     for path in changed:
         rank = paths.index(path) % tasks  # the readers give task r the inputs r, r + tasks, ...
         (out.path("logs/extract/completions") / f"{rank:05d}").unlink(missing_ok=True)
         (out.path(DATA) / f"part-{rank:05d}.parquet").unlink(missing_ok=True)
         logger.warning(f"{option} {path} changed since this run began; task {rank} reads it again")
-    out.write_json(INPUTS, digests)  # after the marks are gone: an interruption here still redoes them
+    out.write_json(INPUTS, now)  # after the marks are gone: an interruption here still redoes them
     return changed
 
 

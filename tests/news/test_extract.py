@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -195,7 +196,12 @@ def test_resume_extracts_a_replaced_warc_again(tmp_path, monkeypatch):
     stats_a = "logs/extract/stats/00000.json"  # task 0's counts, written when it ran
     before = (tmp_path / "out" / ".news-extract-work" / stats_a).stat().st_mtime_ns
     write_warc(tmp_path / "b.warc.gz", [dict(r, url=r["url"] + "-new") for r in records[8:12]])
+    from continuousbench import files
+
+    hashed, sha256 = [], files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda path: hashed.append(Path(path).name) or sha256(path))
     out = main(ExtractArguments(**{**vars(args), "resume": True}), ExecutorArguments(tasks=2))
+    assert hashed == ["b.warc.gz"]  # an input whose stat is unchanged is not read again
     urls = [r["url"] for r in read_rows(out).to_pylist()]
     assert sorted(u for u in urls if u.endswith("-new")) == sorted(r["url"] + "-new" for r in records[8:12])
     assert not set(urls) & {r["url"] for r in records[4:8]}  # the replaced file's old pages are gone
