@@ -343,6 +343,8 @@ CLI = [
     case(lambda e: news_extract(e.file("a.warc.gz", "WARC/1.0\r\n")), 2,
          "--warc a.warc.gz is named .gz but is not gzip-compressed; rename it without .gz",
          id="news-extract-gz-not-gzip"),
+    case(lambda e: news_extract(e.file("a.warc.gz", __import__("gzip").compress(b"<html></html>"))), 2,
+         "--warc a.warc.gz is not a WARC file (it starts with b'<html></htm", id="news-extract-gzipped-html"),
     case(lambda e: news_extract(e.file("a.warc.gz", b"")), 2, "--warc a.warc.gz is empty (0 bytes)",
          id="news-extract-empty-file"),
     case(lambda e: after(e.file("crawl/a.warc.gz", b"x"), news_extract("crawl")), 2,
