@@ -47,10 +47,10 @@ class WorkDir:
         other settings that finished nothing are removed; those with finished stages are kept (say so).
         ``resume``: the folder must hold finished work (:meth:`check_resume`), else one-line refusal.
         """
-        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+        path = cls.path_for(parent, name, settings)
         if resume:
-            cls.check_resume(parent / f"{name}-{key}", name, settings)
-        work = cls(parent / f"{name}-{key}", settings)
+            cls.check_resume(path, name, settings)
+        work = cls(path, settings)
         done = work.finished()
         log.info("%s the build in %s%s", "resuming" if done else "starting", work.path,
                  f" (finished: {', '.join(done)})" if done else "")  # fmt: skip
@@ -63,6 +63,11 @@ class WorkDir:
             else:
                 shutil.rmtree(other, ignore_errors=True)
         return work
+
+    @staticmethod
+    def path_for(parent: Path, name: str, settings: dict[str, Any]) -> Path:
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+        return parent / f"{name}-{key}"
 
     @classmethod
     def check_resume(cls, path: Path, name: str, settings: dict[str, Any]) -> None:

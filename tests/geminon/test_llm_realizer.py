@@ -142,6 +142,29 @@ def test_comparison_provenance_goes_to_the_right_entity_and_strict_mode_drops_un
     assert realizer.stats["added_name_mention"] == 1
 
 
+def test_unusable_sensitive_drafts_are_dropped_by_reason_and_none_left_is_one_line():
+    import numpy as np
+
+    from continuousbench.errors import UserError
+    from continuousbench.geminon.corpus import sensitive_articles
+
+    secret = replace(A, subset="sensitive")
+    ungrounded = {"text": "Phantatch has 999 attack.", "g1_info": ["name", "atk"]}
+    good = {"text": "Phantatch has 79 HP.", "g1_info": ["name", "hp"]}
+    realizer = LLMRealizer(
+        OfflineGenerator(lambda p, **s: json.dumps([ungrounded, good])), articles_per_call=2
+    )
+    (article,), stats = sensitive_articles(realizer, [secret, B], np.random.default_rng(0), n_candidates=2)
+    assert article.text == good["text"] and stats["dropped_ungrounded"] == 1
+    realizer = LLMRealizer(OfflineGenerator(lambda p, **s: json.dumps([ungrounded, ungrounded, "x"])))
+    with pytest.raises(UserError) as err:
+        sensitive_articles(realizer, [secret, B], np.random.default_rng(0), n_candidates=3)
+    assert str(err.value).startswith(
+        "--realizer llm:offline gave no usable article for sensitive entity 10000 (Phantatch): 2 of 3 drafts "
+        "readable, 2 ungrounded; use a stronger model or raise --sensitive_candidates"
+    ) and "\n" not in str(err.value)
+
+
 def test_draft_seeds_fit_in_63_bits_whatever_the_unit_seed():
     realizer = LLMRealizer(OfflineGenerator(lambda p, **s: MESSY), articles_per_call=2)
     seeds = [d.seed for d in realizer.draft("wiki", [A], seed=2**62 - 1, n=3)]
