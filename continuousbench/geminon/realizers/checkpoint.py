@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from continuousbench.errors import UserError
 from continuousbench.geminon.realizers.base import Draft, Realizer
 from continuousbench.geminon.schema import Geminon
 
@@ -33,20 +34,29 @@ def _draft(style: str, record: dict[str, Any]) -> Draft:
 
 
 class DraftLog:
-    """Append-only JSON lines ``{"key", "drafts", "stats"}``, one per finished unit."""
+    """Append-only JSON lines ``{"key", "drafts", "stats"}``, one per finished unit; ``done`` maps a key
+    to its drafts and stats. ``owner`` (the realizer) is named when a line is damaged."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, owner: str = "the realizer"):
         self.path = path
-        self.done: dict[str, dict[str, Any]] = {}
+        self.done: dict[str, tuple[list[Draft], dict[str, int]]] = {}
         if path.is_file():
             data = path.read_bytes()
             whole = data[: data.rfind(b"\n") + 1]  # a last line without its newline was cut by a kill
             if len(whole) != len(data):
                 with path.open("r+b") as f:
                     f.truncate(len(whole))
-            for line in whole.decode("utf-8").splitlines():
-                entry = json.loads(line)
-                self.done[entry["key"]] = entry
+            for n, line in enumerate(whole.decode("utf-8", "replace").splitlines(), 1):
+                try:
+                    entry = json.loads(line)
+                    style = entry["key"].split(":")[0]
+                    drafts = [_draft(style, r) for r in entry["drafts"]]
+                    self.done[entry["key"]] = drafts, {str(k): int(v) for k, v in entry["stats"].items()}
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    raise UserError(
+                        f"{path} line {n} is damaged (drafts of {owner}); delete it to draft again (the "
+                        "answer cache beside it still saves the requests)"
+                    ) from None
 
     def add(self, key: str, drafts: Sequence[Draft], stats: Mapping[str, int]) -> None:
         entry = {"key": key, "drafts": [_record(d) for d in drafts], "stats": dict(stats)}
@@ -55,7 +65,7 @@ class DraftLog:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        self.done[key] = entry
+        self.done[key] = list(drafts), entry["stats"]
 
 
 class CheckpointedRealizer:
@@ -66,9 +76,8 @@ class CheckpointedRealizer:
     """
 
     def __init__(self, realizer: Realizer, path: Path):
-        self.realizer, self.log = realizer, DraftLog(path)
+        self.realizer, self.log = realizer, DraftLog(path, realizer.name)
         self.name = realizer.name
-        self.replayed = 0  # units served from the log (tests and the resume message count them)
 
     @property
     def stats(self) -> Counter:
@@ -76,11 +85,10 @@ class CheckpointedRealizer:
 
     def draft(self, style: str, subjects: Sequence[Geminon], seed: int, n: int) -> list[Draft]:
         key = f"{style}:{','.join(str(e.idx) for e in subjects)}:{seed}:{n}"
-        entry = self.log.done.get(key)
-        if entry is not None:
-            self.replayed += 1
-            self.stats.update(entry["stats"])
-            return [_draft(style, r) for r in entry["drafts"]]
+        if key in self.log.done:
+            drafts, stats = self.log.done[key]
+            self.stats.update(stats)
+            return list(drafts)
         before = Counter(self.stats)
         drafts = self.realizer.draft(style, subjects, seed, n)
         self.log.add(key, drafts, Counter(self.stats) - before)
