@@ -112,13 +112,14 @@ class Judge:
     """LLM-match with a text generator as judge; ``match(questions, references, responses)``.
 
     ``generator`` answers (and caches, for an endpoint made with ``cache_dir``) the judge prompts;
-    ``model_name`` names the judge in errors."""
+    ``model_name`` names the judge in errors. ``retries`` is 1 by default: an endpoint retries with
+    backoff itself, and a second layer on top multiplies one failing request (4 x 3 went out)."""
 
     def __init__(
         self,
         generator: TextGenerator,
         model_name: str,
-        retries: int = 3,
+        retries: int = 1,
         backoff: float = 1.0,
         batch_size: int = 64,
     ):

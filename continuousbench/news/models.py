@@ -68,7 +68,7 @@ def judge(spec: str, cache_dir: Path, model: ModelArguments):
     from continuousbench.judge import Judge
 
     found = generator(spec, cache_dir, model.max_in_flight, "--judge", model.request_timeout)
-    return Judge(found, model_name=spec, batch_size=1024, retries=1)
+    return Judge(found, model_name=spec, batch_size=1024)
 
 
 def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int],
