@@ -182,7 +182,7 @@ def _judged(record) -> dict:
 
     judged = copy.deepcopy(record)
     judged["matchers"] = [*judged["matchers"], "llm_match"]
-    figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), None, "j")), "j")
+    figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), "j")), "j")
     judged["judge"] = {**identity("endpoint:http://127.0.0.1:8000/v1#j"), "calibration": figures,
                        "decided": {}, "agreement": {}}  # fmt: skip
     for part, m in judged["metrics"].items():

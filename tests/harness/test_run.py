@@ -227,7 +227,7 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
     from continuousbench import llm
     from continuousbench.harness.card import model_card
 
-    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
     out = tmp_path / "judged"
     argv = run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match",
@@ -249,7 +249,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     from continuousbench.harness.card import model_card
     from continuousbench.judge import PROMPT_VERSION, calibration_cases
 
-    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following))
     out = tmp_path / "judged"
     judge = f"endpoint:{server.url}#fake"
