@@ -37,7 +37,6 @@ from continuousbench.files import read_json, sha256_file, write_json
 RECIPES = Path(str(resources.files("continuousbench.demo") / "configs"))  # package data: wheels have it
 EVALUATOR_RECIPE = RECIPES / "geminon-tiny-demo.yaml"
 GENERATOR_RECIPE = RECIPES / "geminon-tiny-demo-generator.yaml"
-DP_DIRECT_RECIPE = RECIPES / "geminon-tiny-demo-dp-direct.yaml"
 STUDY = Path(str(resources.files("continuousbench.demo") / "study.yaml"))  # the demo, as a study file
 # The shipped base model (package data, ~4.5 MB): made once by ``build_base_model(BaseRecipe())``
 # (``continuousbench demo --rebuild_base`` does it again); its files are checked against these digests.
@@ -77,7 +76,7 @@ def _options(data: dict):
 
 def demo_study(*, quick: bool, seed: int, bf16: bool, base: Path | None):
     """The packaged study with the demo's command line applied: ``quick``'s smaller jobs, ``seed`` for
-    every seed (MAUVE's draws from it on), ``bf16`` where the file asks for float32 or bf16, and the base
+    every seed (MAUVE's draws from it on), ``bf16`` for every ``bf16`` option of the file, and the base
     model at ``base`` (None: the shipped one)."""
     import yaml
 
@@ -96,9 +95,16 @@ def demo_study(*, quick: bool, seed: int, bf16: bool, base: Path | None):
     study = Study(**data, root=STUDY.parent)
     if base is None:
         return study
-    moved = json.loads(json.dumps(study.as_file()).replace(json.dumps(str(SHIPPED_BASE))[1:-1],
-                                                           json.dumps(str(base))[1:-1]))  # fmt: skip
-    return Study(**moved, root=STUDY.parent)
+    return Study(**_moved(study.as_file(), str(SHIPPED_BASE), str(base)), root=STUDY.parent)
+
+
+def _moved(value, old: str, new: str):
+    """``value`` (a study file's data, paths absolute) with every path under ``old`` moved to ``new``."""
+    if isinstance(value, dict):
+        return {k: _moved(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, old, new) for v in value]
+    return value.replace(old, new) if isinstance(value, str) else value
 
 
 def base_model_of(out: Path) -> Path:
