@@ -4,7 +4,7 @@
 
 The demo's arguments are passed on unchanged; only the study's local executor is replaced: each job calls
 ``continuousbench.cli.main(argv)`` here instead of in a child Python, which would import torch,
-transformers and trl again (~7 s of CPU each, about half of the quick demo's 15 jobs). The child-process
+transformers and trl again (~7 s of CPU each: most of a quick job's cost). The child-process
 executor itself is tested by tests/study and by the test's rerun through the installed console script.
 Run by a wheel's venv, it imports the wheel's ``continuousbench`` (this folder is on ``sys.path``, the
 source tree is not) and prints where it was imported from, last.
@@ -13,11 +13,13 @@ source tree is not) and prints where it was imported from, last.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import Future
+from pathlib import Path
 
 os.environ.update(OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")  # what the local executor gives a job
 
@@ -33,13 +35,12 @@ class OneProcessExecutor:
     def start(self, job, argv: Sequence[str]) -> tuple[Future, str]:
         from continuousbench.cli import main
 
-        assert job.stdout is None, "the demo keeps no job's standard output"
         future: Future = Future()
         job.log.parent.mkdir(parents=True, exist_ok=True)
         with open(job.log, "a", encoding="utf-8") as log:
             log.write(f"$ continuousbench {' '.join(argv)}\n")
-            code = 0
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            code, kept = 0, io.StringIO()  # kept: the standard output a job keeps (compare's JSON)
+            with contextlib.redirect_stdout(kept if job.stdout else log), contextlib.redirect_stderr(log):
                 try:
                     main(list(argv))
                 except SystemExit as stop:
@@ -47,6 +48,9 @@ class OneProcessExecutor:
                 except Exception:  # a crash: the job fails with its traceback in its log, as a child's would
                     traceback.print_exc()
                     code = 1
+        if job.stdout and code == 0:  # as the local executor's child writes it: once it succeeded
+            Path(job.stdout).parent.mkdir(parents=True, exist_ok=True)
+            Path(job.stdout).write_text(kept.getvalue(), encoding="utf-8")
         future.set_result(code)
         return future, f"pid-{os.getpid()}"
 
