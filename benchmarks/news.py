@@ -8,14 +8,17 @@ prose (~300 words), 10% of them near duplicates of the article before (the last 
 rewritten) and 3%
 exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in gzipped WARC files.
 ``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run at 100k).
-Each dedup variant runs in a fresh process, one after the other, so its peak memory (RSS of the process
-and its workers) is its own; variants are timed in the same run and alternated when ``--repeat`` > 1.
+Each dedup variant runs in a fresh process, one after the other, so its memory is its own: ``peak_job_rss_mb``
+is the largest sum of RSS over the process and all its workers (sampled every 50 ms: whole-job memory),
+``peak_rss_mb`` the largest single process. Variants are timed in the same run and alternated when
+``--repeat`` > 1.
 The machine is shared: compare figures of one run, not across runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import re
@@ -143,11 +146,29 @@ def excerpts(folder: Path, n: int = 30, seed: int = 1) -> Path:
 
 
 def peak_rss_mb() -> float:
+    """The largest single process: this one or the largest of its finished children (workers)."""
     kb = max(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     )
     return round(kb / 1024, 1)
+
+
+def tree_rss(pid: int) -> int:
+    """Bytes resident in ``pid`` and all its descendants now (pages shared by forked workers are counted
+    once per process, so this is an upper bound on the job's memory)."""
+    import psutil
+
+    total = 0
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):  # a worker that has just ended
+            total += proc.memory_info().rss
+    return total
 
 
 def child(variant: str, source: Path, work: Path, workers: int) -> dict:
@@ -221,13 +242,24 @@ def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
     return len(read_rows(f"{work}/out", ["id"]))
 
 
-def measure(variant: str, source: Path, work: Path, workers: int) -> dict:
+def measure(variant: str, source: Path, work: Path, workers: int, every: float = 0.05) -> dict:
+    """Run one variant in a fresh process; adds ``peak_job_rss_mb``, the largest sum of RSS over the
+    process and all its workers, sampled every ``every`` seconds (whole-job memory)."""
     cmd = [sys.executable, __file__, "--child", variant, "--source", str(source), "--work", str(work),
            "--workers", str(workers)]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise RuntimeError(f"{variant} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    import tempfile
+
+    peak = 0
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe to fill up
+        with subprocess.Popen(cmd, stdout=out, stderr=err, text=True) as proc:
+            while proc.poll() is None:
+                peak = max(peak, tree_rss(proc.pid))
+                time.sleep(every)
+        out.seek(0), err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{variant} failed:\n{err.read()[-3000:]}")
+        found = json.loads(out.read().strip().splitlines()[-1])
+    return found | {"peak_job_rss_mb": round(peak / 2**20, 1)}
 
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
