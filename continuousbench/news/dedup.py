@@ -57,6 +57,7 @@ SAMPLE_MOD = 8
 STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
 CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
 BATCH = 2_000  # articles whose shingles are held at once
+PAIR_CHUNK = 1 << 18  # sampled-index pair occurrences expanded at once (2 MB of keys)
 
 
 def shingles(text: str, n: int = NGRAM) -> set[str]:
@@ -150,6 +151,19 @@ def _priority(sig) -> list[int]:
     return sorted(range(len(ids)), key=lambda i: (-chars[i], crawl[i], ids[i]))
 
 
+def _gather(column, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled hashes of ``rows`` (in that order) as one flat array and their counts, read from the
+    Arrow list column without a Python int per hash."""
+    import pyarrow.compute as pc
+
+    counts = pc.list_value_length(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    firsts = np.cumsum(counts) - counts
+    counts = counts[rows]
+    starts = np.repeat(firsts[rows] - (np.cumsum(counts) - counts), counts)
+    return counts, flat[starts + np.arange(starts.size)]
+
+
 class FindDuplicates(PipelineStep):
     """One task: decide which articles go, and which kept article each one duplicates."""
 
@@ -168,24 +182,44 @@ class FindDuplicates(PipelineStep):
     def _sampled_pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
         """Pairs sharing enough sampled shingles: an inverted index (hash -> articles, longest first) as
         one sorted array. A shingle shared by many articles (boilerplate, a much-copied story) pairs each
-        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency."""
-        counts = np.array([len(sig["sampled"][i]) for i in keep], np.int64)
-        hashes = np.fromiter((h for i in keep for h in sig["sampled"][i]), np.uint64, int(counts.sum()))
-        sig["sampled"] = None
-        ranks = np.repeat(np.arange(len(keep), dtype=np.int64), counts)  # keep is longest first
-        order = np.lexsort((ranks, hashes))
-        hashes, ranks = hashes[order], ranks[order]
-        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
-        group_start = np.repeat(starts, np.diff(np.r_[starts, hashes.size]))
-        reps = np.minimum(np.arange(hashes.size) - group_start, STAR)  # partners: the earlier, up to STAR
-        later = np.repeat(np.arange(hashes.size), reps)
-        offsets = np.arange(later.size) - np.repeat(np.cumsum(reps) - reps, reps)
-        first, second = ranks[group_start[later] + offsets], ranks[later]
-        keys, shared = np.unique(first * len(keep) + second, return_counts=True)
-        first, second = keys // len(keep), keys % len(keep)
-        enough = shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])
+        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency.
+
+        Every occurrence of a pair comes from a position of its later (shorter) article, so articles are
+        visited in blocks of about ``PAIR_CHUNK`` occurrences, each block's pairs counted completely and
+        filtered at once: memory follows one block, not every pair occurrence of the corpus."""
         rows = np.asarray(keep, np.int64)
-        a, b = rows[first[enough]], rows[second[enough]]
+        counts, hashes = _gather(sig.pop("sampled"), rows)
+        ranks = np.repeat(np.arange(len(keep), dtype=np.int32), counts)  # keep is longest first
+        order = np.lexsort((ranks, hashes))  # the index: by hash, then longest first
+        hashes = hashes[order]
+        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+        del hashes
+        in_index = ranks[order]
+        group_start = np.repeat(starts.astype(np.int64), np.diff(np.r_[starts, order.size]))
+        reps = np.minimum(np.arange(order.size) - group_start, STAR)  # partners: the group's first STAR
+        first_of, partners = np.empty(order.size, np.int64), np.empty(order.size, np.int8)
+        first_of[order], partners[order] = group_start, reps  # back in article order
+        del order, group_start, reps
+        article_end = np.cumsum(counts)
+        occurrences = np.r_[0, np.cumsum(partners, dtype=np.int64)][article_end]  # up to each article's end
+        found: list[np.ndarray] = []
+        lo = 0  # first article of the block
+        while lo < len(keep):
+            start = article_end[lo] - counts[lo]
+            before = occurrences[lo - 1] if lo else 0
+            hi = int(np.searchsorted(occurrences, before + PAIR_CHUNK, "right"))
+            hi = max(hi, lo + 1)
+            r = partners[start : article_end[hi - 1]].astype(np.int64)
+            at = np.repeat(first_of[start : article_end[hi - 1]], r) + np.arange(int(r.sum())) - np.repeat(
+                np.cumsum(r) - r, r
+            )
+            later = np.repeat(ranks[start : article_end[hi - 1]].astype(np.int64), r)
+            keys, shared = np.unique(in_index[at].astype(np.int64) * len(keep) + later, return_counts=True)
+            first, second = keys // len(keep), keys % len(keep)
+            found.append(keys[shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])])
+            lo = hi
+        keys = np.concatenate(found) if found else np.empty(0, np.int64)
+        a, b = rows[keys // len(keep)], rows[keys % len(keep)]
         return set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True))
 
     def _pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
@@ -234,7 +268,10 @@ class FindDuplicates(PipelineStep):
 
         from continuousbench.news.shards import read_rows, write_parquet
 
-        sig = read_rows(self.folder).to_pydict()
+        table = read_rows(self.folder)
+        arrow = ["sampled"] if self.candidates == "sampled" else []  # kept in Arrow: no Python int per hash
+        sig = table.drop_columns(arrow).to_pydict() | {c: table.column(c) for c in arrow}
+        del table
         if len(set(sig["id"])) != len(sig["id"]):
             raise UserError(
                 "article ids are not unique across the input shards; give every article its own id"
