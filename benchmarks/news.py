@@ -5,14 +5,15 @@ the endpoint backend at 1 and 32 requests in flight.
 
 Generated data (``tests/news/newspages.py``): ``--articles`` reports of the fixture's events with filler
 prose (~300 words), 10% of them near duplicates of the article before (the last 15% of its long paragraph
-rewritten) and 3%
-exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in gzipped WARC files.
-``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run at 100k).
-Each dedup variant runs in a fresh process, one after the other, so its memory is its own: ``peak_job_rss_mb``
-is the largest sum of RSS over the process and all its workers (sampled every 50 ms: whole-job memory),
-``peak_rss_mb`` the largest single process. Variants are timed in the same run and alternated when
-``--repeat`` > 1.
-The machine is shared: compare figures of one run, not across runs.
+rewritten) and 3% exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in
+gzipped WARC files. ``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run).
+
+Each dedup variant runs in a fresh process, one after the other, so its memory is its own:
+``peak_job_rss_mb`` is the largest sum of RSS over the process and all its workers (sampled every 50 ms:
+whole-job memory; the libraries every worker loads count once per worker), ``peak_job_pss_mb`` the same
+in PSS (shared pages split between the processes), ``peak_rss_mb`` the largest single process. Variants
+are timed in the same run and alternated when ``--repeat`` > 1. The machine is shared: compare figures
+of one run, not across runs.
 """
 
 from __future__ import annotations
@@ -154,9 +155,10 @@ def peak_rss_mb() -> float:
     return round(kb / 1024, 1)
 
 
-def tree_rss(pid: int) -> int:
-    """Bytes resident in ``pid`` and all its descendants now (pages shared by forked workers are counted
-    once per process, so this is an upper bound on the job's memory)."""
+def tree_memory(pid: int, pss: bool = False) -> int:
+    """Bytes resident in ``pid`` and all its descendants now: RSS (pages shared by the workers, such as
+    the libraries they all load, counted once per process: an upper bound), or with ``pss`` the
+    proportional set size (shared pages split between the processes sharing them; slower to read)."""
     import psutil
 
     total = 0
@@ -167,7 +169,7 @@ def tree_rss(pid: int) -> int:
         return 0
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess):  # a worker that has just ended
-            total += proc.memory_info().rss
+            total += proc.memory_full_info().pss if pss else proc.memory_info().rss
     return total
 
 
@@ -243,23 +245,27 @@ def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
 
 
 def measure(variant: str, source: Path, work: Path, workers: int, every: float = 0.05) -> dict:
-    """Run one variant in a fresh process; adds ``peak_job_rss_mb``, the largest sum of RSS over the
-    process and all its workers, sampled every ``every`` seconds (whole-job memory)."""
+    """Run one variant in a fresh process; adds the whole-job memory: ``peak_job_rss_mb``, the largest
+    sum of RSS over the process and all its workers, sampled every ``every`` seconds, and
+    ``peak_job_pss_mb``, the same in PSS, sampled every ``5 * every``."""
     cmd = [sys.executable, __file__, "--child", variant, "--source", str(source), "--work", str(work),
            "--workers", str(workers)]  # fmt: skip
     import tempfile
 
-    peak = 0
+    peak, peak_pss, samples = 0, 0, 0
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe to fill up
         with subprocess.Popen(cmd, stdout=out, stderr=err, text=True) as proc:
             while proc.poll() is None:
-                peak = max(peak, tree_rss(proc.pid))
+                peak = max(peak, tree_memory(proc.pid))
+                if samples % 5 == 0:  # PSS costs ~7 ms a process to read
+                    peak_pss = max(peak_pss, tree_memory(proc.pid, pss=True))
+                samples += 1
                 time.sleep(every)
         out.seek(0), err.seek(0)
         if proc.returncode:
             raise RuntimeError(f"{variant} failed:\n{err.read()[-3000:]}")
         found = json.loads(out.read().strip().splitlines()[-1])
-    return found | {"peak_job_rss_mb": round(peak / 2**20, 1)}
+    return found | {"peak_job_rss_mb": round(peak / 2**20, 1), "peak_job_pss_mb": round(peak_pss / 2**20, 1)}
 
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
