@@ -344,11 +344,10 @@ class DropDuplicates(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.parquet as pq
 
         from continuousbench.news.shards import read_shard, shard_name, write_parquet
 
-        gone = pq.read_table(self.duplicates, columns=["id"]).column("id")
+        gone = read_shard(Path(self.duplicates), ["id"]).column("id")
         for index in range(rank, len(self.paths), world_size):
             table = read_shard(Path(self.paths[index]))
             mask = pc.invert(pc.is_in(table.column("id").cast(pa.string()), value_set=gone))
