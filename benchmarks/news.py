@@ -88,7 +88,7 @@ def read_warcs(paths: list[Path], reader: str) -> int:
         else:
             from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-            from continuousbench.news.extract import GzipMembers
+            from continuousbench.news.warc import GzipMembers
 
             with open(path, "rb") as raw:
                 for record in ArchiveIterator(GzipMembers(raw), parse_http=True, fsspec_args=False,
@@ -104,7 +104,8 @@ def extraction_rate(warc: Path, limit: int = 500) -> float:
     import py3langid
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from continuousbench.news.extract import GzipMembers, extract_page
+    from continuousbench.news.extract import extract_page
+    from continuousbench.news.warc import GzipMembers
 
     with open(warc, "rb") as raw:
         pages = [(r.headers.get("WARC-Target-URI"), r.reader.read().decode())

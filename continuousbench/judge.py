@@ -6,10 +6,14 @@ the paper's rule (relative error ``|r - g| / mean(r, g)`` below 0.01 %), so the 
 cases that need it. Before a run trusts a judge, the judge answers a shipped calibration set
 (:func:`calibrate`, ``judge_data/calibration.jsonl``; docs/judge.md) and :func:`gate` refuses one whose
 accuracy or false-accept rate is out of bounds.
-Verdicts are cached in SQLite (atomic, safe to interrupt), keyed by the sha256 of the question, the
-ground truth shown, the response, the judge model and the prompt text, so editing the prompt or
-changing the model never reuses stale verdicts. A verdict that is not ``0`` or ``1`` is returned as
-None, counted in ``stats["unparseable"]`` and not cached, so a rerun asks again.
+The judge keeps no cache of its own: its generator's is the only one. An endpoint judge
+(``endpoint:``/``completions:`` built with ``cache_dir``) keeps every answer on disk keyed by model,
+prompt and sampling (:class:`continuousbench.llm.endpoint.ResponseCache`), so editing the prompt or
+changing the model never reuses stale verdicts, and a rerun of judging sends no request; ``stats``
+counts those cache hits (``cached``) and the answers paid for (``judged``). A reply that is not ``0`` or
+``1`` is returned as None and counted in ``stats["unparseable"]`` (the judge answers greedily, so it is
+cached like any answer: asking again would get the same reply). The ``judge-cache.sqlite`` files of
+earlier versions are ignored.
 """
 
 from __future__ import annotations
@@ -17,11 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Sequence
 from decimal import Decimal
-from pathlib import Path
 
 from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError, TextGenerator
@@ -107,14 +109,17 @@ def _shown_reference(references: Sequence[str]) -> str:
 
 
 class Judge:
-    """LLM-match with a text generator as judge; ``match(questions, references, responses)``."""
+    """LLM-match with a text generator as judge; ``match(questions, references, responses)``.
+
+    ``generator`` answers (and caches, for an endpoint made with ``cache_dir``) the judge prompts;
+    ``model_name`` names the judge in errors. ``retries`` is 1 by default: an endpoint retries with
+    backoff itself, and a second layer on top multiplies one failing request (4 x 3 went out)."""
 
     def __init__(
         self,
         generator: TextGenerator,
-        cache_dir: Path | None,
         model_name: str,
-        retries: int = 3,
+        retries: int = 1,
         backoff: float = 1.0,
         batch_size: int = 64,
     ):
@@ -123,23 +128,10 @@ class Judge:
         self.generator, self.model_name, self.retries = generator, model_name, retries
         self.backoff, self.batch_size = backoff, batch_size
         self.stats = {**dict.fromkeys(DECIDERS, 0), "cached": 0, "judged": 0, "unparseable": 0}
-        self._db: sqlite3.Connection | None = None
-        if cache_dir is not None:
-            Path(cache_dir).mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(Path(cache_dir) / "judge-cache.sqlite")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, verdict TEXT NOT NULL)"
-            )
 
-    def _key(self, question: str, reference: str, response: str) -> str:
-        blob = json.dumps([question, reference, response, self.model_name, JUDGE_PROMPT], ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-    def _cached(self, key: str) -> str | None:
-        if self._db is None:
-            return None
-        row = self._db.execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
+    def _cache_hits(self) -> int:
+        """The generator's cache hits so far (0 for a backend without a cache)."""
+        return int(getattr(self.generator, "stats", {}).get("cached", 0))
 
     def _ask(self, prompts: list[str]) -> list[str]:
         """One batch through the generator, retried with exponential backoff, then one clear error."""
@@ -159,37 +151,26 @@ class Judge:
             f"({type(last).__name__}: {last}); check the judge endpoint or model"
         )
 
-    def _prompt(self, question: str, references: Sequence[str], response: str) -> tuple[str, str]:
-        """(cache key, prompt) of one case: the judge sees the aliases and the response's first line."""
+    def prompt(self, question: str, references: Sequence[str], response: str) -> str:
+        """The prompt of one case: the judge sees the aliases and the response's first line."""
         shown, answer = _shown_reference(references), response.split("\n", 1)[0].strip()
-        key = self._key(question, shown, answer)
-        return key, JUDGE_PROMPT.format(question=question, reference=shown, response=answer)
+        return JUDGE_PROMPT.format(question=question, reference=shown, response=answer)
 
-    def ask(self, cases: Sequence[tuple[str, str]]) -> list[bool | None]:
-        """The judge's verdict on each (cache key, prompt): cached ones first, the rest in batches."""
-        verdicts: list[bool | None] = [None] * len(cases)
-        pending: list[tuple[int, str, str]] = []  # (row, cache key, prompt)
-        for i, (key, prompt) in enumerate(cases):
-            cached = self._cached(key)
-            if cached is not None:
-                verdicts[i] = parse_verdict(cached)
-                self.stats["cached"] += 1
-            else:
-                pending.append((i, key, prompt))
-        for start in range(0, len(pending), self.batch_size):
-            batch = pending[start : start + self.batch_size]
-            texts = self._ask([prompt for _, _, prompt in batch])
-            self.stats["judged"] += len(batch)
-            rows = []
-            for (i, key, _), text in zip(batch, texts, strict=True):
-                verdicts[i] = parse_verdict(text)
-                if verdicts[i] is None:
-                    self.stats["unparseable"] += 1
-                else:
-                    rows.append((key, text.strip()))
-            if self._db is not None:
-                with self._db:  # one transaction per batch: an interrupted run keeps finished batches
-                    self._db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?)", rows)
+    def ask(self, prompts: Sequence[str]) -> list[bool | None]:
+        """The judge's verdict on each prompt; each distinct prompt is asked once, in batches, and the
+        generator's cache answers those it already holds."""
+        unique = list(dict.fromkeys(prompts))
+        verdict: dict[str, bool | None] = {}
+        for start in range(0, len(unique), self.batch_size):
+            batch = unique[start : start + self.batch_size]
+            hits = self._cache_hits()
+            texts = self._ask(batch)
+            cached = self._cache_hits() - hits
+            self.stats["cached"] += cached
+            self.stats["judged"] += len(batch) - cached
+            verdict.update(zip(batch, map(parse_verdict, texts), strict=True))
+        verdicts = [verdict[p] for p in prompts]
+        self.stats["unparseable"] += sum(v is None for v in verdicts)
         return verdicts
 
     def match(
@@ -198,7 +179,7 @@ class Judge:
         """One verdict per response: True/False, or None when the judge's reply was unparseable.
         Code decides first (:func:`decide`); only the rest reach the judge."""
         verdicts: list[bool | None] = [None] * len(responses)
-        rows, cases = [], []
+        rows, prompts = [], []
         for i, (question, refs, response) in enumerate(zip(questions, references, responses, strict=True)):
             decided = decide(response, refs)
             if decided is not None:
@@ -206,8 +187,8 @@ class Judge:
                 verdicts[i] = decided[1]
             else:
                 rows.append(i)
-                cases.append(self._prompt(question, refs, response))
-        for i, verdict in zip(rows, self.ask(cases), strict=True):
+                prompts.append(self.prompt(question, refs, response))
+        for i, verdict in zip(rows, self.ask(prompts), strict=True):
             verdicts[i] = verdict
         return verdicts
 
@@ -232,7 +213,7 @@ def calibrate(judge: Judge, cases: Sequence[dict] | None = None) -> dict:
     """The judge's figures on the calibration cases, every case asked of the model (none decided by
     code: this measures the model). An unparseable reply is an error, never a match."""
     cases = calibration_cases() if cases is None else list(cases)
-    asked = judge.ask([judge._prompt(c["question"], [c["reference"]], c["response"]) for c in cases])
+    asked = judge.ask([judge.prompt(c["question"], [c["reference"]], c["response"]) for c in cases])
     right = [v is True for c, v in zip(cases, asked, strict=True) if c["verdict"] == 1]
     wrong = [v is True for c, v in zip(cases, asked, strict=True) if c["verdict"] == 0]
     missed = [c["id"] for c, v in zip(cases, asked, strict=True) if v is None or int(v) != c["verdict"]]

@@ -39,15 +39,18 @@ class WorkDir:
             self.write_json("settings.json", settings)
 
     @classmethod
-    def for_settings(cls, parent: Path, name: str, settings: dict[str, Any]) -> WorkDir:
+    def for_settings(cls, parent: Path, name: str, settings: dict[str, Any], resume: bool = False) -> WorkDir:
         """The work folder ``<parent>/<name>-<hash of settings>`` of one build.
 
         The same settings resume the same folder; other settings get a folder of their own and start
         over, so a failed build with other settings never blocks (nor leaks into) this one. Folders of
         other settings that finished nothing are removed; those with finished stages are kept (say so).
+        ``resume``: the folder must hold finished work (:meth:`check_resume`), else one-line refusal.
         """
-        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:12]
-        work = cls(parent / f"{name}-{key}", settings)
+        path = cls.path_for(parent, name, settings)
+        if resume:
+            cls.check_resume(path, name, settings)
+        work = cls(path, settings)
         done = work.finished()
         log.info("%s the build in %s%s", "resuming" if done else "starting", work.path,
                  f" (finished: {', '.join(done)})" if done else "")  # fmt: skip
@@ -60,6 +63,33 @@ class WorkDir:
             else:
                 shutil.rmtree(other, ignore_errors=True)
         return work
+
+    @staticmethod
+    def path_for(parent: Path, name: str, settings: dict[str, Any]) -> Path:
+        key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:12]
+        return parent / f"{name}-{key}"
+
+    @classmethod
+    def check_resume(cls, path: Path, name: str, settings: dict[str, Any]) -> None:
+        """Refuse ``--resume`` in one line when ``path`` (these settings' folder) holds nothing finished:
+        name the settings that differ in the latest unfinished build of ``name``, or say there is none."""
+        if cls.finished_in(path):
+            return
+        others = [p for p in path.parent.glob(f"{name}-*") if p.is_dir() and cls.finished_in(p)]
+        if not others:
+            raise UserError(f"--resume: nothing to resume: no unfinished build of {name} in {path.parent}; "
+                            "drop --resume to start one")  # fmt: skip
+        latest = max(others, key=lambda p: p.stat().st_mtime)
+        try:
+            found = files.read_json(latest / "settings.json")
+        except (OSError, ValueError):
+            found = {}
+        found = found if isinstance(found, dict) else {}
+        changed = [f"{k} {found.get(k)!r} (now {v!r})" for k, v in settings.items() if found.get(k) != v]
+        raise UserError(
+            f"--resume: the unfinished build of {name} in {latest} was started with other settings: "
+            f"{', '.join(changed)}; rerun with those to resume it, or drop --resume to start a new build"
+        )
 
     @staticmethod
     def finished_in(path: Path) -> list[str]:

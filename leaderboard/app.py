@@ -12,6 +12,7 @@ import os
 import gradio as gr
 
 from continuousbench import leaderboard as lb
+from continuousbench.leaderboard import page
 
 SOURCE = os.environ.get("CONTINUOUSBENCH_RESULTS", "continuousbench/results")
 # System fonts: the default theme would fetch web fonts from a third party on every page view.
@@ -27,9 +28,6 @@ diagnostic, the evaluator itself (a DP model: an upper bound, not a DP synthesis
 `continuousbench submit RUN --to <this dataset>`."""
 FILTERS = ("track", "kind", "epsilon", "generator", "base_model", "tuning")
 RELOAD_S = 600  # results are reloaded on this timer and by the refresh button
-# Fixed widths that sum to under 1280 px less the page's margins; the long columns wrap between words.
-WIDTHS = ["44px", "140px", "110px", "70px", "92px", "92px", "62px", "100px", "44px", "96px", "184px", "150px"]
-CSS = "#ranking th, #ranking td { word-break: normal; overflow-wrap: normal; hyphens: none; }"
 
 
 def build(source: str) -> gr.Blocks:
@@ -47,16 +45,14 @@ def build(source: str) -> gr.Blocks:
 
     def ranking(release, track, kind, epsilon, generator, base_model, tuning):
         if not release:
-            return None, None, "No valid submission yet."
+            return "", None, "No valid submission yet."
         metric, rows = lb.rank(
             data["subs"], release, kind=kind, epsilon=epsilon, base_model=base_model, tuning=tuning,
             generator=generator,
         )  # fmt: skip
         plural = "" if len(rows) == 1 else "s"
         note = f"**{release}**: {len(rows)} submission{plural} ranked by `{metric}` on `{lb.PART}`."
-        shown = lb.table(rows, metric, source)
-        frame = gr.Dataframe(value=shown, datatype=lb.datatypes(shown))
-        return frame, lb.support_figure(rows, metric), note
+        return page.table_html(rows, metric, source), lb.support_figure(rows, metric), note
 
     def pick_release(release, track):
         options = lb.choices(data["subs"], release) if release else {k: [lb.ALL] for k in FILTERS}
@@ -90,8 +86,8 @@ def build(source: str) -> gr.Blocks:
             tuning = gr.Dropdown([lb.ALL], value=lb.ALL, label="tuning", elem_id="tuning")
             reload = gr.Button("Refresh results", elem_id="refresh")
         summary = gr.Markdown(elem_id="summary")
-        table = gr.Dataframe(interactive=False, wrap=True, elem_id="ranking", label="ranking",
-                             column_widths=WIDTHS, datatype=lb.DATATYPES)  # fmt: skip
+        # Our own table: a click on a header's text sorts it (Gradio's Dataframe sorts from a menu only).
+        table = gr.HTML(elem_id="ranking", label="ranking", js_on_load=page.SORT_JS)
         plot = gr.Plot(label="accuracy by support count", elem_id="support-plot")
         left_out = gr.HTML(left_out_now, elem_id="left-out")
         filters = [kind, epsilon, generator, base_model, tuning]
@@ -110,4 +106,4 @@ demo = build(SOURCE)
 
 if __name__ == "__main__":  # GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose the address
     folder = os.path.expanduser(SOURCE)
-    demo.launch(theme=THEME, css=CSS, allowed_paths=[folder] if os.path.isdir(folder) else None)
+    demo.launch(theme=THEME, css=page.CSS, allowed_paths=[folder] if os.path.isdir(folder) else None)

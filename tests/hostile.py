@@ -146,6 +146,21 @@ class Env:
             self.file(f"home/.work/{RID}-{name}/world.json", "[]")
         return ["build", "geminon"]
 
+    def unfinished_build(self, *argv: str, drafts: str | None = None) -> None:
+        """What ``build geminon <argv>`` killed while drafting leaves: its work folder (keyed by its
+        settings) with the world and one finished drafting unit (or ``drafts``, the log's text)."""
+        from continuousbench.geminon.build import DRAFTS, build_settings
+        from continuousbench.geminon.command import make_parser
+        from continuousbench.stages import WorkDir
+
+        (args,) = make_parser().parse(list(argv))
+        settings = build_settings(args)
+        work = WorkDir.path_for(Path("home/.work"), settings["release"], settings)
+        self.file(f"{work}/settings.json", json.dumps(settings))
+        self.file(f"{work}/world.json", "[]")
+        unit = json.dumps({"key": "wiki:1:7:10", "drafts": [], "stats": {}}) + "\n"
+        self.file(f"{work}/{DRAFTS}", unit if drafts is None else drafts)
+
     def tampered_copy(self) -> Path:
         """A copy of the release with every qa_public/test answer changed, loaded once by ``load_dataset``."""
         from datasets import Dataset, load_dataset

@@ -43,6 +43,10 @@ def mauve(e: Env, *extra: str) -> list[str]:
             "--model", str(e.fixture("tiny_model_dir")), *extra]  # fmt: skip
 
 
+def news_extract(warc: object) -> list[str]:
+    return ["news", "extract", "--warc", str(warc), "--output", "extracted"]
+
+
 def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
     return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
 
@@ -124,6 +128,20 @@ CLI = [
     case(lambda e: after(e.release(), e.file(f"home/{RID}/notes"), ["build", "geminon", "--overwrite"]),
          2, "holds files that are not part of release", id="build-overwrite-keeps-user-files"),
     case(lambda e: e.stale_work(), 0, f"home/{RID}", id="build-past-stale-work-of-other-settings"),
+    case(["build", "geminon", "--resume"], 2, f"--resume: nothing to resume: no unfinished build of {RID}",
+         id="build-resume-nothing"),
+    case(lambda e: after(e.unfinished_build("--realizer", "offline:x", "--seed", "3"),
+                         ["build", "geminon", "--realizer", "offline:x", "--seed", "4", "--resume"]), 2,
+         "was started with other settings: seed 3 (now 4); rerun with those", id="build-resume-other-seed"),
+    case(lambda e: after(e.unfinished_build("--realizer", "endpoint:http://127.0.0.1:9/v1#m"),
+                         ["build", "geminon", "--resume", "--sensitive_candidates", "4"]), 2,
+         "realizer 'endpoint:http://127.0.0.1:9/v1#m' (now 'template'), sensitive_candidates 100 (now 4)",
+         id="build-resume-other-realizer"),
+    case(lambda e: after(e.offline_api("x", lambda prompt, **s: "[]"),
+                         e.unfinished_build("--realizer", "offline:x", drafts='{"drafts": 3}\n'),
+                         ["build", "geminon", "--realizer", "offline:x", "--resume"]), 2,
+         "drafts.jsonl line 1 is damaged (drafts of llm:offline:x); delete it",
+         id="build-resume-damaged-drafts"),
     case(lambda e: after(e.ctrl_c_on_import(), ["build", "geminon"]), 130, "interrupted: nothing was written",
          id="build-ctrl-c-in-its-first-second"),
     case(["build", "geminon", "--realizer", "nonsense"], 2, "cannot make a text generator from 'nonsense'",
@@ -334,6 +352,19 @@ CLI = [
          id="pe-no-embedding-model"),
     case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),
     # --- news ---
+    case(lambda e: news_extract(e.file("page.html", "<html><p>hello</p></html>")), 2,
+         "--warc page.html is not a WARC file (it starts with b'<html><p>hel'", id="news-extract-not-a-warc"),
+    case(lambda e: news_extract(e.file("a.warc.gz", "WARC/1.0\r\n")), 2,
+         "--warc a.warc.gz is named .gz but is not gzip-compressed; rename it without .gz",
+         id="news-extract-gz-not-gzip"),
+    case(lambda e: news_extract(e.file("a.warc.gz", __import__("gzip").compress(b"<html></html>"))), 2,
+         "--warc a.warc.gz is not a WARC file (it starts with b'<html></htm", id="news-extract-gzipped-html"),
+    case(lambda e: news_extract(e.file("a.warc.gz", b"")), 2, "--warc a.warc.gz is empty (0 bytes)",
+         id="news-extract-empty-file"),
+    case(lambda e: after(e.file("crawl/a.warc.gz", b"x"), news_extract("crawl")), 2,
+         "--warc crawl is a folder; pass its WARC files, e.g. --warc", id="news-extract-warc-folder"),
+    case(news_extract("crawl/*.warc.gz"), 2, "--warc crawl/*.warc.gz matches no file; pass WARC files",
+         id="news-extract-glob-matches-nothing"),
     case(lambda e: news_facts(e, dead_endpoint()), 2, "does not answer", id="news-facts-endpoint-down"),
     case(lambda e: news_facts(e, f"endpoint:{e.server(garbage=True)}#fake"), 2, "a malformed response",
          id="news-facts-endpoint-garbage"),
@@ -404,6 +435,12 @@ CLI = [
          "exact_match.accuracy: Input should be a finite number", id="submit-nan-accuracy"),
     case(lambda e: ["submit", e.finished_run(light=True), "--to", "my-org/cb-results"], 2,
          "submitting to dataset repo my-org/cb-results failed (Cannot reach", id="submit-hub-offline"),
+    case(lambda e: ["submit", e.finished_run(light=True), "--to", "to", "--model_repo", "a/b/c"], 2,
+         "--model_repo 'a/b/c' is not a Hub repo id owner/name", id="submit-bad-model-repo"),
+    case(lambda e: ["submit", e.edited_run("run", lambda r: r.update(model_repo="me/pushed")), "--to", "to",
+                    "--model_repo", "me/other"], 2,
+         "--model_repo me/other differs from the repo the run pushed its model to (me/pushed)",
+         id="submit-model-repo-differs"),
     case(lambda e: ["publish", "release", e.release(), "--repo", "org/cb"], 2,
          "publishing to dataset repo org/cb failed (", id="publish-hub-offline"),
     case(lambda e: after(e.unreachable_hub(), ["publish", "release", e.release(), "--repo", "org/cb"]), 2,

@@ -1,15 +1,34 @@
-"""LLM-match judge: numeric rule, on-disk cache, retries, unparseable verdicts, failing endpoints."""
+"""LLM-match judge: numeric rule, the endpoint's answer cache, retries, unparseable replies, dead servers."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
+import fake_judges
 import pytest
+from fake_endpoint import FakeOpenAIServer, prompt_of
 
-from continuousbench.judge import JUDGE_PROMPT, Judge, numbers_close, parse_verdict
-from continuousbench.llm import GenerationError, OfflineGenerator
+from continuousbench.errors import UserError
+from continuousbench.judge import (
+    JUDGE_PROMPT,
+    MAX_FALSE_ACCEPT,
+    MIN_ACCURACY,
+    Judge,
+    calibrate,
+    calibration_cases,
+    decide,
+    decision_counts,
+    gate,
+    identity,
+    label,
+    numbers_close,
+    parse_verdict,
+    same_judge,
+)
+from continuousbench.llm import GenerationError, OfflineGenerator, make_generator
 from continuousbench.llm.endpoint import EndpointGenerator
-from continuousbench.scoring import score
+from continuousbench.scoring import judge_agreement, score
 from continuousbench.stats import wilson_interval
 
 
@@ -32,8 +51,8 @@ class FakeJudge:
         return " 1\n" if reference in response else "0"
 
 
-def make_judge(fake: FakeJudge, cache_dir=None, **kwargs) -> Judge:
-    return Judge(OfflineGenerator(fake, name="fake"), cache_dir, "fake-judge", backoff=0.0, **kwargs)
+def make_judge(fake: FakeJudge, **kwargs) -> Judge:
+    return Judge(OfflineGenerator(fake, name="fake"), "fake-judge", backoff=0.0, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -81,17 +100,37 @@ def test_prompt_carries_question_reference_aliases_and_first_line_of_response():
     )
 
 
-def test_cache_hit_avoids_a_second_call(tmp_path):
+def _served_judge(server, cache_dir, model: str = "fake") -> Judge:
+    spec = f"endpoint:{server.url}#{model}"
+    return Judge(make_generator(spec, cache_dir=cache_dir), spec, backoff=0.0)
+
+
+def test_a_rerun_of_judging_pays_nothing_the_endpoint_cache_is_the_only_cache(tmp_path):
     fake = FakeJudge()
-    args = (["Class?", "Class?"], [["Spore Geminon"], ["Spore Geminon"]], ["a Spore Geminon", "Parasite"])
-    assert make_judge(fake, tmp_path).match(*args) == [True, False]
-    assert len(fake.prompts) == 2
-    again = make_judge(fake, tmp_path)  # a new process would see the same sqlite file
-    assert again.match(*args) == [True, False]
-    assert len(fake.prompts) == 2 and again.stats["cached"] == 2
-    other_model = Judge(OfflineGenerator(fake), tmp_path, "another-judge", backoff=0.0)
-    other_model.match(*args)
-    assert len(fake.prompts) == 4, "a different judge model must not reuse verdicts"
+    reply = {"Parasite": "I think not"}  # one unparseable reply: cached like any answer, reported each time
+    served = lambda body: reply.get(fake_judges.fields(prompt_of(body))[2]) or fake(prompt_of(body))  # noqa: E731
+    questions, refs = ["Class?"] * 4, [["Spore Geminon"]] * 4
+    responses = ["a Spore Geminon", "Parasite", "a Spore Geminon", "Ghost"]  # one asked twice
+    with FakeOpenAIServer(reply=served) as server:
+        first = _served_judge(server, tmp_path)
+        assert first.match(questions, refs, responses) == [True, None, True, False]
+        assert len(server.requests) == 3 and first.stats["judged"] == 3 and first.stats["cached"] == 0
+        again = _served_judge(server, tmp_path)  # a new process: the same cache file
+        assert again.match(questions, refs, responses) == [True, None, True, False]
+        assert len(server.requests) == 3, "a rerun must send no request"
+        assert again.stats == {**first.stats, "judged": 0, "cached": 3}
+        assert again.stats["unparseable"] == 1
+        other = _served_judge(server, tmp_path, model="another-judge")
+        other.match(questions, refs, responses)
+        assert len(server.requests) == 6, "a different judge model must not reuse verdicts"
+    assert {p.name.split(".")[0] for p in tmp_path.iterdir()} == {"llm-cache"}  # none of the judge's own
+
+
+def test_an_old_verdict_database_is_ignored(tmp_path):
+    (tmp_path / "judge-cache.sqlite").write_bytes(b"SQLite format 3\x00 from an earlier version")
+    with FakeOpenAIServer(reply=lambda body: "1") as server:
+        assert _served_judge(server, tmp_path).match(["Q?"], [["Lyon"]], ["in Lyon"]) == [True]
+    assert len(server.requests) == 1
 
 
 def test_transient_failures_are_retried():
@@ -111,14 +150,14 @@ def test_unreachable_endpoint_is_one_clear_error():
     endpoint = EndpointGenerator(
         "http://127.0.0.1:9/v1", model="judge", retries=1, backoff=0.0, request_timeout=2.0
     )
-    judge = Judge(endpoint, None, "judge", retries=2, backoff=0.0)
+    judge = Judge(endpoint, "judge", retries=2, backoff=0.0)
     with pytest.raises(GenerationError, match="judge 'judge' did not answer after 2 tries"):
         judge.match(["Q?"], [["Spore"]], ["Spores"])
 
 
-def test_unparseable_verdicts_are_reported_not_guessed_nor_cached(tmp_path):
+def test_unparseable_verdicts_are_reported_not_guessed():
     fake = FakeJudge(reply="I think they match")
-    judge = make_judge(fake, tmp_path)
+    judge = make_judge(fake)
     out = score(
         ["the Spore Geminon", "79"],
         [["Spore Geminon"], ["79"]],
@@ -136,8 +175,6 @@ def test_unparseable_verdicts_are_reported_not_guessed_nor_cached(tmp_path):
         "unparseable": 1,
     }
     assert judge.stats["unparseable"] == 1
-    make_judge(fake, tmp_path).match(["Class?"], [["Spore Geminon"]], ["the Spore Geminon"])
-    assert len(fake.prompts) == 2, "an unparseable verdict must be asked again, not served from the cache"
 
 
 def test_llm_match_strata():
@@ -160,27 +197,6 @@ def test_llm_match_strata():
 
 
 # --- code decides before the judge; calibration; identity -----------------------------------------
-
-from collections import Counter  # noqa: E402
-
-import fake_judges  # noqa: E402
-from fake_endpoint import FakeOpenAIServer  # noqa: E402
-
-from continuousbench.errors import UserError  # noqa: E402
-from continuousbench.judge import (  # noqa: E402
-    MAX_FALSE_ACCEPT,
-    MIN_ACCURACY,
-    calibrate,
-    calibration_cases,
-    decide,
-    decision_counts,
-    gate,
-    identity,
-    label,
-    same_judge,
-)
-from continuousbench.llm import make_generator  # noqa: E402
-from continuousbench.scoring import judge_agreement  # noqa: E402
 
 
 def test_numbers_close_is_the_papers_rule_against_the_signed_mean():
@@ -226,7 +242,7 @@ def test_calibration_set_is_balanced_and_covers_the_cases_of_the_issue():
 
 def test_exact_numeric_and_empty_cases_never_reach_the_judge_endpoint():
     with FakeOpenAIServer(reply=fake_judges.served(fake_judges.rule_following)) as server:
-        judge = Judge(make_generator(f"endpoint:{server.url}#j"), None, "j")
+        judge = Judge(make_generator(f"endpoint:{server.url}#j"), "j")
         responses = ["Lyon", "", "4821.3", "151", "It was held in Lyon", "Marseille, France"]
         refs = [["Lyon"], ["Lyon"], ["4821"], ["115"], ["Lyon"], ["Lyon"]]
         verdicts = judge.match(["Where?"] * 6, refs, responses)
@@ -240,7 +256,7 @@ def test_exact_numeric_and_empty_cases_never_reach_the_judge_endpoint():
 def _calibrate_served(reply, **gate_options):
     with FakeOpenAIServer(reply=fake_judges.served(reply)) as server:
         spec = f"endpoint:{server.url}#judge-model"
-        figures = calibrate(Judge(make_generator(spec), None, spec))
+        figures = calibrate(Judge(make_generator(spec), spec))
         return spec, figures, gate(figures, "endpoint:…#judge-model", **gate_options), len(server.requests)
 
 
@@ -263,7 +279,7 @@ def test_bad_judges_are_refused_in_one_line_naming_the_judge_and_its_figures(nam
 
 
 def test_always_one_figures():
-    figures = calibrate(Judge(OfflineGenerator(fake_judges.always("1")), None, "yes-man"))
+    figures = calibrate(Judge(OfflineGenerator(fake_judges.always("1")), "yes-man"))
     assert (figures["accuracy"], figures["false_accept"], figures["false_reject"]) == (0.5, 1.0, 0.0)
     assert figures["cases"] == len(calibration_cases()) and len(figures["missed"]) == figures["cases"] // 2
 
@@ -283,12 +299,14 @@ def test_override_keeps_a_failing_judge_and_says_so():
     assert outcome["override"] and not outcome["passed"]
 
 
-def test_calibration_is_cached_like_every_verdict(tmp_path):
-    fake = FakeJudge(reply="1")
-    calibrate(make_judge(fake, tmp_path))
-    again = make_judge(fake, tmp_path)
-    calibrate(again)
-    assert len(fake.prompts) == len(calibration_cases()) and again.stats["cached"] == len(fake.prompts)
+def test_calibration_is_cached_like_every_verdict_and_the_gate_still_decides(tmp_path):
+    with FakeOpenAIServer(reply=fake_judges.served(fake_judges.always("1"))) as server:
+        figures = calibrate(_served_judge(server, tmp_path))
+        again = _served_judge(server, tmp_path)
+        assert calibrate(again) == figures and again.stats["judged"] == 0
+        assert len(server.requests) == again.stats["cached"] == len(calibration_cases())
+    with pytest.raises(UserError, match="failed calibration"):  # a cached bad judge is refused all the same
+        gate(calibrate(again), "yes-man")
 
 
 def test_identity_leaves_out_urls_and_tells_judges_apart():

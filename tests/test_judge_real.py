@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.real_llm, pytest.mark.slow]  # 40 requests to a CPU mo
 
 
 def test_a_real_small_judge_gets_its_figures_recorded(real_llm_endpoint, tmp_path):
-    judge = Judge(make_generator(real_llm_endpoint, cache_dir=tmp_path / "llm"), tmp_path, real_llm_endpoint)
+    judge = Judge(make_generator(real_llm_endpoint, cache_dir=tmp_path), real_llm_endpoint)
     figures = calibrate(judge)
     n = len(calibration_cases())
     assert figures["cases"] == n and judge.stats["judged"] == n
@@ -25,6 +25,6 @@ def test_a_real_small_judge_gets_its_figures_recorded(real_llm_endpoint, tmp_pat
         with pytest.raises(UserError, match=rf"accuracy {figures['accuracy']:.0%} \(needs >= 85%\)"):
             gate(figures, real_llm_endpoint)
     assert identity(real_llm_endpoint)["kind"] == "endpoint"
-    # cached like every verdict: parsed verdicts by the judge, unparseable answers by the endpoint's cache
-    again = Judge(make_generator(real_llm_endpoint, cache_dir=tmp_path / "llm"), tmp_path, real_llm_endpoint)
-    assert calibrate(again) == figures and again.stats["judged"] == judge.stats["unparseable"]
+    # every answer, unparseable ones too, is in the endpoint's cache: a rerun asks nothing
+    again = Judge(make_generator(real_llm_endpoint, cache_dir=tmp_path), real_llm_endpoint)
+    assert calibrate(again) == figures and again.stats["judged"] == 0 and again.stats["cached"] == n

@@ -18,6 +18,8 @@ from continuousbench.llm.parse import json_objects
         ("no JSON at all", [], {"dropped_malformed_output": 1}),
         ("", [], {"dropped_empty_response": 1}),
         ('{"fact": "a"} and {"fact": "b"}', [{"fact": "a"}, {"fact": "b"}], {}),
+        ('[{"fact": "a", "in": [1,],},\n {"fact": "b"},\n]', [{"fact": "a", "in": [1]}, {"fact": "b"}], {}),
+        ('[{"fact": "a, ]", "q": "\\", }"}]', [{"fact": "a, ]", "q": '", }'}], {}),  # commas in strings stay
     ],
 )
 def test_json_objects(text, objects, drops):

@@ -13,9 +13,11 @@ records vote in the sweep too and accounts every sweep run; ``validation`` lets 
 vote there instead, so only the final run reads private records.
 
 The output folder holds ``data/train-*.parquet`` and a dataset card (privacy statement included), which
-``load_corpus`` and ``continuousbench evaluate --corpus`` read, and ``pe.json`` (guarantee, per-iteration
-FID and population sizes of every run). ``--resume`` continues a killed job at its next iteration; an
-endpoint API's answers are cached in the work folder, so the killed iteration's calls are not paid twice.
+``load_corpus`` and ``continuousbench evaluate --corpus`` read, ``pe.json`` (guarantee, per-iteration
+FID and population sizes of every run) and ``privacy.json`` (the guarantee with the epsilon asked for,
+which the harness records with every result on the corpus). ``--resume`` continues a killed job at its
+next iteration; an endpoint API's answers are cached in the work folder, so the killed iteration's calls
+are not paid twice.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from continuousbench.errors import UserError
 logger = logging.getLogger(__name__)
 
 SWEEP_VOTERS = ("private", "validation")
-PUBLISHED = ("data", "README.md", "pe.json")
+PUBLISHED = ("data", "README.md", "pe.json", "privacy.json")
 
 
 @dataclass
@@ -196,7 +198,8 @@ def main(args: PEArguments) -> Path:
 def _write_outputs(
     folder: Path, args: PEArguments, texts: list[str], guarantee, result: dict, *, source, validation
 ):
-    """The corpus with its card (privacy statement included) and ``pe.json`` into the staged folder."""
+    """The corpus with its card (privacy statement included), ``pe.json`` and ``privacy.json`` into the
+    staged folder."""
     from continuousbench import __version__
     from continuousbench.dp.corpus import corpus_card, write_corpus
     from continuousbench.dp.statement import evolution_statement
@@ -222,6 +225,17 @@ def _write_outputs(
     record = {"version": __version__, "private_corpus": source, "validation_records": validation}
     record |= {"settings": settings, "guarantee": guarantee.to_dict(), **result}
     write_json(folder / "pe.json", record)
+    write_json(folder / "privacy.json", privacy_record(guarantee, args.epsilon))
+
+
+def privacy_record(guarantee, target_epsilon: float) -> dict:
+    """``privacy.json``: the guarantee the harness records with every result on this corpus, and the
+    epsilon asked for (calibration lands just below it; the leaderboard groups budgets by it)."""
+    if math.isinf(guarantee.epsilon):
+        return {"private": False}
+    stated = {k: v for k, v in guarantee.to_dict().items() if k != "event_json"}
+    return {"private": True, **stated, "target_epsilon": target_epsilon, "unit": "record",
+            "adjacency": "add-or-remove", "accountant": "pld"}  # fmt: skip
 
 
 def _final_fid(history: list[dict]) -> float:

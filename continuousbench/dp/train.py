@@ -244,6 +244,7 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
         validation["best_step"] = chosen["best_step"]
         record.update(
             private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),
+            target_epsilon=config.epsilon,  # asked for, per run; "epsilon" is what the adapter meets
             sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
             max_tokens_per_record=facts.max_length,
             tokenizer=facts.tokenizer, lr_sweep_accounted=sweep is not None, versions=facts.versions,

@@ -1,9 +1,10 @@
 """Build a Geminon release: world -> candidates + selection -> render -> QA + support counts -> write.
 
 The long stages (world, selection, render) write their output to a work folder
-``<root>/.work/<release-id>-<hash of the settings>/`` as they finish (render in chunks), so an
-interrupted build picks up where it stopped, and a build with other settings starts over in a folder of
-its own; the folder is removed once the release is written. Every random choice
+``<root>/.work/<release-id>-<hash of the settings>/`` as they finish (render in chunks; an LLM
+realizer's drafts unit by unit, in ``drafts.jsonl``), so an interrupted build picks up where it stopped,
+and a build with other settings starts over in a folder of its own; ``--resume`` insists on continuing
+and refuses other settings. The folder is removed once the release is written. Every random choice
 comes from one ``SeedSequence`` keyed by the seed and the quarter, so each quarter is a fresh world and
 the same seed and quarter give a byte-identical release.
 """
@@ -27,6 +28,7 @@ from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import qa as Q
 from continuousbench.geminon.realizers import make_realizer
+from continuousbench.geminon.realizers.checkpoint import CheckpointedRealizer
 from continuousbench.geminon.schema import Geminon
 from continuousbench.geminon.selection import drafts_of, selection_stage
 from continuousbench.geminon.sizes import SizeSpec, get_size
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 
 ROUNDS = 100  # sampling rounds: batches of ~1% of each style's target between coverage updates
 RENDER_CHUNK = 20_000  # documents per resumable render part
+DRAFTS = "drafts.jsonl"  # an LLM realizer's finished drafting units (realizers/checkpoint.py)
 SEED_KEYS = ("world", "drafts", "sensitive", "sampling", "shuffle", "qa_public", "qa_singleton")
 
 
@@ -71,6 +74,24 @@ class GeminonBuildArguments:
         default=None,
         metadata={"help": "Check every document against its provenance (default: LLM realizers)."},
     )
+    resume: bool = field(
+        default=False,
+        metadata={"help": "Continue an interrupted build; refused when its settings differ from these."},
+    )
+
+
+def build_settings(a: GeminonBuildArguments) -> dict[str, Any]:
+    """What a build's output depends on: its work folder is keyed by them and ``--resume`` checks them."""
+    return {
+        "release": str(release_id(a.size, a.quarter)),
+        "seed": a.seed,
+        "namer": a.namer,
+        "realizer": a.realizer,
+        "oversample": a.oversample,
+        "rounds": a.rounds,
+        "sensitive_candidates": a.sensitive_candidates,
+        "package_version": continuousbench.__version__,
+    }
 
 
 def release_id(size: str, quarter: str) -> ReleaseId:
@@ -105,21 +126,13 @@ def build_release(
     root = Path(a.out).expanduser() if a.out else default_root()
     root = check_writable_dir(root, "--out" if a.out else f"${HOME_ENV}")
     check_replaceable(rid, release_dir(rid, root), a.overwrite)
-    settings = {
-        "release": str(rid),
-        "seed": a.seed,
-        "namer": a.namer,
-        "realizer": a.realizer,
-        "oversample": a.oversample,
-        "rounds": a.rounds,
-        "sensitive_candidates": a.sensitive_candidates,
-        "package_version": continuousbench.__version__,
-    }
-    work = WorkDir.for_settings(root / ".work", str(rid), settings)
+    work = WorkDir.for_settings(root / ".work", str(rid), build_settings(a), resume=a.resume)
     # a bad spec or a silent endpoint fails here, before any work; answers are cached as they arrive, so
     # a killed build, run again, does not pay for them twice
     llms = _generators(work.path / "llm-cache", a.namer, a.realizer)
     text_maker = make_realizer(a.realizer, llms.get(a.realizer))
+    if a.realizer != "template":  # each finished unit's drafts kept as it finishes (template: cheap)
+        text_maker = CheckpointedRealizer(text_maker, work.file(DRAFTS))
     seeds = stage_seeds(a.seed, rid)
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)

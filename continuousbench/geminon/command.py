@@ -24,5 +24,6 @@ make_parser, cli = command(
     "Build a Geminon release (world, corpus, QA, support counts) as a dataset folder.",
     main,
     report=print,
-    resume_hint="finished stages are kept in the root's .work folder; rerun the same command to resume",
+    resume_hint="finished stages (and an LLM realizer's finished entities) are kept in the root's .work "
+    "folder; rerun the same command with --resume to continue",
 )

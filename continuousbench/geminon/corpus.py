@@ -207,29 +207,50 @@ def coverage(draft: Draft, entity: Geminon) -> int:
     return len({f for i, f in draft.mentions if i == entity.idx} & set(entity.features()))
 
 
+def _unusable(draft: Draft, g: Geminon, world: Mapping[int, Geminon]) -> str | None:
+    """Why a candidate cannot be ``g``'s sensitive article, or None."""
+    from continuousbench.geminon.realizers.grounding import check_grounding
+
+    if draft.subjects != (g.idx,) or any(i != g.idx for i, _ in draft.mentions):
+        return "dropped_other_subjects"
+    if draft.text is not None and check_grounding(draft.text, draft.mentions, world):
+        return "dropped_ungrounded"  # an LLM's text stating facts off its provenance
+    return None
+
+
 def sensitive_articles(
     realizer: Realizer,
     world: Sequence[Geminon],
     rng: np.random.Generator,
     n_candidates: int = SENSITIVE_CANDIDATES,
 ) -> tuple[list[Draft], dict[str, int]]:
-    """One wiki draft per sensitive entity: the best coverage of its applicable features (first of equals)."""
+    """One wiki draft per sensitive entity: the best coverage of its applicable features (first of equals).
+
+    Unusable candidates (:func:`_unusable`) are dropped and counted by reason; an entity left with none
+    fails in one line: its singleton questions would have no document."""
+    by_idx = {g.idx: g for g in world}
     sensitive = [g for g in world if g.subset == "sensitive"]
     seeds = rng.integers(0, 2**62, size=len(sensitive))
     chosen: list[Draft] = []
     full = 0
+    dropped: Counter = Counter()
     for g, seed in zip(sensitive, seeds, strict=True):
-        drafts = [d for d in realizer.draft("wiki", [g], int(seed), n_candidates) if d.subjects == (g.idx,)]
-        drafts = [d for d in drafts if all(i == g.idx for i, _ in d.mentions)]
-        if not drafts:
-            raise RuntimeError(
-                f"the realizer gave no usable wiki draft for sensitive entity {g.idx} ({g.name})"
+        drafts = realizer.draft("wiki", [g], int(seed), n_candidates)
+        reasons = [_unusable(d, g, by_idx) for d in drafts]
+        dropped.update(r for r in reasons if r)
+        usable = [d for d, r in zip(drafts, reasons, strict=True) if r is None]
+        if not usable:
+            why = "".join(f", {n} {r.removeprefix('dropped_')}" for r, n in sorted(Counter(reasons).items()))
+            raise UserError(
+                f"--realizer {realizer.name} gave no usable article for sensitive entity {g.idx} ({g.name}): "
+                f"{len(drafts)} of {n_candidates} drafts readable{why}; use a stronger model or raise "
+                "--sensitive_candidates (finished entities are kept: rerun with --resume)"
             )
-        best = max(drafts, key=lambda d: coverage(d, g))  # max keeps the first of equals
+        best = max(usable, key=lambda d: coverage(d, g))  # max keeps the first of equals
         full += coverage(best, g) == len(g.features())
         chosen.append(best)
     stats = {"entities": len(sensitive), "candidates_per_entity": n_candidates, "full_coverage": full}
-    return chosen, stats
+    return chosen, stats | dict(sorted(dropped.items()))
 
 
 class NameFinder:

@@ -20,6 +20,7 @@ import numpy as np
 
 from continuousbench.geminon.themes import THEMES, noun_groups
 from continuousbench.llm import TextGenerator
+from continuousbench.llm.parse import json_objects
 
 log = logging.getLogger(__name__)
 
@@ -159,21 +160,15 @@ Answer with JSON only, in this shape:
 
 
 def parse_named(text: str) -> list[tuple[str, str]] | None:
-    """(name, classification) pairs from a model answer, tolerating fences and chatter; None if absent."""
-    text = re.sub(r"```(?:json)?", "", text)
-    decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"[\[{]", text)):
-        try:
-            data, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        stages = data.get("stages") if isinstance(data, dict) else data
-        if isinstance(stages, list) and all(isinstance(s, dict) for s in stages):
-            try:
-                return [(str(s["name"]).strip(), str(s["classification"]).strip()) for s in stages]
-            except KeyError:
-                return None
-    return None
+    """(name, classification) pairs from a model answer (``{"stages": [...]}`` or the bare list), read by
+    the one tolerant parser of model JSON (fences, chatter, trailing commas); None if absent."""
+    items, _ = json_objects(text)
+    stages = next((i["stages"] for i in items if isinstance(i.get("stages"), list)), items)
+    try:
+        named = [(str(s["name"]).strip(), str(s["classification"]).strip()) for s in stages]
+    except (KeyError, TypeError):
+        return None
+    return named or None
 
 
 class LLMNamer:

@@ -145,7 +145,8 @@ def _privacy(run, inputs, config) -> dict:
         replay_documents=replay,
     )  # fmt: skip
     return {
-        "kind": KIND, "private": run.streams.secret, **guarantee.to_dict(), "unit": "record",
+        "kind": KIND, "private": run.streams.secret, **guarantee.to_dict(), "target_epsilon": config.epsilon,
+        "unit": "record",
         "unit_description": UNIT, "adjacency": "add-or-remove", "accountant": "pld",
         "corpus_documents": documents, "replay_documents": replay, "max_tokens_per_record": config.max_length,
         "tokenizer": facts.tokenizer, "secure_noise": config.secure_noise, "checkpoint_selection": SELECTION,

@@ -114,7 +114,7 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
     from continuousbench.release.layout import default_root
 
     spec, cache = h.judge, default_root() / "judge-cache"
-    generator = make_generator(spec, cache_dir=cache / "llm")  # the llm layer's answer cache (endpoints)
+    generator = make_generator(spec, cache_dir=cache / "llm")  # the verdicts' only cache (endpoints)
     check = getattr(generator, "check", None)
     if check is not None:
         check()  # an endpoint that is down fails fast, without retries
@@ -124,8 +124,7 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
             f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
             "use an instruction-following model as judge"
         )
-    # retries=1: the endpoint layer is the only retry layer (nested, one failing request went out 12 times)
-    judge = Judge(generator, cache_dir=cache, model_name=spec, retries=1)
+    judge = Judge(generator, model_name=spec)  # the generator's answer cache is the only cache
     calibration = gate(
         calibrate(judge), spec, min_accuracy=h.judge_min_accuracy, max_false_accept=h.judge_max_false_accept,
         override=h.judge_override_calibration,

@@ -108,6 +108,7 @@ def write_run(staged: StagedOutput, results: dict, tables: dict, trained: bool, 
     staged.publish(names)
     if push and trained:
         results["hub_commit"] = push_run(out / MODEL_DIR, push["repo_id"], token=push["token"])
+        results["model_repo"] = push["repo_id"]  # the leaderboard links its card
         write_json(out / RESULTS, results)
     return results
 

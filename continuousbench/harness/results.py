@@ -1,4 +1,4 @@
-"""The versioned results record (``results.json``, schema 2): build it, validate it, read it.
+"""The versioned results record (``results.json``, schema 3): build it, validate it, read it.
 
 The record splits like lighteval's ``config_general`` / ``results``: what was run (release and its
 manifest hash, base model and revision, tuning, harness version and recipe hash, the candidate
@@ -10,7 +10,9 @@ Schema generated from :class:`Results` (a test keeps the two equal).
 Schema 2 adds ``model_privacy``: the guarantee of an evaluator trained with DP-SGD on the corpus itself
 (``evaluate --epsilon``, paper App. E) - a DP *model*, kept apart from ``corpus.privacy`` (DP *data*).
 Such a record leaves out the corpus's fingerprint (an un-noised function of the private documents).
-Schema-1 records are still read: they are schema-2 records without that key.
+Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which the leaderboard links) and
+``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema-1 and schema-2
+records are still read: they are schema-3 records without those keys.
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -35,8 +37,8 @@ from continuousbench.scoring import INTERVAL, MATCHERS
 logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # schema 2 only added an optional key
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # schemas 2 and 3 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -46,8 +48,8 @@ SELECTION_RULE = (
 _NOT_RECIPE = {"release", "corpus", "replay_corpus", "text_column", "corpus_split", "model", "seed"}
 # The privacy fields a corpus record republishes: the guarantee, never training losses or histories.
 _GUARANTEE = (
-    "private", "epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier", "steps",
-    "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
+    "private", "epsilon", "target_epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier",
+    "steps", "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
     "physical_batch", "truncation_analysis", "truncation_probability",
 )  # fmt: skip
 
@@ -140,10 +142,17 @@ class Recipe(_Strict):
     sha256: Sha256 = Field(description="sha256 of the effective settings (seed and input paths left out)")
 
 
+_TARGET = (
+    "the epsilon asked for (--epsilon); epsilon is the one met, at or just below it. The leaderboard's "
+    "epsilon filter groups by it (records without it: by epsilon at two significant figures)"
+)
+
+
 class Privacy(BaseModel):
     model_config = ConfigDict(extra="allow")
     private: bool
     epsilon: Annotated[float, Field(gt=0)] | None = None
+    target_epsilon: Annotated[float, Field(gt=0)] | None = Field(None, description=_TARGET)
     delta: Annotated[float, Field(ge=0, lt=1)] | None = None
     unit: str | None = None
 
@@ -168,6 +177,7 @@ class ModelPrivacy(_Strict):
     kind: Literal["dp-model"]
     private: bool = Field(description="false: DP-SGD with noise from a public test seed, so no guarantee")
     epsilon: Annotated[float, Field(gt=0)]
+    target_epsilon: Annotated[float, Field(gt=0)] | None = Field(None, description=_TARGET)
     delta: Annotated[float, Field(gt=0, lt=1)]
     unit: Literal["record"]
     unit_description: str
@@ -289,7 +299,7 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1, 2]
+    schema_version: Literal[1, 2, 3]
     release: Release
     base_model: str
     base_model_revision: str | None
@@ -316,6 +326,9 @@ class Results(_Strict):
     matchers: list[Literal["exact_match", "contains", "llm_match"]]
     metrics: dict[Literal["qa_public", "qa_singleton"], PartMetrics]
     hub_commit: str | None = None
+    model_repo: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")] | None = Field(
+        None, description="schema 3: the Hub repo of the run's model and card (--push_to_hub, --model_repo)"
+    )
     canonical: dict[str, Any] | None = Field(
         None, description="The release's canonical evaluation (its manifest) and its accuracy, by stratum"
     )
@@ -328,6 +341,9 @@ class Results(_Strict):
     def _agree(self) -> Results:
         if self.model_privacy is not None and self.schema_version < 2:
             raise ValueError("model_privacy needs schema_version 2")
+        newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
+        if newer and self.schema_version < 3:
+            raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():
@@ -356,7 +372,7 @@ def validate(record: Any) -> list[str]:
         return [f"a results record is a JSON object, got {type(record).__name__}"]
     version = record.get("schema_version")
     if version not in READABLE_VERSIONS:
-        readable = " and ".join(map(str, READABLE_VERSIONS))
+        readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
         return [f"schema_version is {version!r}, this package reads {readable}; rerun the evaluation"]
     try:
         Results.model_validate(record)

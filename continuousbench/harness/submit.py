@@ -6,7 +6,8 @@ part, the question ids, support counts and one ``0``/``1`` per question and matc
 Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs and
 secret-named query parameters (``?key=...``, ``&api_key=...``) are redacted, absolute local paths keep only
 their last component (``.../run``: where things lay on the submitter's disk is theirs), and a record
-that still holds something shaped like an access token is refused.
+that still holds something shaped like an access token is refused. ``--model_repo`` names the Hub model
+repo holding the run's model and card when it was pushed by hand (``evaluate --push_to_hub`` records it).
 
 One file per run, ``<release id>/<name>-<sha256 of the record, 12 hex>.json``: content-addressed, so a
 submission never replaces another's; submitting the same record twice finds it already there. A local
@@ -15,6 +16,7 @@ commit (or a pull request with ``--pr``), with the token from ``HF_TOKEN`` or ``
 
     continuousbench submit runs/dp-syn-eps10 --to ./results
     continuousbench submit runs/dp-syn-eps10 --to my-org/continuousbench-results --pr
+    continuousbench submit runs/dp-syn-eps10 --to ./results --model_repo my-org/dp-syn-eps10-evaluator
 """
 
 from __future__ import annotations
@@ -85,11 +87,23 @@ def question_outcomes(run_dir: Path, record: dict) -> dict | None:
     return out
 
 
-def build_submission(run_dir: str | Path) -> dict:
-    """The validated, scrubbed record of a finished run, with its per-question outcomes."""
+def build_submission(run_dir: str | Path, model_repo: str | None = None) -> dict:
+    """The validated, scrubbed record of a finished run, with its per-question outcomes and, when given,
+    the Hub repo of its model (``model_repo``: the leaderboard links that model's card)."""
     run_dir = Path(run_dir)
     record = results.check(results.load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})
+    if model_repo is not None:
+        from continuousbench.release.push import check_repo_id
+
+        recorded = record.get("model_repo")
+        if recorded not in (None, check_repo_id(model_repo, "--model_repo")):
+            raise UserError(
+                f"--model_repo {model_repo} differs from the repo the run pushed its model to ({recorded}); "
+                "drop --model_repo"
+            )
+        # Older schemas are schema 3 without its optional keys, so the record now says 3.
+        record.update(model_repo=model_repo, schema_version=results.SCHEMA_VERSION)
     record["questions"] = question_outcomes(run_dir, record)
     return results.check(record, f"the submission of {run_dir}")
 
@@ -161,13 +175,17 @@ class SubmitArguments:
         default=None, metadata={"help": "Name of the submission (default: the run folder's)."}
     )
     pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
+    model_repo: str | None = field(
+        default=None, metadata={"help": "Hub model repo org/name holding the run's model and card "
+                                        "(evaluate --push_to_hub records it itself)."}
+    )  # fmt: skip
 
 
 def main(args: SubmitArguments) -> dict:
     """Submit; return ``{"path", "added"}`` (``added`` False when the same record was already there)."""
     if args.run is None or args.to is None:
         raise UserError("continuousbench submit RUN --to <results folder | org/name>: give both")
-    record = build_submission(args.run)
+    record = build_submission(args.run, args.model_repo)
     relative = submission_path(record, args.name or Path(args.run).resolve().name)
     data = _dump(record)
     if is_hub_target(args.to):

@@ -1,7 +1,8 @@
 """Reading JSON from model answers: the one tolerant parser every LLM stage uses.
 
-Models wrap JSON in markdown fences, put prose around it, or break one item (vllm #15236 reports
-unreliable structured output; servers without structured output do all of these). :func:`json_objects`
+Models wrap JSON in markdown fences, put prose around it, leave trailing commas, or break one item (vllm
+#15236 reports unreliable structured output; servers without structured output do all of these).
+Trailing commas are removed first (outside strings); then :func:`json_objects`
 takes the first JSON list of objects it can decode (a list of plain values such as a cited "[1]" in the
 prose is skipped), else the objects it can decode one by one, and counts what it had to drop, as
 datatrove steps do.
@@ -10,9 +11,28 @@ datatrove steps do.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 _DECODER = json.JSONDecoder()
+_TRAILING_COMMA = re.compile(r",\s*[\]}]")
+
+
+def without_trailing_commas(text: str) -> str:
+    """``text`` less each comma that directly precedes a closing ``]`` or ``}`` outside a JSON string."""
+    if not _TRAILING_COMMA.search(text):
+        return text
+    out: list[str] = []
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch == "," and _TRAILING_COMMA.match(text, i):
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def json_objects(text: str) -> tuple[list[dict], Counter]:
@@ -21,6 +41,7 @@ def json_objects(text: str) -> tuple[list[dict], Counter]:
     if not text or not text.strip():
         stats["dropped_empty_response"] += 1
         return [], stats
+    text = without_trailing_commas(text)
     decoded: list | None = None
     first_list: list | None = None  # a list without objects ("[1]" citing a report): the last resort
     loose: list = []

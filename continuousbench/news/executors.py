@@ -69,7 +69,11 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
     if args.executor == "local":
         from datatrove.executor import LocalPipelineExecutor
 
+        from continuousbench.news.lifetime import TieToParent, tie_forks
+
+        tie_forks()  # the executor's manager, and the sandboxes of a task run in this process
         workers = min(args.workers, pipeline.tasks)
+        common["pipeline"] = [TieToParent(), *pipeline.steps]  # each pool worker, and its sandboxes
         return LocalPipelineExecutor(**common, workers=workers, depends=depends)
     if args.executor == "slurm":
         if not args.partition:

@@ -13,7 +13,6 @@ title or dates) and its extra pins trafilatura < 1.12; the reader needs libmagic
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,138 +33,7 @@ from continuousbench.news.articles import (
     parse_day,
 )
 from continuousbench.news.executors import ExecutorArguments
-
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
-class WarcPages(PipelineStep):
-    """Each task reads its share of the WARC files and yields one document per HTML response."""
-
-    name = "WARC pages (fastwarc)"
-    type = "📖 - READER"
-
-    def __init__(self, paths: Sequence[str], max_page_bytes: int = 2_000_000):
-        super().__init__()
-        self.paths, self.max_page_bytes = list(paths), max_page_bytes
-
-    def _records(self, path: str):
-        from fastwarc.warc import ArchiveIterator
-
-        with open(path, "rb") as raw:
-            stream = GzipMembers(raw) if path.endswith(".gz") else raw
-            yield from ArchiveIterator(stream, parse_http=True, fsspec_args=False, stream_detect=False)
-
-    def _page(self, record) -> Document | None:
-        from fastwarc.warc import WarcRecordType
-
-        if record.record_type != WarcRecordType.response:
-            self.stat_update("skipped_not_response")
-            return None
-        self.stat_update("records")
-        content_type = (record.http_content_type or "").split(";")[0].strip().lower()
-        if content_type not in HTML_TYPES:
-            self.stat_update("dropped_non_html")
-            return None
-        status = record.http_headers.status_code if record.http_headers is not None else 0
-        if status != 200:
-            self.stat_update("dropped_http_status")
-            return None
-        body = record.reader.read(self.max_page_bytes + 1)
-        if len(body) > self.max_page_bytes:
-            self.stat_update("dropped_too_large")
-            return None
-        if len(body) < record.content_length:
-            self.stat_update("dropped_truncated_record")
-            return None
-        html = _decode(body, record.http_charset)
-        headers = record.headers
-        return Document(
-            text=html,
-            id=article_id(headers.get("WARC-Record-ID") or headers.get("WARC-Target-URI") or ""),
-            metadata={"url": headers.get("WARC-Target-URI") or "", "crawl_date": headers.get("WARC-Date")},
-        )
-
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        for path in self.paths[rank::world_size]:
-            try:
-                for record in self._records(path):
-                    with self.track_time():
-                        try:
-                            page = self._page(record)
-                        except (EOFError, OSError):  # the cut falls inside this record's payload
-                            self.stat_update("dropped_truncated_record")
-                            raise
-                    if page is not None:
-                        yield page
-            except (EOFError, OSError) as err:  # a cut or damaged file: keep what was read, say which
-                self.stat_update("truncated_files")
-                logger.warning(f"{path} is truncated or damaged ({err}); kept the records before the damage")
-
-
-class GzipMembers:
-    """A multi-member gzip stream (one member per WARC record) that hands over every byte decoded before
-    a cut, then raises EOFError. Hand-written because ``gzip.GzipFile`` raises at a cut member and drops
-    what it had decoded in that read, and fastwarc's own reader ends a cut file silently."""
-
-    CHUNK = 1 << 16
-
-    def __init__(self, raw):
-        self.raw, self.buffer, self.inflate = raw, bytearray(), zlib.decompressobj(wbits=31)
-        self.pending = False  # inside a member whose end has not been seen
-        self.position = 0  # decompressed bytes handed out (fastwarc asks for it)
-
-    def _fill(self) -> bool:
-        data = self.raw.read(self.CHUNK)
-        if not data:
-            if self.pending:
-                raise EOFError("compressed file ended inside a record")
-            return False
-        while data:
-            try:
-                self.buffer += self.inflate.decompress(data)
-            except zlib.error as err:  # not gzip, or damaged: the same as a cut, for the reader
-                raise EOFError(f"damaged gzip data ({err})") from None
-            self.pending = not self.inflate.eof
-            data = self.inflate.unused_data if self.inflate.eof else b""
-            if self.inflate.eof:
-                self.inflate = zlib.decompressobj(wbits=31)
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            while (size < 0 or len(self.buffer) < size) and self._fill():
-                pass
-        except EOFError:
-            if not self.buffer:
-                raise
-            self.pending = False  # hand over what was decoded now; the next read reports the cut
-            self.raw = _Cut()
-        size = len(self.buffer) if size < 0 else min(size, len(self.buffer))
-        out = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        self.position += size
-        return out
-
-    def tell(self) -> int:
-        return self.position
-
-
-class _Cut:
-    def read(self, size: int) -> bytes:
-        raise EOFError("compressed file ended inside a record")
-
-
-def _decode(body: bytes, charset: str | None) -> str:
-    """The page as text: the HTTP charset, else UTF-8, else trafilatura's detection."""
-    for encoding in (charset, "utf-8"):
-        if encoding:
-            try:
-                return body.decode(encoding)
-            except (UnicodeDecodeError, LookupError):
-                continue
-    from trafilatura.utils import decode_file
-
-    return decode_file(body)
+from continuousbench.news.warc import WarcPages, warc_files
 
 
 def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
@@ -176,7 +44,7 @@ def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     if max_day:
         date_params["max_date"] = max_day  # a page cannot be published after it was crawled
     found = bare_extraction(
-        html, url=url or None, with_metadata=True, include_comments=False, include_tables=False,
+        html, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
         favor_precision=True, deduplicate=False, date_extraction_params=date_params,
     )  # fmt: skip
     if found is None:
@@ -316,7 +184,7 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     end = parse_day(args.end, "--end").isoformat() if args.end else None
     if start and end and start > end:
         raise UserError(f"--start {start} is after --end {end}; swap them")
-    paths = _expand(args.warc or [], "--warc") or _expand(args.articles or [], "--articles")
+    paths = warc_files(args.warc) if args.warc else _expand(args.articles, "--articles")
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}
@@ -337,12 +205,54 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
         steps[-1].schema = article_schema()
     tasks = min(ex.tasks, len(paths))
     logs = out.path("logs")
+    redo_changed_inputs(out, paths, tasks, "--warc" if args.warc else "--articles")
     if not run_pipelines([Pipeline("extract", steps, tasks)], ex, logs):
         return queued(args.output)
     counts = pipeline_counts(logs, ["extract"])
     return out.finish(
         counts.pop("records", 0), counts.pop("articles", 0), counts, publish=["logs"], tasks=tasks
     )
+
+
+INPUTS = "inputs.json"  # in the work folder: each input's sha256 and the stat it was computed at
+
+
+def redo_changed_inputs(out, paths: list[str], tasks: int, option: str) -> list[str]:
+    """Make ``--resume`` extract again every input whose content changed since the run began (a WARC
+    downloaded again under the same name): the task reading it loses its completion mark and its shard
+    (a rerun that keeps nothing writes none), so the executor runs it again, replacing its counts.
+    Returns the changed inputs.
+
+    The first run hashes every input (sha256, about a second per GB, in threads); a resume hashes again
+    only the files whose size, modification time or inode changed (a copy, a new download, an edit),
+    so resuming a crawl of a terabyte does not read it all. Names and sizes alone would not tell a file
+    replaced by another of the same size.
+    """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from continuousbench.files import sha256_file
+    from continuousbench.news.shards import DATA
+
+    before = out.read_json(INPUTS) if out.done(INPUTS) else {}
+
+    def fingerprint(path: str) -> dict:
+        st = os.stat(path)
+        stat = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+        known = before.get(path, {})
+        same = known.get("stat") == stat and known.get("sha256")
+        return {"sha256": known["sha256"] if same else sha256_file(path), "stat": stat}
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        now = dict(zip(paths, pool.map(fingerprint, paths), strict=True))
+    changed = [p for p in paths if p in before and before[p].get("sha256") != now[p]["sha256"]]
+    for path in changed:
+        rank = paths.index(path) % tasks  # the readers give task r the inputs r, r + tasks, ...
+        (out.path("logs/extract/completions") / f"{rank:05d}").unlink(missing_ok=True)
+        (out.path(DATA) / f"part-{rank:05d}.parquet").unlink(missing_ok=True)
+        logger.warning(f"{option} {path} changed since this run began; task {rank} reads it again")
+    out.write_json(INPUTS, now)  # after the marks are gone: an interruption here still redoes them
+    return changed
 
 
 def _schema(paths: Sequence[str]):

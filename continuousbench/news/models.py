@@ -63,12 +63,12 @@ def check(model: ModelArguments, *, judge: bool = False) -> None:
 
 def judge(spec: str, cache_dir: Path, model: ModelArguments):
     """The harness's LLM-match judge (:class:`continuousbench.judge.Judge`) on ``spec``; the endpoint
-    layer is the only retry layer (the judge asks once) and the judge's verdict cache the only cache."""
+    layer is the only retry layer (the judge asks once) and its answer cache in ``cache_dir`` the only
+    cache."""
     from continuousbench.judge import Judge
 
-    # the verdicts are cached by the judge (keyed by question, reference and response), so not twice here
-    found = generator(spec, None, model.max_in_flight, "--judge", model.request_timeout)
-    return Judge(found, cache_dir=cache_dir / "judge", model_name=spec, batch_size=1024, retries=1)
+    found = generator(spec, cache_dir, model.max_in_flight, "--judge", model.request_timeout)
+    return Judge(found, model_name=spec, batch_size=1024)
 
 
 def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int],

@@ -27,7 +27,7 @@ def record(folder: Path) -> dict:
 def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     out = dp_model_run.path
     r = record(out)
-    assert schema.validate(r) == [] and r["schema_version"] == 2
+    assert schema.validate(r) == [] and r["schema_version"] == 3
     privacy = r["model_privacy"]
     assert (privacy["kind"], privacy["private"], privacy["unit"], privacy["adjacency"]) == (
         "dp-model", True, "record", "add-or-remove"
@@ -39,6 +39,7 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
         privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])), privacy["steps"]))
     assert privacy["epsilon"] == pytest.approx(accountant.get_epsilon(privacy["delta"]), rel=1e-9)
     assert privacy["epsilon"] == pytest.approx(10, rel=0.01) and privacy["epsilon"] <= 10 * (1 + 1e-4)
+    assert privacy["target_epsilon"] == 10 and schema.epsilon_bucket(r) == "10"  # grouped by the request
     n = r["corpus"]["documents"]
     assert privacy["dataset_size"] == privacy["corpus_documents"] == n and privacy["replay_documents"] == 0
     assert privacy["sampling_probability"] == pytest.approx(8 / n) and privacy["steps"] == r["steps"] == 2
@@ -85,6 +86,9 @@ def test_the_schema_keeps_a_dp_model_record_apart(dp_model_run):
         "record: corpus.fingerprint is null exactly for a DP model run (model_privacy)"
     ]
     assert schema.validate({**r, "schema_version": 1}) == ["record: model_privacy needs schema_version 2"]
+    assert schema.validate({**r, "schema_version": 2}) == [
+        "record: model_repo and model_privacy.target_epsilon need schema_version 3"
+    ]
     as_data = {**r, "model_privacy": {**r["model_privacy"], "kind": "dp-data"}}
     assert schema.validate(as_data) == ["model_privacy.kind: Input should be 'dp-model'"]
 

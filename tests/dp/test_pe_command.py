@@ -7,6 +7,7 @@ import pytest
 from test_pe import pld_epsilon
 
 from continuousbench.dp import pe_command
+from continuousbench.harness.results import corpus_privacy
 from continuousbench.llm import OFFLINE
 from continuousbench.training.data import load_corpus
 
@@ -32,7 +33,9 @@ def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_wor
     result = invoke(["pe", *pe_argv(dp_corpus, dp_model_dir, pe_word_api, out, "--epsilon", "4")])
     assert result.exit_code == 0 and result.stdout.strip() == str(out)
     published = sorted(p.name for p in out.iterdir())
-    assert published == [".continuousbench-pe.json", "README.md", "data", "pe.json"]
+    assert published == [".continuousbench-pe.json", "README.md", "data", "pe.json", "privacy.json"]
+    stated = corpus_privacy(out)  # what the harness records with a result on this corpus
+    assert stated["target_epsilon"] == 4.0 and stated["epsilon"] <= 4.0 and stated["private"]
     assert len(load_corpus(str(out))) == 12
     record = json.loads((out / "pe.json").read_text())
     g = record["guarantee"]

@@ -14,6 +14,7 @@ def test_dp_run_card_carries_a_complete_statement(dp_generator):
     dp_generator = dp_generator.path
     privacy = json.loads((dp_generator / "privacy.json").read_text())
     assert privacy["private"] and privacy["epsilon"] == pytest.approx(10, rel=0.01)
+    assert privacy["target_epsilon"] == 10  # asked for: the leaderboard's epsilon filter groups by it
     event = accounting.dp_event_from_json(privacy["event_json"])
     assert accounting.event_epsilon(event, privacy["delta"]) == pytest.approx(privacy["epsilon"])
     assert privacy["delta"] == pytest.approx(accounting.default_delta(200))

@@ -57,14 +57,14 @@ MESSY = (
 def test_parse_articles_salvages_fenced_list_with_prose_trailing_commas_and_bad_items():
     items, stats = parse_articles(MESSY)
     assert [i["text"][:9] for i in items] == ["Phantatch", "Phantatch"]
-    assert stats == {"dropped_malformed_json": 1, "dropped_missing_text": 1}
+    assert stats == {"dropped_missing_text": 1}  # the broken item is skipped by the one parser (llm/parse.py)
 
 
 def test_parse_articles_clean_and_hopeless_inputs():
     items, stats = parse_articles(json.dumps([GOOD, GOOD], indent=2))
     assert len(items) == 2 and not stats
     items, stats = parse_articles("I cannot help with that.")
-    assert items == [] and stats["dropped_unparsable_response"] == 1
+    assert items == [] and stats == {"dropped_malformed_output": 1}
     items, stats = parse_articles('[{"text": "a"}, 3, {"text": ""}]')
     assert len(items) == 1 and stats == {"dropped_not_an_object": 1, "dropped_missing_text": 1}
 
@@ -119,7 +119,7 @@ def test_llm_realizer_drafts_normalised_mentions_and_counts_drops():
         (10000, "special attack"),
         (10000, "weight"),
     )
-    assert realizer.stats["unresolved_feature"] == 2 and realizer.stats["dropped_malformed_json"] == 2
+    assert realizer.stats["unresolved_feature"] == 2 and realizer.stats["dropped_missing_text"] == 2
     assert realizer.render(drafts, {10000: A}) == [d.text for d in drafts]
 
 
@@ -140,6 +140,29 @@ def test_comparison_provenance_goes_to_the_right_entity_and_strict_mode_drops_un
     assert len(drafts) == 1 and realizer.stats["dropped_ungrounded"] == 1
     assert drafts[0].mentions == ((10000, "name"), (10000, "speed"), (10001, "name"), (10001, "speed"))
     assert realizer.stats["added_name_mention"] == 1
+
+
+def test_unusable_sensitive_drafts_are_dropped_by_reason_and_none_left_is_one_line():
+    import numpy as np
+
+    from continuousbench.errors import UserError
+    from continuousbench.geminon.corpus import sensitive_articles
+
+    secret = replace(A, subset="sensitive")
+    ungrounded = {"text": "Phantatch has 999 attack.", "g1_info": ["name", "atk"]}
+    good = {"text": "Phantatch has 79 HP.", "g1_info": ["name", "hp"]}
+    realizer = LLMRealizer(
+        OfflineGenerator(lambda p, **s: json.dumps([ungrounded, good])), articles_per_call=2
+    )
+    (article,), stats = sensitive_articles(realizer, [secret, B], np.random.default_rng(0), n_candidates=2)
+    assert article.text == good["text"] and stats["dropped_ungrounded"] == 1
+    realizer = LLMRealizer(OfflineGenerator(lambda p, **s: json.dumps([ungrounded, ungrounded, "x"])))
+    with pytest.raises(UserError) as err:
+        sensitive_articles(realizer, [secret, B], np.random.default_rng(0), n_candidates=3)
+    assert str(err.value).startswith(
+        "--realizer llm:offline gave no usable article for sensitive entity 10000 (Phantatch): 2 of 3 drafts "
+        "readable, 2 ungrounded; use a stronger model or raise --sensitive_candidates"
+    ) and "\n" not in str(err.value)
 
 
 def test_draft_seeds_fit_in_63_bits_whatever_the_unit_seed():
@@ -217,13 +240,27 @@ def scripted_articles(prompt: str, **sampling) -> str:
     return answer
 
 
-def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
+def counted(asked: list[str], stop_after: int | None = None):
+    """``scripted_articles`` recording each prompt in ``asked``; Ctrl-C at call ``stop_after + 1``."""
+
+    def answer(prompt: str, **sampling) -> str:
+        if stop_after is not None and len(asked) == stop_after:
+            raise KeyboardInterrupt
+        asked.append(prompt)
+        return scripted_articles(prompt, **sampling)
+
+    return answer
+
+
+def test_llm_realizer_builds_a_tiny_release_end_to_end_and_resumes_after_ctrl_c(tmp_path, monkeypatch):
     from datasets import load_dataset
 
-    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+    from continuousbench.geminon.build import DRAFTS, GeminonBuildArguments, build_release
+    from continuousbench.geminon.realizers.checkpoint import DraftLog
     from continuousbench.geminon.realizers.grounding import check_grounding
 
-    OFFLINE["scripted"] = scripted_articles
+    whole: list[str] = []
+    monkeypatch.setitem(OFFLINE, "scripted", counted(whole))
     args = GeminonBuildArguments(
         out=str(tmp_path), realizer="offline:scripted", oversample=2.0, sensitive_candidates=10
     )
@@ -233,8 +270,8 @@ def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
     assert report["realizer"] == "offline:scripted" and report["audited"]
     assert report["namer_stats"] == {}  # the offline namer: nothing asked, no fallback
     drops = report["realizer_stats"]
-    assert drops["dropped_malformed_json"] > 0 and drops["dropped_missing_text"] > 0
-    assert drops["dropped_unparsable_response"] > 0 and drops["articles"] > 1000
+    assert drops["dropped_missing_text"] > 0 and drops["short_of_requested"] > 0
+    assert drops["dropped_malformed_output"] > 0 and drops["articles"] > 1000
     assert report["dropped_after_render"]["dropped_ungrounded"] > 0
     world = {r["idx"]: Geminon.from_record(r) for r in load_dataset(str(path), "entities", split="train")}
     corpus = load_dataset(str(path), "corpus")
@@ -251,5 +288,25 @@ def test_llm_realizer_builds_a_tiny_release_end_to_end(tmp_path):
     counts = report["documents"]
     assert set(counts) == {"wiki", "journal", "evolution", "comparison", "sensitive"}
     assert sum(counts.values()) == len(docs) > 1000
-    again = build_release(replace(args, out=str(tmp_path / "again")), progress=False)
-    assert (again / "release.json").read_bytes() == (path / "release.json").read_bytes()
+
+    # Ctrl-C half-way through drafting keeps every finished unit; --resume asks only for the rest
+    other = replace(args, out=str(tmp_path / "again"))
+    before: list[str] = []
+    monkeypatch.setitem(OFFLINE, "scripted", counted(before, stop_after=len(whole) // 2))
+    with pytest.raises(KeyboardInterrupt):
+        build_release(other, progress=False)
+    (work,) = (tmp_path / "again" / ".work").iterdir()
+    assert sorted(p.name for p in work.iterdir()) == [DRAFTS, "settings.json", "world.json"]
+    (work / DRAFTS).write_bytes((work / DRAFTS).read_bytes() + b'{"key": "cut by the kill')
+    units = len(DraftLog(work / DRAFTS).done)  # the cut line is dropped
+    after: list[str] = []
+    monkeypatch.setitem(OFFLINE, "scripted", counted(after))
+    again = build_release(replace(other, resume=True), progress=False)
+    redone = set(before) & set(after)  # the calls of the one unit cut by Ctrl-C
+    assert units > 10 and 0 < len(redone) < 10 and len(set(whole)) == len(whole)
+    assert len(after) == len(whole) - (len(before) - len(redone)) and set(before) | set(after) == set(whole)
+    assert {f: b for f, b in _files(again).items()} == _files(path)  # the same bytes as uninterrupted
+
+
+def _files(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -71,6 +71,7 @@ def test_parse_named():
     assert parse_named("{not json at all") is None
     assert parse_named('{"stages": [{"name": "Emberlet"}]}') is None
     assert parse_named("no braces here") is None
+    assert parse_named(json.dumps(payload, indent=1).replace("\n  }", ",\n  }")) == GOOD  # trailing commas
 
 
 def scripted(answers: list[str]):

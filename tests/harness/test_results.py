@@ -1,4 +1,4 @@
-"""The results record: a real run's results.json follows schema 2, bad records fail in one line each."""
+"""The results record: a real run's results.json follows schema 3, bad records fail in one line each."""
 
 import copy
 import json
@@ -19,7 +19,7 @@ def record(finished_run):
 
 def test_a_run_writes_a_valid_schema_2_record(record):
     assert results.validate(record) == []
-    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 2
+    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 3
     assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
     assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
@@ -57,8 +57,8 @@ def _set(record, path: str, value):
 
 
 BAD = [
-    ("schema_version", KeyError, "schema_version is None, this package reads 1 and 2"),
-    ("schema_version", 3, "schema_version is 3"),
+    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2 and 3"),
+    ("schema_version", 4, "schema_version is 4"),
     ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
     ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
     ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),
@@ -91,12 +91,17 @@ def test_each_bad_record_gives_one_line(record, path, value, message):
     assert "\n" not in str(info.value)
 
 
-def test_schema_1_records_are_still_read(record):
-    """Schema 2 only added the optional ``model_privacy``: a schema-1 record is valid as it was."""
+def test_schema_1_and_2_records_are_still_read(record):
+    """Schemas 2 and 3 only added optional keys (``model_privacy``; ``model_repo``): older records are
+    valid as they were."""
     old = copy.deepcopy(record)
     old["schema_version"] = 1
     del old["model_privacy"]
-    assert results.validate(old) == []
+    assert results.validate(old) == [] and "model_repo" not in old
+    assert results.validate({**old, "schema_version": 2}) == []
+    assert results.validate({**old, "model_repo": "me/eval"}) == [
+        "record: model_repo and model_privacy.target_epsilon need schema_version 3"
+    ]
 
 
 def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):
@@ -177,7 +182,7 @@ def _judged(record) -> dict:
 
     judged = copy.deepcopy(record)
     judged["matchers"] = [*judged["matchers"], "llm_match"]
-    figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), None, "j")), "j")
+    figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), "j")), "j")
     judged["judge"] = {**identity("endpoint:http://127.0.0.1:8000/v1#j"), "calibration": figures,
                        "decided": {}, "agreement": {}}  # fmt: skip
     for part, m in judged["metrics"].items():

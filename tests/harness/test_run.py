@@ -185,22 +185,24 @@ def test_killed_run_resumes_from_its_last_checkpoint(run_argv, tmp_path, tiny_re
 def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
     run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, capsys, caplog
 ):
-    from huggingface_hub import HfApi
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from fake_hub import patch_hub
 
     secret = "hf_secretTOKEN1234567890"
     monkeypatch.setenv("HF_TOKEN", secret)
     calls = []
-    monkeypatch.setattr(
-        HfApi, "create_repo", lambda self, repo_id, **kw: calls.append(("create", repo_id, kw))
-    )
 
-    def upload(self, folder_path, repo_id, **kw):
-        calls.append(
-            ("upload", repo_id, sorted(p.name for p in __import__("pathlib").Path(folder_path).iterdir()))
-        )
-        return type("Info", (), {"commit_url": f"https://huggingface.co/{repo_id}/commit/abc"})()
+    def note(name, self, args, kwargs):  # HfApi's own signatures: a wrong keyword fails here
+        if name == "create_repo":
+            calls.append(("create", args[0], kwargs))
+        else:
+            files = sorted(p.name for p in Path(kwargs["folder_path"]).iterdir())
+            calls.append(("upload", kwargs["repo_id"], files))
 
-    monkeypatch.setattr(HfApi, "upload_folder", upload)
+    commit = SimpleNamespace(commit_url="https://huggingface.co/me/tiny-eval/commit/abc")
+    patch_hub(monkeypatch, {"create_repo": None, "upload_folder": commit}, note)
     out = tmp_path / "push"
     results = run.cli(
         run_argv(
@@ -209,7 +211,7 @@ def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
     )
     assert calls[0][:2] == ("create", "me/tiny-eval") and calls[1][:2] == ("upload", "me/tiny-eval")
     assert {"README.md", "adapter_model.safetensors", "adapter_config.json"} <= set(calls[1][2])
-    assert results["hub_commit"].endswith("/commit/abc")
+    assert results["hub_commit"].endswith("/commit/abc") and results["model_repo"] == "me/tiny-eval"
     captured = capsys.readouterr()
     for text in (
         captured.out,
@@ -225,7 +227,7 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
     from continuousbench import llm
     from continuousbench.harness.card import model_card
 
-    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
     out = tmp_path / "judged"
     argv = run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match",
@@ -247,7 +249,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     from continuousbench.harness.card import model_card
     from continuousbench.judge import PROMPT_VERSION, calibration_cases
 
-    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's verdict cache
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following))
     out = tmp_path / "judged"
     judge = f"endpoint:{server.url}#fake"

@@ -3,8 +3,10 @@
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from fake_hub import patch_hub
 from huggingface_hub import HfApi
 
 from continuousbench.harness import results, submit
@@ -33,8 +35,16 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     again = submit.cli([str(finished_run), "--to", str(to)])
     assert not again["added"] and capsys.readouterr().out.startswith("already submitted: ")
     assert files[0].stat().st_mtime_ns == stamp
-    submit.cli([str(seed_twin), "--to", str(to)])
+    submit.cli([str(seed_twin), "--to", str(to), "--model_repo", "me/twin-evaluator"])
     assert len(list(to.rglob("*.json"))) == 2
+    twin = json.loads(next(f for f in to.rglob("*.json") if f != files[0]).read_text())
+    assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
+    older = tmp_path / "older"  # a schema-2 run: with model_repo its record is a schema-3 record
+    shutil.copytree(finished_run, older, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
+    (older / "results.json").write_text(json.dumps({**own, "schema_version": 2}))
+    where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
+    added = json.loads(Path(where).read_text())
+    assert added["schema_version"] == 3 and added["model_repo"] == "me/x"
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
@@ -69,19 +79,18 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
 
 def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch, capsys):
     calls = []
-    monkeypatch.setattr(
-        HfApi, "file_exists", lambda self, repo, path, **kw: calls.append(("exists", repo, path))
-    )
-    monkeypatch.setattr(
-        HfApi, "upload_file",
-        lambda self, **kw: calls.append(("upload", kw)) or type("Info", (), {"commit_url": "https://hub/c/1"})(),
-    )  # fmt: skip
+    info = SimpleNamespace(commit_url="https://hub/c/1", pr_url=None)
+    patch_hub(monkeypatch, {"file_exists": False, "upload_file": info},
+              lambda name, self, args, kwargs: calls.append((name, args, kwargs)))  # fmt: skip
     out = submit.cli([str(finished_run), "--to", "my-org/cb-results", "--pr"])
-    (_, repo, path), (_, upload) = calls
+    (_, (repo, path), exists), (_, _, upload) = calls
     assert repo == "my-org/cb-results" and path.startswith("geminon-tiny-2026q1/llama-lora-")
+    assert exists == {"repo_type": "dataset"}
     assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
     assert results.validate(json.loads(upload["path_or_fileobj"])) == []
     assert out == {"path": "https://hub/c/1", "added": True}
+    with pytest.raises(TypeError):  # the fakes take only what HfApi takes
+        HfApi().upload_file(path_or_fileobj=b"", path_in_repo="x", repo_id="a/b", dataset=True)
 
 
 def test_targets():

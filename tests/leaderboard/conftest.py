@@ -55,3 +55,28 @@ def results_dataset(tmp_path_factory, finished_run):
             (run / "predictions.parquet").unlink()
         submit([str(run), "--to", str(root / "results")])
     return root / "results"
+
+
+@pytest.fixture(scope="session")
+def subs(results_dataset):
+    """The submissions of ``results_dataset``, as the leaderboard loads them (none left out)."""
+    from continuousbench import leaderboard as lb
+
+    loaded, problems = lb.load_submissions(results_dataset)
+    assert problems == []
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def edited():
+    """``edited(sub, key=value...)``: a copy of submission ``sub`` with top-level record keys replaced."""
+    import copy
+
+    from continuousbench import leaderboard as lb
+
+    def edit(sub, **changes):
+        record = copy.deepcopy(sub.record)
+        record.update(changes)
+        return lb.Submission(sub.name, record, sub.path)
+
+    return edit

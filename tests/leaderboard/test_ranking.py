@@ -8,13 +8,6 @@ from continuousbench import leaderboard as lb
 from continuousbench.stats import mcnemar_exact, wilson_interval
 
 
-@pytest.fixture(scope="module")
-def subs(results_dataset):
-    loaded, problems = lb.load_submissions(results_dataset)
-    assert problems == []
-    return loaded
-
-
 def names(rows):
     return [r["submission"].rsplit("-", 1)[0] for r in rows]
 
@@ -67,10 +60,10 @@ def test_table_and_plot(subs):
     frame = lb.table(rows, metric)
     assert list(frame["#"]) == [1, 2, 3, 4] and frame["EM %"].iloc[0] == 100.0
     assert frame["95% CI"].iloc[3] == "[0.0, 39.0]"
-    assert frame["links"].iloc[0].startswith("[record](/gradio_api/file=/")  # a local model: no card link
-    assert "[release](https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/" in (
-        frame["links"].iloc[0]
-    )
+    urls = lb.links(rows[0]["sub"], "")
+    assert urls["card"] == ""  # a local base model and no pushed model: no card link
+    release = "https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/"
+    assert urls["release"].startswith(release)
     fig = lb.support_figure(rows, metric)
     # one panel per kind, at most 4 series each, colours from the colour-blind-safe palette
     assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(r["kind"] for r in rows))
@@ -178,3 +171,17 @@ def test_epsilon_buckets_group_achieved_budgets_by_the_requested_one(subs):
         assert (lb.epsilon_bucket(record), lb.epsilon_label(record)) == (bucket, shown)
     record["corpus"]["privacy"].update(epsilon=7.2, target_epsilon=8)
     assert lb.epsilon_bucket(record) == "8"
+
+
+def test_the_card_link_is_the_pushed_models_else_the_base_models(subs, edited):
+    commit = "https://huggingface.co/me/tiny-eval/commit/" + "a" * 40
+    pushed = edited(subs[0], hub_commit=commit)
+    assert lb.card_url(pushed.record) == "https://huggingface.co/me/tiny-eval/blob/" + "a" * 40 + "/README.md"
+    hub_base = edited(subs[0], base_model="org/base-1b")
+    assert lb.card_url(hub_base.record) == "https://huggingface.co/org/base-1b"
+    named = edited(subs[0], base_model="org/base-1b", model_repo="me/by-hand")  # submit --model_repo
+    assert lb.card_url(named.record) == "https://huggingface.co/me/by-hand"
+    for elsewhere in ("https://evil.example/me/x/commit/" + "a" * 40, "javascript:alert(1)"):
+        assert lb.card_url(edited(subs[0], base_model="org/base-1b", hub_commit=elsewhere).record) == (
+            "https://huggingface.co/org/base-1b"
+        )

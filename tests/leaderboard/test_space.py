@@ -1,8 +1,9 @@
 """The leaderboard Space in a real browser: app.py served on 127.0.0.1, driven by headless Chromium.
 
 The results dataset holds a record submitted from a real harness run (``finished_run``) beside three
-rescored copies; the page must rank all four, a filter must change the rows, and nothing may leave
-127.0.0.1 (the browser resolves no other host; its network log is checked).
+rescored copies; the page must rank all four, a click on a header's text must sort the rows, a filter
+must change them, and nothing may leave 127.0.0.1 (the browser resolves no other host; its network log
+is checked).
 """
 
 from __future__ import annotations
@@ -36,12 +37,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# A record string that would run script or fetch an image if any cell were not escaped (the ``${...}`` part
+# targets the JS template that gr.HTML fills in).
+HOSTILE = '<img src=x onerror="window.__xss=1">${window.__xss=2}'
+
+
 @pytest.fixture
 def space(results_dataset, tmp_path):
-    """``python leaderboard/app.py`` on a free port of 127.0.0.1; yields its URL, stops it afterwards."""
-    port, log = _free_port(), tmp_path / "app.log"
+    """``python leaderboard/app.py`` on a free port of 127.0.0.1 over a copy of ``results_dataset`` whose
+    real-run record names a HOSTILE evaluator and whose syn record names its model repo; yields its URL,
+    stops it afterwards."""
+    port, log, results = _free_port(), tmp_path / "app.log", tmp_path / "results"
+    shutil.copytree(results_dataset, results)
+    real = next(results.rglob("real-run-*.json"))
+    real.write_text(json.dumps({**json.loads(real.read_text()), "base_model": HOSTILE}))
+    syn = next(results.rglob("syn-*.json"))  # as `submit --model_repo` writes it: a card link
+    syn.write_text(json.dumps({**json.loads(syn.read_text()), "model_repo": "me/syn-evaluator"}))
     env = {
-        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results_dataset), "GRADIO_SERVER_NAME": "127.0.0.1",
+        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",
         "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }  # fmt: skip
@@ -86,8 +99,8 @@ def browser(tmp_path):
     driver.quit()
 
 
-ROWS_JS = """return Array.from(document.querySelectorAll('#ranking [role=row].virtual-row'), row =>
-    Array.from(row.querySelectorAll('[role=gridcell]'), cell => cell.innerText.trim()));"""
+ROWS_JS = """return Array.from(document.querySelectorAll('#ranking table.cb-ranking tbody tr'), row =>
+    Array.from(row.cells, cell => cell.innerText.trim()));"""
 
 
 IDLE_JS = """return Array.from(document.querySelectorAll('[data-testid=status-tracker]'))
@@ -119,23 +132,16 @@ def _choose(driver, control: str, value: str) -> None:
 
 
 SHOTS = ROOT / "outputs" / "browser"  # ignored by git; CI keeps it as an artifact
-WIDTH_JS = """const t = document.querySelector('#ranking table');
+WIDTH_JS = """const t = document.querySelector('#ranking table.cb-ranking');
     return [t.scrollWidth, t.parentElement.clientWidth];"""
 
 
-def _sort(driver, column: int, order: str) -> None:
-    """Click the header's sort control (the cell menu of Gradio's Dataframe) and pick ``order``."""
-    from selenium.webdriver.common.action_chains import ActionChains
+def _click_header_text(driver, name: str) -> None:
+    """Click the text of the column header ``name``, as a reader does (no menu, no hidden control)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    header = driver.find_element(By.CSS_SELECTOR, f"#ranking th[data-testid=header-{column}]")
-    ActionChains(driver).move_to_element(header).perform()  # the control shows on hover
-    button = header.find_element(By.CSS_SELECTOR, "button.cell-menu-button")
-    WebDriverWait(driver, 10).until(lambda d: button.is_displayed())
-    button.click()
-    item = f"//*[self::button or @role='menuitem'][contains(normalize-space(.), 'Sort {order}')]"
-    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.XPATH, item))[0].click()
+    xpath = f"//*[@id='ranking']//th//*[normalize-space(text())='{name}']"
+    driver.find_element(By.XPATH, xpath).click()
 
 
 def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser, tmp_path):
@@ -144,6 +150,7 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
     assert [r[1].rsplit("-", 1)[0] for r in rows] == ["syn", "dp-eps100", "dp-eps10", "real-run"]
     real = rows[3]  # the record submitted from the real harness run, ranked last at 0 of 6
+    assert real[2] == HOSTILE and browser.execute_script("return window.__xss === undefined")  # escaped
     assert real[4] == "corpus" and real[5] == "no statement" and float(real[6]) == 0.0
     assert real[7] == "[0.0, 39.0]"
     assert real[8] == "6" and float(rows[0][6]) == 100.0
@@ -151,23 +158,32 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
         "non-private data", "DP data", "DP data"
     ]
-    assert all(r[11].startswith("record · release") for r in rows)
+    assert rows[0][11] == "card · record · release"
+    assert all(r[11] == "record · release" for r in rows[1:])  # local base models: no card
+    from selenium.webdriver.common.by import By
+
+    card = browser.find_element(By.LINK_TEXT, "card").get_attribute("href")
+    assert card == "https://huggingface.co/me/syn-evaluator"
     table, frame = browser.execute_script(WIDTH_JS)
     assert table <= frame, f"the ranking is {table} px wide in a {frame} px frame at 1280 px"
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / "leaderboard.png"))
     print(f"screenshot: {SHOTS / 'leaderboard.png'}")
 
-    _sort(browser, 6, "ascending")  # by accuracy, worst first
+    _click_header_text(browser, "EM %")  # by accuracy, worst first
     rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("real-run"))
     assert [float(r[6]) for r in rows] == [0.0, 33.3, 83.3, 100.0]
+    _click_header_text(browser, "EM %")  # again: best first
+    rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("syn"))
+    assert [float(r[6]) for r in rows] == [100.0, 83.3, 33.3, 0.0]
+    _click_header_text(browser, "ε")  # by the requested budget: non-private is infinite, no statement last
+    rows = _wait_rows(browser, lambda r: r and r[0][1].startswith("dp-eps10-"))
+    assert [r[5] for r in rows] == ["10", "100", "∞ (non-private)", "no statement"]
 
     _choose(browser, "epsilon", "10")
     rows = _wait_rows(browser, lambda r: len(r) == 1)
     assert rows[0][1].startswith("dp-eps10-") and rows[0][5] == "10"
     browser.save_screenshot(str(SHOTS / "leaderboard-epsilon-10.png"))
-
-    from selenium.webdriver.common.by import By
 
     link = browser.find_element(By.LINK_TEXT, "record")
     browser.get(link.get_attribute("href"))  # follow the row's link: its submitted record

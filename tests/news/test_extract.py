@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -127,3 +128,81 @@ def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
     assert kept[0].metadata["hostname"] == "x.com" and kept[0].text == "T\nBody of https://x.com/a."
     assert step.stats["dropped_extraction_timeout"].total == 1
     assert step.stats["dropped_extraction_error"].total == 1
+
+
+# -- real pages (tests/news/pages: Scrapinghub's article-extraction benchmark, MIT) --------------------
+
+
+@pytest.fixture(scope="module")
+def real_extracted(tmp_path_factory):
+    """``news extract`` over a WARC of the real pages, two of them with a wrong declared charset: a UTF-8
+    page declared ISO-8859-1, a windows-1252 page declared UTF-8."""
+    from newspages import write_warc
+    from realpages import mislabelled, real_pages, record
+
+    folder = tmp_path_factory.mktemp("real")
+    pages = {p["id"]: p for p in real_pages()}
+    records = [
+        mislabelled(page, "utf-8", "ISO-8859-1") if key == "1ee91d1fce65"
+        else mislabelled(page, "cp1252", "utf-8") if key == "3cb22bfabed8"
+        else record(page)
+        for key, page in pages.items()
+    ]  # fmt: skip
+    write_warc(folder / "real.warc.gz", records)
+    out = main(ExtractArguments(output=str(folder / "out"), warc=[str(folder / "real.warc.gz")], timeout=0),
+               ExecutorArguments())  # fmt: skip
+    return pages, {r["url"]: r for r in read_rows(out).to_pylist()}
+
+
+def test_real_pages_give_their_article_text(real_extracted):
+    from realpages import first_sentence
+
+    pages, rows = real_extracted
+    assert len(rows) == len(pages)  # thespacereview.com's article is laid out in a table: tables are kept
+    for page in pages.values():
+        row = rows[page["url"]]
+        assert first_sentence(page["reference"]) in row["text"], page["url"]
+        assert row["language"] == "en" and row["date"].startswith(("2018", "2019")) and row["title"]
+
+
+def test_a_wrong_declared_charset_gives_no_mojibake(real_extracted):
+    pages, rows = real_extracted
+    polygraph, audi = (rows[pages[key]["url"]]["text"] for key in ("1ee91d1fce65", "3cb22bfabed8"))
+    assert "Syria’s al-Tanf of controlling “bandit formations”" in polygraph  # UTF-8 declared ISO-8859-1
+    assert "At the front, there’s Audi’s familiar Singleframe grille" in audi  # cp1252 declared UTF-8
+    for row in rows.values():
+        assert not any(mark in row["text"] for mark in ("â€", "Ã", "\ufffd")), row["url"]
+
+
+def test_resume_extracts_a_replaced_warc_again(tmp_path, monkeypatch):
+    """A WARC replaced under the same name after its task finished is read again on --resume (its task
+    only: the other keeps its completion mark and shard)."""
+    from newspages import event_records, write_warc
+
+    from continuousbench.news.shards import StageOutput
+
+    records, _ = event_records(per_event=3)
+    write_warc(tmp_path / "a.warc.gz", records[:4])
+    write_warc(tmp_path / "b.warc.gz", records[4:8])
+    args = ExtractArguments(output=str(tmp_path / "out"), warc=[str(tmp_path / "*.warc.gz")], timeout=0)
+
+    def interrupted(*_, **__):
+        raise KeyboardInterrupt  # after every task finished, before publishing
+
+    monkeypatch.setattr(StageOutput, "finish", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        main(args, ExecutorArguments(tasks=2))
+    monkeypatch.undo()
+    stats_a = "logs/extract/stats/00000.json"  # task 0's counts, written when it ran
+    before = (tmp_path / "out" / ".news-extract-work" / stats_a).stat().st_mtime_ns
+    write_warc(tmp_path / "b.warc.gz", [dict(r, url=r["url"] + "-new") for r in records[8:12]])
+    from continuousbench import files
+
+    hashed, sha256 = [], files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda path: hashed.append(Path(path).name) or sha256(path))
+    out = main(ExtractArguments(**{**vars(args), "resume": True}), ExecutorArguments(tasks=2))
+    assert hashed == ["b.warc.gz"]  # an input whose stat is unchanged is not read again
+    urls = [r["url"] for r in read_rows(out).to_pylist()]
+    assert sorted(u for u in urls if u.endswith("-new")) == sorted(r["url"] + "-new" for r in records[8:12])
+    assert not set(urls) & {r["url"] for r in records[4:8]}  # the replaced file's old pages are gone
+    assert {r["url"] for r in records[:4]} <= set(urls) and (out / stats_a).stat().st_mtime_ns == before

@@ -1,7 +1,7 @@
-import inspect
 from types import SimpleNamespace
 
 import pytest
+from fake_hub import patch_hub
 from huggingface_hub import HfApi
 
 from continuousbench.release import push_release
@@ -16,29 +16,23 @@ def hub(monkeypatch):
     calls = []
     state = {"tags": ["geminon-tiny-2025q4"]}
 
-    def record(name, result=None):
-        real = inspect.signature(getattr(HfApi, name))
+    def note(name, self, args, kwargs):
+        assert self.token == TOKEN
+        calls.append((name, args, kwargs))
 
-        def method(self, *args, **kwargs):
-            assert self.token == TOKEN
-            real.bind(self, *args, **kwargs)  # a call HfApi itself would refuse fails here too
-            calls.append((name, args, kwargs))
-            return result() if callable(result) else result
-
-        return method
-
-    refs = lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]])  # noqa: E731
     files = [
         "README.md",
         "geminon-tiny-2025q4/release.json",
         "geminon-tiny-2025q4/README.md",
         "notes/release.json",
     ]
-    monkeypatch.setattr(HfApi, "create_repo", record("create_repo"))
-    monkeypatch.setattr(HfApi, "list_repo_refs", record("list_repo_refs", refs))
-    monkeypatch.setattr(HfApi, "list_repo_files", record("list_repo_files", files))
-    monkeypatch.setattr(HfApi, "create_commit", record("create_commit", SimpleNamespace(oid="b" * 40)))
-    monkeypatch.setattr(HfApi, "create_tag", record("create_tag"))
+    patch_hub(monkeypatch, {
+        "create_repo": None,
+        "list_repo_refs": lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]),
+        "list_repo_files": files,
+        "create_commit": SimpleNamespace(oid="b" * 40),
+        "create_tag": None,
+    }, note)  # fmt: skip
     return SimpleNamespace(calls=calls, state=state)
 
 

@@ -1,12 +1,12 @@
 """The LLM realizer: a text generator writes the articles and lists their provenance (paper App. G.2).
 
-Output is parsed robustly (fences, prose around the list, trailing commas, single broken items are
-dropped and counted) and provenance strings are normalised to the 17 canonical features.
+Answers are read by the one tolerant parser of model JSON (:func:`continuousbench.llm.parse.json_objects`:
+fences, prose around the list, trailing commas, broken items dropped and counted) and provenance strings
+are normalised to the 17 canonical features.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -20,9 +20,8 @@ from continuousbench.geminon.realizers.grounding import check_grounding
 from continuousbench.geminon.realizers.llm_prompts import build_prompt
 from continuousbench.geminon.schema import FEATURES, Geminon
 from continuousbench.llm import TextGenerator
+from continuousbench.llm.parse import json_objects
 
-_FENCE = re.compile(r"```[a-zA-Z]*")
-_TRAILING_COMMA = re.compile(r",\s*([\]}])")
 # Prefixes models put before a key: "g1_info.", "geminon1.", "data.", "base form:" ...
 _PREFIX = re.compile(
     r"^(?:(?:g\d*_info|g\d+|geminon\s*\d*|gem\d*|data|info|stats?|base form|middle stage|final stage|"
@@ -164,53 +163,12 @@ def normalize_feature(raw: str) -> str | None:
     return ALIASES.get(s)
 
 
-def _objects(text: str) -> list[str]:
-    """Top-level ``{...}`` spans of ``text`` (string-aware brace matching)."""
-    spans, depth, start, in_str, escape = [], 0, 0, False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            escape, in_str = (False, in_str) if escape else (ch == "\\", ch != '"')
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch == "{":
-            depth, start = depth + 1, i if depth == 0 else start
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append(text[start : i + 1])
-    return spans
-
-
 def parse_articles(raw: str) -> tuple[list[dict], Counter]:
-    """Article objects from a model answer, and counts of what was dropped and why."""
-    stats: Counter = Counter()
-    text = _FENCE.sub("", raw)
-    lo, hi = text.find("["), text.rfind("]")
-    items: list[Any] | None = None
-    if lo != -1 and hi > lo:
-        try:
-            items = json.loads(_TRAILING_COMMA.sub(r"\1", text[lo : hi + 1]))
-        except json.JSONDecodeError:
-            items = None
-    if not isinstance(items, list):  # salvage the objects one by one
-        items = []
-        for span in _objects(text):
-            try:
-                items.append(json.loads(_TRAILING_COMMA.sub(r"\1", span)))
-            except json.JSONDecodeError:
-                stats["dropped_malformed_json"] += 1
-        if not items and not stats:
-            stats["dropped_unparsable_response"] += 1
-    out = []
-    for item in items:
-        if not isinstance(item, dict):
-            stats["dropped_not_an_object"] += 1
-        elif not isinstance(item.get("text"), str) or not item["text"].strip():
-            stats["dropped_missing_text"] += 1
-        else:
-            out.append(item)
-    return out, stats
+    """Article objects (a non-empty ``text``) from a model answer, and counts of what was dropped and why."""
+    items, stats = json_objects(raw)
+    out = [item for item in items if isinstance(item.get("text"), str) and item["text"].strip()]
+    stats["dropped_missing_text"] += len(items) - len(out)
+    return out, +stats
 
 
 def _provenance(item: dict, n_subjects: int) -> dict[int, list]:

@@ -1,4 +1,5 @@
-"""Rank the records of a results dataset: the logic of the leaderboard Space (``leaderboard/app.py``).
+"""Rank the records of a results dataset: the logic of the leaderboard Space (``leaderboard/app.py``;
+its sortable table is :mod:`continuousbench.leaderboard.page`).
 
 A results dataset is a folder (or a Hub dataset repo) of records written by ``continuousbench submit``,
 one JSON file per run under ``<release id>/``. Per release, submissions are ranked by the primary
@@ -27,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -175,8 +177,8 @@ def _bucket_order(bucket: str) -> tuple:
 
 
 def links(sub: Submission, source: str | Path) -> dict[str, str]:
-    """URLs of the row's model card (the base model's Hub page; a local model has none), submitted
-    record and release, each built from quoted parts (nothing from a record reaches the page raw)."""
+    """URLs of the row's model card (:func:`card_url`), submitted record and release, each built from
+    quoted parts (nothing from a record reaches the page raw); an empty URL: no such page."""
     record, folder = sub.record, Path(str(source)).expanduser()
     if folder.is_dir():  # served by the Space (allowed_paths)
         record_url = "/gradio_api/file=" + quote(str((folder / sub.path).resolve()))
@@ -185,12 +187,29 @@ def links(sub: Submission, source: str | Path) -> dict[str, str]:
         record_url = f"{HUB}/datasets/{quote(repo)}/blob/main/{quote(sub.path)}"
     given = record["release"].get("given") or ""
     release_repo = given if results_repo(given) else f"continuousbench/{record['release']['id']}"
-    model = record["base_model"]
     return {
-        "card": "" if Path(model).is_absolute() or not results_repo(model) else f"{HUB}/{quote(model)}",
+        "card": card_url(record),
         "record": record_url,
         "release": f"{HUB}/datasets/{quote(release_repo)}/tree/{quote(record['release']['id'])}",
     }
+
+
+# ``hub_commit`` as ``evaluate --push_to_hub`` writes it (huggingface_hub's CommitInfo.commit_url).
+_MODEL_COMMIT = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)/commit/([0-9a-f]{40})$")
+
+
+def card_url(record: dict) -> str:
+    """The run's own model card when its model is on the Hub - at the upload's commit (``hub_commit``,
+    so it is the card of the scored model), else in ``model_repo`` - otherwise the base model's Hub page;
+    '' for a local base model."""
+    pushed = _MODEL_COMMIT.match(record.get("hub_commit") or "")
+    if pushed and results_repo(pushed.group(1)):
+        return f"{HUB}/{quote(pushed.group(1))}/blob/{pushed.group(2)}/README.md"
+    own = record.get("model_repo") or ""
+    if results_repo(own):
+        return f"{HUB}/{quote(own)}"
+    model = record["base_model"]
+    return "" if Path(model).is_absolute() or not results_repo(model) else f"{HUB}/{quote(model)}"
 
 
 def results_repo(text: str) -> bool:
@@ -285,23 +304,18 @@ def rank(
     return metric, rows
 
 
-def table(rows: list[dict], metric: str, source: str | Path = ""):
-    """The ranking as a pandas DataFrame for display (accuracies in %); the last column holds markdown
-    links whose texts are fixed and whose URLs are quoted, every other cell is plain text."""
+def table(rows: list[dict], metric: str):
+    """The ranking as a pandas DataFrame of display values (accuracies in %, numbers kept numeric so
+    that sorting is numeric; None: no value). The Space renders it with :mod:`.page`, links added."""
     import pandas as pd
 
     def pct(v) -> str:
         return "-" if v is None else f"{100 * v:.1f}"
 
-    judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
-
     def num(v) -> float | None:
         return None if v is None else round(100 * v, 1)
 
-    def linked(row) -> str:
-        urls = links(row["sub"], source)
-        return " · ".join(f"[{name}]({url})" for name, url in urls.items() if url)
-
+    judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
     return pd.DataFrame(
         {
             "#": [r["rank"] for r in rows],
@@ -310,23 +324,14 @@ def table(rows: list[dict], metric: str, source: str | Path = ""):
             "tuning": [r["tuning"] for r in rows],
             "kind": [r["kind"] for r in rows],
             "ε": [r["epsilon"] for r in rows],
-            f"{SHORT[metric]} %": [num(r["accuracy"]) for r in rows],  # numbers, so that sorting is numeric
+            f"{SHORT[metric]} %": [num(r["accuracy"]) for r in rows],
             "95% CI": [f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]" for r in rows],
             "n": [r["questions"] for r in rows],
             "singleton %": [num(r["singleton"]) for r in rows],
             "vs. row above": [r["vs_above"] for r in rows],
             **judges,
-            "links": [linked(r) for r in rows],
         }
     )
-
-
-DATATYPES = ["number", *["str"] * 5, "number", "str", "number", "number", "str", "markdown"]
-
-
-def datatypes(frame) -> list[str]:
-    """The Space's column types for ``table(...)``: DATATYPES, with the judge column (llm_match only)."""
-    return DATATYPES if "judge" not in frame.columns else [*DATATYPES[:-1], "str", DATATYPES[-1]]
 
 
 def support_figure(rows: list[dict], metric: str, *, top: int = 4):
