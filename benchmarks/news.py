@@ -320,7 +320,7 @@ def main() -> None:
             found["articles_per_s"] = round(args.pages / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
         variants = ("ours-sampled", "ours-ensemble", "ours-jaccard", "datatrove-minhash")
-        for variant in (v for v in variants if v not in args.skip):
+        for variant in (v for v in variants[:: 1 - 2 * (r % 2)] if v not in args.skip):  # odd rounds reversed
             found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers)
             found["articles_per_s"] = round(args.articles / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
