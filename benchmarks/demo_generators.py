@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/demo_generators.py --demo demo-output --name dp100-b256 --epsilon 100 \
         --steps 40 --gen expected_batch_size=256 lora_r=8 --sample temperature=0.7 num_samples=1200
 
-Reuses a demo folder's release and base model (``base-model/``, with ``replay.parquet``). ``--gen``
+Reuses a demo folder's release and base model (the shipped one, or ``base-model/`` after
+``--rebuild_base``; with ``replay.parquet``). ``--gen``
 overrides options of the generator recipe (``recipes/configs/geminon-tiny-demo-generator.yaml``),
 ``--sample`` those of ``continuousbench synthesize``, ``--eval`` those of the evaluator recipe. Prints
 and writes ``<demo>/generator-search/<name>/result.json``: QA test accuracy of the evaluator trained on
@@ -54,7 +55,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from demo_base_search import Clock  # a sibling benchmark script
 
-    from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER
+    from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER, base_model_of
     from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.files import read_json, write_json
     from continuousbench.training.config import cpu_has_native_bf16
@@ -63,7 +64,7 @@ def main() -> None:
     _quiet()
     bf16 = str(cpu_has_native_bf16()).lower()
     release = args.demo / "releases" / f"geminon-tiny-{QUARTER}"
-    base = args.demo / "base-model"
+    base = base_model_of(args.demo)
     folder = args.demo / "generator-search" / args.name
     gen, corpus, run = folder / "generator", folder / "corpus", folder / "run"
     clock = Clock()

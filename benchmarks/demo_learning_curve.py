@@ -26,14 +26,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) -> dict:
-    from continuousbench.demo.demo import EVALUATOR_RECIPE, QUARTER
+    from continuousbench.demo.demo import EVALUATOR_RECIPE, QUARTER, base_model_of
     from continuousbench.harness.run import cli as evaluate
 
     release = demo / "releases" / f"geminon-tiny-{QUARTER}"
-    replay = demo / "base-model" / "replay.parquet"
+    base = base_model_of(demo)
+    replay = base / "replay.parquet"
     with tempfile.TemporaryDirectory() as tmp:
         argv = [
-            "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(demo / "base-model"),
+            "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
             "--output_dir", str(Path(tmp) / "run"), "--replay_corpus", str(replay),
             "--max_steps", str(steps), "--eval_steps", str(eval_every), "--save_steps", str(eval_every),
             "--seed", str(seed), *extra,
@@ -62,8 +63,8 @@ def main() -> None:
     from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.training.config import cpu_has_native_bf16
 
-    if not (args.demo / "base-model" / "pretraining.json").exists():
-        raise SystemExit(f"error: {args.demo} has no pretrained base model: run `continuousbench demo` first")
+    if not (args.demo / "releases").is_dir():
+        raise SystemExit(f"error: {args.demo} has no release: run `continuousbench demo` first")
     torch.set_num_threads(args.threads)
     _quiet()
     extra = ["--bf16", str(cpu_has_native_bf16()).lower(), *overrides]  # the demo's choice, unless overridden

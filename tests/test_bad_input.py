@@ -29,6 +29,7 @@ from continuousbench.commands import one_line
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ROOT_ONLY = pytest.mark.skipif(IS_ROOT, reason="root writes into read-only folders")
 SLOW = pytest.mark.slow
+ONE_EVALUATOR = "name: s\nrelease: r\nevaluators: [{name: e, config: c}]\n"  # a study file's start
 DP_EVALUATE = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
                "--micro_batch_size", "4")  # fmt: skip
 
@@ -121,6 +122,12 @@ CLI = [
     case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\nrelease: r\ncompare: [[syn, real]]\n"),
                     "--plan"], 2, "compare names unknown corpora", id="study-compare-unknown-corpus"),
     case(["study", "--config", "missing.yaml"], 2, "missing.yaml does not exist", id="study-file-missing"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", f"{ONE_EVALUATOR}report: {{rows: {{x: e/syn}}}}\n"),
+                    "--plan"], 2,
+         "report row x names e/syn, not an <evaluator>/<corpus>", id="study-report-row-unknown"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", f"{ONE_EVALUATOR}report: {{rows: {{x: e/real}}, "
+                                                          "findings: {syn: x}}\n"), "--plan"],
+         2, "report findings map each of none, real, syn", id="study-report-findings-roles"),
     case(lambda e: ["study", "--config", e.file("s.yaml", "name: s\nrelease: r\n"), "--executor", "slurm"], 2,
          "needs --partition", id="study-slurm-without-partition"),
     # --- build: existing releases, stale work, generators ---
@@ -405,6 +412,15 @@ CLI = [
     case(lambda e: ["report", e.file("run/results.json", "")], 2, "is not valid JSON",
          id="report-results-empty"),
     case(["report", "no-such-run"], 2, "has no results.json", id="report-missing-run"),
+    case(lambda e: ["report", f"a={e.run()}", "--findings", "f.json", "--compare", e.file("c.json", "{}"),
+                    "--finding_rows", "none=a"], 2, "--finding_rows needs each of none, real",
+         id="report-findings-missing-roles"),
+    case(lambda e: ["report", f"a={e.run()}", "--findings", "f.json"], 2, "--findings needs --compare",
+         id="report-findings-without-compare"),
+    case(lambda e: ["report", f"a={e.run()}", "--mauve", "b=m.json"], 2, "--mauve b=m.json: give ROW=FILE",
+         id="report-mauve-unknown-row"),
+    case(lambda e: ["report", f"a={e.run()}", f"a={e.run('other')}"], 2, "two runs are named a",
+         id="report-two-runs-one-name"),
     case(lambda e: ["report", e.finished_run("a", light=True),
                     e.edited_run("b", lambda r: r["release"].update(manifest_sha256="0" * 64))], 2,
          "a and b ran on two different releases both named geminon-tiny-2026q1",

@@ -16,6 +16,7 @@ the questions both answered and says how many each run lost.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,12 +181,13 @@ def _lost(questions: dict) -> str:
     )
 
 
-def print_comparison(result: dict, console=None) -> None:
-    """A rich table: one row per part x stratum, the difference in points with its interval."""
+def print_comparison(result: dict, console=None, names: Sequence[str] | None = None) -> None:
+    """A rich table: one row per part x stratum, the difference in points with its interval; the runs
+    are called ``names`` (default: their folders' names)."""
     from rich.console import Console
     from rich.table import Table
 
-    names = Path(result["run_a"]).name, Path(result["run_b"]).name
+    names = names or (Path(result["run_a"]).name, Path(result["run_b"]).name)
     boot = result["bootstrap"]
     table = Table(
         title=f"{names[0]} (A) vs {names[1]} (B): {result['matcher']} on {result['release']} "

@@ -4,10 +4,16 @@ Each run's test accuracies are shown with their Wilson 95% interval. Runs whose 
 the harness seed (same release, base model and revision, tuning, steps, candidate corpus and recipe
 hash) form a group, shown as mean ± sd over its seeds under its runs. ``--plot`` draws grouped bars
 with the runs' intervals; ``--support_plot`` draws accuracy by support count with error bars (paper
-Fig. 5): sd over seeds for a group, the interval for a single run. Report files are never written
-into a run folder, and an existing file is replaced only with ``--overwrite``.
+Fig. 5): sd over seeds for a group, the interval for a single run. A run given as ``NAME=FOLDER`` is
+shown as NAME. ``--mauve ROW=FILE`` adds a MAUVE column (``continuousbench mauve --output`` files; a run
+trained on the file's reference corpus gets the reference's disjoint halves, the ceiling), ``--compare``
+prints paired comparisons (``compare --json`` outputs) under the table, and ``--findings`` checks the
+paper's four findings on the rows ``--finding_rows`` names (:mod:`continuousbench.harness.findings`).
+Report files are never written into a run folder, and an existing file is replaced only with
+``--overwrite``; ``continuousbench study`` runs this command as its ``report`` job.
 
     continuousbench report runs/syn-seed0 runs/syn-seed1 runs/dp-eps10 --support_plot support.png
+    continuousbench report syn=runs/syn dp=runs/dp-eps10 --mauve syn=mauve/syn.json --compare syn-vs-dp.json
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 
 from continuousbench.commands import command
 from continuousbench.errors import UserError
-from continuousbench.files import atomic_write, check_output_files
+from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.harness import results
 from continuousbench.harness.results import load as load_run
 from continuousbench.harness.results import recipe_hash
@@ -143,25 +149,35 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
     for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right")
+    mauve = any(r.get("mauve") is not None for r in rows)
+    if mauve:
+        table.add_column("MAUVE", justify="right")
+        table.caption += "; MAUVE: mean ± sd over draws, vs the real corpus"
     by_name = {r["run"]: r for r in rows}
     for group in groups or [{"runs": [r["run"]], "metrics": {}} for r in rows]:
         for name in group["runs"]:
             r = by_name[name]
             model = r["model"].rstrip("/").rsplit("/", 1)[-1]
             meta = (model, r["tuning"], r["steps"], r["corpus"], r["kind"], r["epsilon"], r["seed"])
-            table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols))
+            extra = [_mauve_cell(r)] if mauve else []
+            table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols), *extra)
         if len(group["runs"]) > 1:
             stats = [group["metrics"].get(c) for c in cols]
             cells = [
                 "-" if s is None else f"{100 * s['mean']:.1f} ± {100 * (s['sd'] or 0):.1f}" for s in stats
             ]
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
-            table.add_row(f"[bold]{escape(label)}", "", "", "", "", "", *cells, end_section=True)
+            extra = [""] if mauve else []
+            table.add_row(f"[bold]{escape(label)}", *[""] * 7, *cells, *extra, end_section=True)
     if console is None:
         console = Console()
         if not console.is_terminal:  # pipes and logs: do not squeeze the table into 80 columns
             console = Console(width=200)
     console.print(table)
+
+
+def _mauve_cell(row: dict) -> str:
+    return "-" if row.get("mauve") is None else f"{row['mauve']:.3f} ± {row['mauve_std']:.3f}"
 
 
 def plot_comparison(rows: list[dict], path: Path) -> Path:
@@ -220,6 +236,20 @@ class ReportArguments:
         default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(MATCHERS)}
     )
     json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
+    mauve: list[str] = field(
+        default_factory=list,
+        metadata={"help": "ROW=FILE: the row's MAUVE from a `continuousbench mauve --output` file."},
+    )
+    compare: list[str] = field(
+        default_factory=list, metadata={"help": "`continuousbench compare --json` outputs to print."}
+    )
+    findings: str | None = field(
+        default=None, metadata={"help": "Check the paper's four findings; write them as JSON here."}
+    )
+    finding_rows: list[str] = field(
+        default_factory=list,
+        metadata={"help": "ROLE=ROW for --findings: none, real, syn, dp_syn, dp_syn_mauve."},
+    )
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
@@ -238,20 +268,67 @@ def check_one_release_per_id(records: dict[str, dict]) -> None:
             )
 
 
+def _named(items: list[str]) -> list[tuple[str | None, Path]]:
+    """``NAME=FOLDER`` or ``FOLDER`` items (a path that exists as given is a path, ``=`` and all)."""
+    named = []
+    for item in items:
+        name, sep, path = item.partition("=")
+        plain = not sep or not name or Path(item).expanduser().exists()
+        named.append((None, Path(item).expanduser()) if plain else (name, Path(path).expanduser()))
+    return named
+
+
+def add_mauve(rows: list[dict], records: dict[str, dict], items: list[str]) -> None:
+    """Each ``ROW=FILE`` row gets the file's MAUVE (``mauve``, ``mauve_std``): its candidate's score, or,
+    for a run trained on the file's reference corpus itself, the reference's disjoint halves."""
+    from continuousbench.files import read_json
+
+    by_name = {r["run"]: r for r in rows}
+    for row in rows:
+        row["mauve"] = row["mauve_std"] = None
+    for item in items:
+        name, _, file = item.partition("=")
+        if name not in by_name or not Path(file).is_file():
+            raise UserError(f"--mauve {item}: give ROW=FILE, a row of this report and a file from "
+                            "`continuousbench mauve --output`")  # fmt: skip
+        scores = read_json(file)
+        corpus = records[name]["corpus"]
+        trained_on = Path(str(corpus.get("path") or corpus["source"])).resolve()
+        on_reference = trained_on == Path(scores["reference"]).resolve()
+        score = scores.get("reference_disjoint") if on_reference else scores["candidate_vs_reference"]
+        if score is None:
+            raise UserError(f"--mauve {item}: {name} trained on the reference corpus, but {file} has no "
+                            "disjoint halves of it; write it with --with_reference true")  # fmt: skip
+        by_name[name]["mauve"], by_name[name]["mauve_std"] = score["mean"], score["std"]
+
+
 def main(args: ReportArguments) -> dict:
-    """Load the runs, print the table, write the requested files; return ``{"runs", "seed_groups"}``."""
+    """Load the runs, print the table (and comparisons, findings), write the requested files; return
+    ``{"runs", "seed_groups"}`` (and ``"findings"``)."""
+    from rich.console import Console
+
+    from continuousbench.files import read_json
+    from continuousbench.harness import findings
+    from continuousbench.harness.compare import print_comparison
+
     if not args.runs:
         raise UserError("no runs given: continuousbench report RUN [RUN ...]")
-    paths = [Path(p).expanduser() for p in args.runs]
-    run_dirs = [p if p.is_dir() else p.parent for p in paths]
+    named = _named(args.runs)
+    run_dirs = [p if p.is_dir() else p.parent for _, p in named]
     outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
-        {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json},
+        {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json,
+         "--findings": args.findings},
         overwrite=args.overwrite, keep_out=run_dirs,
     )  # fmt: skip
+    if args.findings and not args.compare:
+        raise UserError("--findings needs --compare <syn vs dp_syn comparison> and --finding_rows ROLE=ROW")
     records: dict[str, dict] = {}
-    for path, folder in zip(paths, run_dirs, strict=True):
-        name = folder.name if folder.name not in records else str(path)  # same name in two places
-        records[name] = load_run(path)
+    folders: dict[str, Path] = {}
+    for (given, path), folder in zip(named, run_dirs, strict=True):
+        name = given or (folder.name if folder.name not in records else str(path))  # same name twice
+        if name in records:
+            raise UserError(f"two runs are named {name}; give each its own NAME=FOLDER")
+        records[name], folders[name] = load_run(path), folder
         try:  # each record on its own first, so that a malformed one is named
             comparison_rows({name: records[name]}), seed_groups({name: records[name]})
         except (KeyError, TypeError) as err:
@@ -261,12 +338,31 @@ def main(args: ReportArguments) -> dict:
             ) from None
     check_one_release_per_id(records)
     rows, groups = comparison_rows(records), seed_groups(records)
-    print_table(rows, groups)
+    if args.mauve:
+        add_mauve(rows, records, args.mauve)
+    roles = findings.parse_roles(args.finding_rows, rows) if args.findings else {}
+    console = Console()
+    if not console.is_terminal:  # pipes and logs: do not squeeze the table into 80 columns
+        console = Console(width=200)
+    print_table(rows, groups, console)
+    names = {folder.resolve(): name for name, folder in folders.items()}
+    comparisons = []
+    for file in args.compare:
+        if not Path(file).is_file():
+            raise UserError(f"--compare {file} does not exist; pass a `compare --json` output")
+        comparisons.append(read_json(file))
+        pair = [names.get(Path(comparisons[-1][k]).resolve()) for k in ("run_a", "run_b")]
+        print_comparison(comparisons[-1], console, names=None if None in pair else pair)
     if "--plot" in outputs:
         plot_comparison(rows, outputs["--plot"])
     if "--support_plot" in outputs:
         plot_support(groups, records, outputs["--support_plot"], args.matcher)
     result = {"runs": rows, "seed_groups": groups}
+    if roles:
+        paired = findings.paired_for(comparisons, folders[roles["syn"]], folders[roles["dp_syn"]])
+        result["findings"] = findings.check(rows, roles, paired)
+        findings.print_findings(result["findings"], console)
+        write_json(outputs["--findings"], result["findings"])
     if "--json" in outputs:
         text = json.dumps(result, indent=2)
         atomic_write(outputs["--json"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))

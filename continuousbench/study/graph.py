@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.study.schema import Study
+from continuousbench.study.schema import Report, Study
 
 KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
 CPU_KINDS = ("build", "report", "compare")  # no GPU: their work is bookkeeping
@@ -63,7 +63,8 @@ class _Graph:
             options=None, stdout=None) -> str:  # fmt: skip
         name = f"{kind}/{what}"
         config = self.study.path(config) if config else None
-        recipe = {**read_recipe(config), **(options or {})}
+        options = {k: self.study.option(v) for k, v in (options or {}).items()}
+        recipe = {**read_recipe(config), **options}
         gpus = self.study.gpus.get(kind, 0 if kind in CPU_KINDS else 1)
         full = [*command, *(["--config", config] if config else []), *argv(options or {})]
         log = self.out / "logs" / f"{name.replace('/', '--')}.log"
@@ -112,29 +113,28 @@ def expand(study: Study, out: Path) -> list[Job]:
                 opts = {"release": release, "output_dir": run, "seed": seed,
                         "corpus": path if name not in ("none", "real") else None, **ev.options}  # fmt: skip
                 if name == "none":  # scored as it is: no training options
-                    opts = {k: v for k, v in opts.items() if k not in ("eval_steps", "save_steps")}
+                    unused = ("eval_steps", "save_steps", "replay_corpus")
+                    opts = {k: v for k, v in opts.items() if k not in unused}
                     opts["steps"] = 0
                 g.add("evaluate", f"{ev.name}/{name}-seed{seed}", ["evaluate"], run, run / "results.json",
                       made, ev.config, opts)  # fmt: skip
                 runs[ev.name, name, seed] = run
+    mauve: dict[str, Path] = {}  # corpus -> its MAUVE file
     if study.mauve is not None:
         for name, (path, made) in corpora.items():
             if name == "real":
                 continue
-            file = out / "mauve" / f"{name}.json"
+            file = mauve[name] = out / "mauve" / f"{name}.json"
             opts = {"candidate": path, "reference": release, "model": study.path(study.mauve.model),
                     "output": file, **study.mauve.options}  # fmt: skip
+            if len(mauve) > 1:  # the real corpus's disjoint halves (the ceiling): once, in the first file
+                opts.setdefault("with_reference", False)
             g.add("mauve", name, ["mauve"], file, file, made, options=opts)
     for audit in study.audit:
         folder = out / "audit" / audit.name
         g.add("audit", audit.name, ["audit"], folder, folder / "audit.json", after_release,
               options={"output_dir": folder, **audit.options})  # fmt: skip
-    if study.report and runs:
-        folder = out / "report"
-        evaluated = [j.name for j in g.jobs if j.kind == "evaluate"]
-        g.add("report", "all", ["report", *map(str, runs.values())], folder, folder / "results.json",
-              evaluated, options={"json": folder / "results.json", "plot": folder / "results.png",
-                                  "overwrite": True})  # fmt: skip
+    compared: list[Path] = []
     for a, b in study.compare:
         for ev in study.evaluators:
             for seed in study.seeds:
@@ -145,7 +145,40 @@ def expand(study: Study, out: Path) -> list[Job]:
                     what = f"{ev.name}/{a}-vs-{b}-seed{seed}"
                     line = ["compare", *map(str, pair), "--json"]
                     g.add("compare", what, line, file, file, needs, stdout=file)
+                    compared.append(file)
+    if study.report and runs:
+        _report(g, study.report if isinstance(study.report, Report) else Report(), runs, mauve, compared)
     return g.jobs
+
+
+def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],
+            compared: list[Path]) -> None:  # fmt: skip
+    """The report job: every run (or the rows of ``spec``) with MAUVE, comparisons and findings. Its
+    printed table is kept in ``report/report.txt``, written last (the job's done marker)."""
+    seeds = sorted({seed for _, _, seed in runs})
+    if spec.rows:
+        rows = {(name if len(seeds) == 1 else f"{name}-seed{seed}"): (*key.split("/", 1), seed)
+                for name, key in spec.rows.items() for seed in seeds}  # fmt: skip
+    else:
+        several = len({ev for ev, _, _ in runs}) > 1
+        rows = {(f"{k[0]}/{run.name}" if several else run.name): k for k, run in runs.items()}
+    dp_models = {j.argv[j.argv.index("--output_dir") + 1] for j in g.jobs
+                 if j.kind == "evaluate" and j.recipe.get("epsilon") is not None}  # fmt: skip
+    scored = []  # a DP model's row has no MAUVE: its corpus is the real one, not DP data
+    for name, (ev, corpus, seed) in rows.items():
+        file = mauve.get(corpus) or (next(iter(mauve.values()), None) if corpus == "real" else None)
+        if file is not None and str(runs[ev, corpus, seed]) not in dp_models:
+            scored.append(f"{name}={file}")
+    folder = g.out / "report"
+    line = ["report", *(f"{name}={runs[k]}" for name, k in rows.items())]
+    options = {"mauve": scored or None, "compare": compared or None, "json": folder / "results.json",
+               "plot": folder / "results.png", "overwrite": True}  # fmt: skip
+    if spec.findings:
+        options |= {"findings": folder / "findings.json",
+                    "finding_rows": [f"{role}={name}" for role, name in spec.findings.items()]}  # fmt: skip
+    after = [j.name for j in g.jobs if j.kind in ("evaluate", "mauve", "compare")]
+    text = folder / "report.txt"
+    g.add("report", "all", line, folder, text, after, options=options, stdout=text)
 
 
 def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:

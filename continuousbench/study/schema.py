@@ -2,7 +2,8 @@
 
 Each section names a recipe (``config``: a command's own ``--config`` YAML, e.g. recipes/configs/*.yaml)
 and ``options`` passed to that command on its command line, so a study adds no training knob of its
-own. Paths in the file are read relative to the file's folder.
+own. Paths in the file (a recipe, an option naming a file or folder, ``transformers:<folder>``) are read
+relative to the file's folder when they exist there.
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ class Audit(Section):
     options: Options = Field(default_factory=dict)
 
 
+class Report(Section):
+    """``continuousbench report`` over the study's runs. ``rows``: row name -> ``<evaluator>/<corpus>``
+    (default: every run, named by its folder); with several seeds a row per seed (``<name>-seed<k>``).
+    Rows get a MAUVE column from the study's ``mauve`` jobs, and the paired comparisons of ``compare``
+    are printed under the table. ``findings``: role -> row name (``harness.findings.ROLES``), to check
+    the paper's four findings (needs ``compare`` of the ``syn`` and ``dp_syn`` rows' corpora)."""
+
+    rows: dict[str, str] = Field(default_factory=dict)
+    findings: dict[str, str] = Field(default_factory=dict)
+
+
 class Study(Section):
     name: str
     release: str | None = None  # a release id or folder; omitted when ``build`` makes it
@@ -74,7 +86,7 @@ class Study(Section):
     seeds: list[int] = Field(default_factory=lambda: [0])  # evaluator seeds: one run per seed
     mauve: Mauve | None = None
     audit: list[Audit] = Field(default_factory=list)
-    report: bool = True
+    report: Report | bool = True  # true: every run, named by its folder; false: no report job
     compare: list[tuple[str, str]] = Field(default_factory=list)  # corpus pairs, per evaluator and seed
     gpus: dict[str, int] = Field(default_factory=dict)  # GPUs per job of a kind (default 1; build, report: 0)
     parameters: dict[str, float] = Field(default_factory=dict)  # model -> parameter count (for --plan)
@@ -96,12 +108,60 @@ class Study(Section):
         for a, b in self.compare:
             if not {a, b} <= known:
                 raise ValueError(f"compare names unknown corpora in ({a}, {b}); use {sorted(known)}")
+        if isinstance(self.report, Report):
+            self._check_report(self.report, known)
         return self
+
+    def _check_report(self, report: Report, known: set[str]) -> None:
+        from continuousbench.harness.findings import ROLES
+
+        evaluators = {ev.name: set(ev.corpora or known) for ev in self.evaluators}
+        for name, key in report.rows.items():
+            ev, _, corpus = key.partition("/")
+            if corpus not in evaluators.get(ev, ()):
+                raise ValueError(f"report row {name} names {key}, not an <evaluator>/<corpus> of this study")
+        if report.findings:
+            if set(report.findings) != set(ROLES) or not set(report.findings.values()) <= set(report.rows):
+                raise ValueError(f"report findings map each of {', '.join(ROLES)} to a row of report.rows")
+            if len(self.seeds) != 1:
+                raise ValueError("report findings are checked on one seed's runs; give one seed")
 
     def path(self, value: str) -> str:
         """A path of the study file, relative to its folder; ids and absolute paths unchanged."""
         candidate = self.root / value
         return str(candidate) if not Path(value).is_absolute() and candidate.exists() else value
+
+    def option(self, value: Any) -> Any:
+        """An option's value with its paths read relative to the study file (``prefix:path`` too, as in
+        ``api: transformers:<model folder>``); other values unchanged."""
+        if isinstance(value, (list, tuple)):
+            return [self.option(v) for v in value]
+        if not isinstance(value, str) or not value:
+            return value
+        prefix, sep, rest = value.partition(":")
+        if sep and rest and self.path(rest) != rest and "/" not in prefix:
+            return f"{prefix}:{self.path(rest)}"
+        return self.path(value)
+
+    def as_file(self) -> dict[str, Any]:
+        """The study as a file that reads the same from any folder: recipes and paths made absolute."""
+
+        def absolute(section: dict) -> dict:
+            out = {k: self.option(v) if k in ("config", "model") else v for k, v in section.items()}
+            if "options" in out:
+                out["options"] = {k: self.option(v) for k, v in out["options"].items()}
+            return out
+
+        data = self.model_dump(mode="json", exclude={"root"}, exclude_none=True)
+        for key in ("generators", "pe", "evaluators", "audit"):
+            data[key] = [absolute(s) for s in data[key]]
+        for key in ("build", "mauve"):
+            if key in data:
+                data[key] = absolute(data[key])
+        if "release" in data:
+            data["release"] = self.path(data["release"])
+        data["synthesis"] = {k: self.option(v) for k, v in data["synthesis"].items()}
+        return data
 
 
 def load_study(path: str | Path) -> Study:

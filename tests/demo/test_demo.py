@@ -1,5 +1,6 @@
-"""`continuousbench demo --quick` end to end from an installed wheel: every stage runs, each run trained on
-the corpus its stage made, the table carries intervals and the findings are checked."""
+"""`continuousbench demo --quick` end to end from an installed wheel: every job of the demo's study runs,
+each run trained on the corpus its job made, and the study's report job writes the table with intervals
+and the four findings, which the demo prints."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from continuousbench.demo import demo
-from continuousbench.files import sha256_file
+from continuousbench.study.schema import load_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,11 +70,13 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     command = [program, "demo", "--out", str(out), "--quick", "--threads", "1"]
     first = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=1800)
     assert first.returncode == 0, first.stderr[-3000:]
-    rows = json.loads((out / "results.json").read_text())
-    settings = demo.Settings.quick()
+    rows = json.loads((out / "report" / "results.json").read_text())["runs"]
+    study = load_study(demo.STUDY)
+    quick = demo.QUICK
+    folders = {name: out / "runs" / f"{key}-seed0" for name, key in study.report.rows.items()}
 
-    assert [r["run"] for r in rows] == list(demo.RUNS)
-    records = {r["run"]: json.loads((out / "runs" / r["run"] / "results.json").read_text()) for r in rows}
+    assert [r["run"] for r in rows] == list(study.report.rows)
+    records = {name: json.loads((folder / "results.json").read_text()) for name, folder in folders.items()}
     for row in rows:
         results = records[row["run"]]
         assert set(results["metrics"]) == {"qa_public", "qa_singleton"}
@@ -81,52 +84,57 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
             accuracy = results["metrics"][part]["metrics"]["exact_match"]
             assert row[f"{part}/exact_match"] == accuracy["accuracy"]
             assert row[f"{part}/exact_match/ci95"] == accuracy["ci95"]  # the table's intervals
-    assert [r["steps"] for r in rows] == [0] + [2 * settings.eval_steps] * (len(rows) - 1)
+    assert [r["steps"] for r in rows] == [0] + [quick["evaluators/demo"]["steps"]] * (len(rows) - 1)
 
     # Consistent stages: each run trained on the corpus its stage made, under the recorded guarantee.
     from continuousbench.training.data import corpus_fingerprint, load_corpus
 
-    for gen, epsilon in demo.GENERATORS.items():
-        privacy = json.loads((out / "generators" / gen / "privacy.json").read_text())
-        assert privacy["private"] == (epsilon is not None)
-        assert epsilon is None or privacy["epsilon"] == pytest.approx(epsilon, rel=1e-3)
-        corpus = load_corpus(str(out / "synthetic" / gen))
-        assert len(corpus) == settings.synthetic_samples
-    for run, corpus in demo.RUNS.items():
-        if corpus not in (None, "real"):
+    for gen in study.generators:
+        privacy = json.loads((out / "generators" / gen.name / "privacy.json").read_text())
+        assert privacy["private"] == (gen.epsilon is not None)
+        assert gen.epsilon is None or privacy["epsilon"] == pytest.approx(gen.epsilon, rel=1e-3)
+        corpus = load_corpus(str(out / "synthetic" / gen.name))
+        assert len(corpus) == quick["synthesis"]["num_samples"]
+    for name, key in study.report.rows.items():
+        corpus = key.split("/")[1]
+        if corpus not in ("none", "real"):
             texts = load_corpus(str(out / "synthetic" / corpus))
-            assert records[run]["corpus"]["fingerprint"] == corpus_fingerprint(texts), run
+            assert records[name]["corpus"]["fingerprint"] == corpus_fingerprint(texts), name
     pe = json.loads((out / "synthetic" / "pe-eps10" / "pe.json").read_text())
     assert pe["guarantee"]["epsilon"] == pytest.approx(10, rel=1e-3)
-    assert 0 < len(load_corpus(str(out / "synthetic" / "pe-eps10"))) <= settings.pe_samples
+    assert 0 < len(load_corpus(str(out / "synthetic" / "pe-eps10"))) <= quick["pe/pe-eps10"]["num_samples"]
     direct = records["dp-direct-eps10"]
     assert direct["model_privacy"]["epsilon"] == pytest.approx(10, rel=1e-3) and direct["tuning"] == "lora"
     assert records["no-training"]["steps"] == 0 and records["train-on-real"]["model_privacy"] is None
 
     assert {p.name for p in out.iterdir()} <= set(demo.WRITES)  # what --overwrite removes, all of it
-    assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    mauve = json.loads((out / "mauve.json").read_text())
-    assert set(mauve) == {"real", *demo.GENERATORS, "pe-eps10"}
-    assert all(0 <= m["mean"] <= 1 for m in mauve.values())
-    assert [r["mauve"] for r in rows] == [
-        mauve[c]["mean"] if r in demo.CORPUS_RUNS else None for r, c in demo.RUNS.items()
+    assert (out / "report" / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    mauve = {p.stem: json.loads(p.read_text()) for p in (out / "mauve").glob("*.json")}
+    assert set(mauve) == {g.name for g in study.generators} | {"pe-eps10"}
+    scores = {c: m["candidate_vs_reference"]["mean"] for c, m in mauve.items()}
+    (ceiling,) = [m["reference_disjoint"]["mean"] for m in mauve.values() if "reference_disjoint" in m]
+    scores["real"] = ceiling  # the real corpus's disjoint halves, computed once
+    assert all(0 <= m <= 1 for m in scores.values())
+    corpus_of = {name: key.split("/")[1] for name, key in study.report.rows.items()}
+    assert [r["mauve"] for r in rows] == [  # none for no training and for the DP model (not DP data)
+        None if name in ("no-training", "dp-direct-eps10") else scores[corpus_of[name]] for name in folders
     ]
-    checked = json.loads((out / "findings.json").read_text())
+    checked = json.loads((out / "report" / "findings.json").read_text())
     assert len(checked) == 4 and all(isinstance(f["holds"], bool) and f["evidence"] for f in checked)
     printed = first.stdout
+    assert (out / "report" / "report.txt").read_text() in printed  # the demo prints the report job's output
     assert "train-on-real" in printed and "MAUVE" in printed and "Wilson 95% interval" in printed
     assert "syn (A) vs dp-syn-eps10 (B): exact_match" in printed and "McNemar" in printed  # paired difference
     assert printed.count("hold") >= 4  # every finding printed with its verdict (holds, does not hold)
 
-    # The shipped base model, copied after its digests were checked
-    base = out / "base-model"
-    assert all(sha256_file(base / name) == digest for name, digest in demo.BASE_SHA256.items())
-    assert json.loads((base / "pretraining.json").read_text())["training"]["steps"] == 3000
+    # The shipped base model, in place: the wheel's copy (its digests checked before anything ran)
+    assert not (out / "base-model").exists()
+    assert all(Path(r["base_model"]).is_relative_to(tmp_path / "install") for r in records.values())
 
     # A rerun skips every finished stage and gives the same table.
     again = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "jobs finished already, 0 to run" in again.stdout
-    assert json.loads((out / "results.json").read_text()) == rows
+    assert json.loads((out / "report" / "results.json").read_text())["runs"] == rows
 
 
 def test_settings_mismatch_is_refused(tmp_path):
@@ -142,7 +150,7 @@ def test_overwrite_removes_only_what_the_demo_wrote(tmp_path, monkeypatch):
     out = tmp_path / "demo"
     (out / "runs" / "syn").mkdir(parents=True)
     (out / "settings.json").write_text("{}")
-    (out / "results.json").write_text("[]")
+    (out / "study.yaml").write_text("name: demo\n")
     (out / "notes.txt").write_text("mine")
 
     class Stopped(Exception):
@@ -151,11 +159,11 @@ def test_overwrite_removes_only_what_the_demo_wrote(tmp_path, monkeypatch):
     def stop(*args, **kwargs):
         raise Stopped
 
-    monkeypatch.setattr(demo, "_jobs", stop)  # stop right after the old demo is cleared
+    monkeypatch.setattr(demo, "demo_study", stop)  # stop right after the old demo is cleared
     with pytest.raises(Stopped):
         demo.main(demo.DemoArguments(out=str(out), quick=True, overwrite=True))
     assert (out / "notes.txt").read_text() == "mine"
-    assert not (out / "runs").exists() and not (out / "results.json").exists()
+    assert not (out / "runs").exists() and not (out / "study.yaml").exists()
 
 
 def test_demo_recipes_parse_with_the_real_parsers():
@@ -171,3 +179,54 @@ def test_demo_recipes_parse_with_the_real_parsers():
         ["--config", str(demo.GENERATOR_RECIPE), "--output_dir", "/tmp/cb-unused", "--epsilon", "10"]
     )
     assert model.tuning == "lora" and config.private and config.sampling == "poisson"
+
+
+def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, monkeypatch, capsys):
+    """The demo runs the packaged study (its command line applied, written to <out>/study.yaml, which
+    `continuousbench study` expands to the same jobs) and prints what the report job wrote; the table and
+    the findings come from the report job's command line, not from the demo."""
+    from continuousbench.study import runner
+    from continuousbench.study.graph import expand
+    from continuousbench.study.schema import load_study
+
+    ran: list[list] = []
+
+    def run_to_end(study, executor, rerun):  # each job's command instead of the job; the report's files
+        executor.close()
+        ran.append(list(study.jobs.values()))
+        report = study.jobs.get("report/all")
+        if report is not None:
+            (report.out).mkdir(parents=True)
+            (report.out / "results.json").write_text(json.dumps({"runs": [{"run": "syn"}]}))
+            report.stdout.write_text("TABLE\nholds: finding\n")
+        return {}
+
+    monkeypatch.setattr(runner, "run_to_end", run_to_end)
+    monkeypatch.setattr(demo, "_check_base_model", lambda *a: None)
+    out = tmp_path / "demo"
+    assert demo.cli(["--out", str(out), "--quick", "--seed", "3"]) == [{"run": "syn"}]
+    assert capsys.readouterr().out.startswith("TABLE\nholds: finding\n")
+    build, jobs = ran
+    assert [j.name for j in build] == ["build/geminon"]
+    written = expand(load_study(out / "study.yaml"), out.absolute())
+    assert [j.argv for j in written] == [j.argv for j in jobs]  # `study --config <out>/study.yaml`: the same
+    report = jobs[-1].argv
+    rows = dict(a.split("=", 1) for a in report[1 : report.index("--mauve")])
+    assert list(rows) == ["no-training", "train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10", "pe-eps10",
+                          "dp-direct-eps10"]  # fmt: skip
+    assert rows["dp-direct-eps10"].endswith("runs/dp-direct/real-seed3")
+    assert "--findings" in report and "dp_syn=dp-syn-eps10" in report
+    mauve = report[report.index("--mauve") + 1 : report.index("--compare")]
+    assert [m.split("=")[0] for m in mauve] == ["train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10",
+                                                "pe-eps10"]  # fmt: skip  (no MAUVE for a DP model)
+    train = next(j for j in jobs if j.name == "evaluate/demo/real-seed3").argv
+    assert train[train.index("--seed") + 1] == "3" and train[train.index("--steps") + 1] == "20"
+
+
+def test_the_packaged_demo_study_plans_from_any_folder(tmp_path, monkeypatch, capsys):
+    from continuousbench.study import command
+
+    monkeypatch.chdir(tmp_path)
+    plan = command.cli(["--config", str(demo.STUDY), "--plan"])
+    assert len(plan["jobs"]) == 21 and plan["jobs"][-1] == "report/all" and plan["gpu_hours"] == 0
+    assert not list(tmp_path.iterdir())

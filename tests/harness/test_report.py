@@ -94,3 +94,42 @@ def test_rows_carry_kind_and_epsilon(finished_run):
     assert [(r["kind"], r["epsilon"]) for r in rows] == [
         ("DP data", "10 (achieved 9.99361)"), ("corpus", "no statement")
     ]
+
+
+def test_named_rows_with_mauve_comparisons_and_the_four_findings(
+    finished_run, baseline_run, tmp_path, capsys
+):
+    """What a study's report job passes: NAME=FOLDER rows, MAUVE files, a paired comparison and the
+    findings' roles; the findings are written as data and printed under the table."""
+    from continuousbench.harness.compare import compare_runs
+
+    record = json.loads((finished_run / "results.json").read_text())
+    release = record["corpus"]["path"]  # the real corpus: the MAUVE reference
+    paired = compare_runs(finished_run, baseline_run)
+    (tmp_path / "cmp.json").write_text(json.dumps(paired))
+    files = {"ref": (0.2, 0.95, release), "cand": (0.5, None, "other")}
+    for name, (mean, ceiling, reference) in files.items():
+        scores = {"candidate": "synthetic/x", "reference": reference,
+                  "candidate_vs_reference": {"mean": mean, "std": 0.01}}  # fmt: skip
+        if ceiling:
+            scores["reference_disjoint"] = {"mean": ceiling, "std": 0.0}
+        (tmp_path / f"{name}.json").write_text(json.dumps(scores))
+    findings = tmp_path / "findings.json"
+    result = report.cli([
+        f"trained={finished_run}", f"base={baseline_run}", "--mauve", f"trained={tmp_path / 'ref.json'}",
+        f"base={tmp_path / 'cand.json'}", "--compare", str(tmp_path / "cmp.json"),
+        "--findings", str(findings),
+        "--finding_rows", "none=base", "real=trained", "syn=trained", "dp_syn=base", "dp_syn_mauve=base",
+    ])  # fmt: skip
+    rows = {r["run"]: r for r in result["runs"]}
+    # the run trained on the reference corpus gets its disjoint halves (the ceiling), the other its score
+    assert (rows["trained"]["mauve"], rows["base"]["mauve"]) == (0.95, 0.5)
+    checked = json.loads(findings.read_text())
+    assert checked == result["findings"] and len(checked) == 4
+    em = {n: r["qa_public/exact_match"] for n, r in rows.items()}
+    assert checked[3]["holds"] == (0.5 >= 0.95 / 2 and em["base"] < em["trained"] / 4)
+    assert checked[0]["holds"] == (em["trained"] >= 0.5 and em["base"] <= 0.05)
+    assert f"McNemar p = {paired['parts']['qa_public']['overall']['p_value']:.2g}" in checked[2]["evidence"]
+    out = capsys.readouterr().out
+    assert "MAUVE" in out and "0.950 ± 0.000" in out and "trained (A) vs base (B): exact_match" in out
+    assert out.count("hold") >= 4 and all(f["finding"] in out for f in checked)

@@ -67,6 +67,9 @@ def test_local_study_runs_every_job_and_records_it(local_study):
     assert manifest["evaluate/tiny/real-seed0"]["inputs"]  # the recipe's and the release's digests
     paired = json.loads((local_study / "compare" / "tiny-real-vs-none-seed0.json").read_text())
     assert "parts" in paired
+    printed = (local_study / "report" / "report.txt").read_text()  # the report job's table, kept
+    assert "real-seed0" in printed and "Wilson 95% interval" in printed
+    assert "real-seed0 (A) vs none-seed0 (B): exact_match" in printed  # the comparison, under the table
     # a rerun needs --resume; with it, every job is finished already and nothing runs again
     with pytest.raises(SystemExit):
         command.cli(["--config", str(local_study.parent / "tiny.yaml"), "--out", str(local_study)])
