@@ -129,7 +129,7 @@ class ArticleShards(PipelineStep):
                 row["id"] = row.get("id") or article_id(url, text)
                 row["hostname"] = row.get("hostname") or hostname(url)
                 row["title"] = row.get("title") or ""
-                row["date"], row["crawl_date"] = iso_day(row.get("date")), row.get("crawl_date")
+                row["date"], row["crawl_date"] = iso_day(row.get("date")), iso_day(row.get("crawl_date"))
                 yield Document(text=text, id=str(row.pop("id")), metadata=row)
 
 
