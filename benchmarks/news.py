@@ -5,21 +5,24 @@ the endpoint backend at 1 and 32 requests in flight.
 
 Generated data (``tests/news/newspages.py``): ``--articles`` reports of the fixture's events with filler
 prose (~300 words), 10% of them near duplicates of the article before (the last 15% of its long paragraph
-rewritten) and 3%
-exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in gzipped WARC files.
-``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run at 100k).
-Each dedup variant runs in a fresh process, one after the other, so its peak memory (RSS of the process
-and its workers) is its own; variants are timed in the same run and alternated when ``--repeat`` > 1.
-The machine is shared: compare figures of one run, not across runs.
+rewritten) and 3% exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in
+gzipped WARC files. ``--skip`` leaves measurements out (``--skip extract ours-ensemble``: a dedup-only run).
+
+Each dedup variant runs in a fresh process, one after the other, so its memory is its own:
+``peak_job_pss_mb`` is the largest sum of PSS over the process and all its workers (whole-job memory,
+pages shared between processes split between them), ``peak_job_rss_mb`` the same in RSS (shared pages,
+such as the libraries every worker loads, counted once per process), ``peak_process_rss_mb`` the largest
+single process; sampled every 50 ms (PSS every 250 ms). Variants are timed in the same run, in reverse
+order in odd rounds of ``--repeat``. The machine is shared: compare figures of one run, not across runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -84,7 +87,7 @@ def read_warcs(paths: list[Path], reader: str) -> int:
         else:
             from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-            from continuousbench.news.extract import GzipMembers
+            from continuousbench.news.warc import GzipMembers
 
             with open(path, "rb") as raw:
                 for record in ArchiveIterator(GzipMembers(raw), parse_http=True, fsspec_args=False,
@@ -100,7 +103,8 @@ def extraction_rate(warc: Path, limit: int = 500) -> float:
     import py3langid
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from continuousbench.news.extract import GzipMembers, extract_page
+    from continuousbench.news.extract import extract_page
+    from continuousbench.news.warc import GzipMembers
 
     with open(warc, "rb") as raw:
         pages = [(r.headers.get("WARC-Target-URI"), r.reader.read().decode())
@@ -142,12 +146,23 @@ def excerpts(folder: Path, n: int = 30, seed: int = 1) -> Path:
     return folder
 
 
-def peak_rss_mb() -> float:
-    kb = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    )
-    return round(kb / 1024, 1)
+def tree_memory(pid: int, pss: bool = False) -> tuple[int, int]:
+    """Bytes resident in ``pid`` and all its descendants now, and in the largest of them: RSS (pages
+    shared by the workers, such as the libraries they all load, counted once per process: an upper
+    bound), or with ``pss`` the proportional set size (shared pages split between the processes sharing
+    them; slower to read)."""
+    import psutil
+
+    sizes = []
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0, 0
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):  # a worker that has just ended
+            sizes.append(proc.memory_full_info().pss if pss else proc.memory_info().rss)
+    return sum(sizes), max(sizes, default=0)
 
 
 def child(variant: str, source: Path, work: Path, workers: int) -> dict:
@@ -171,7 +186,7 @@ def child(variant: str, source: Path, work: Path, workers: int) -> dict:
         kept = len(read_rows(out, ["id"]))
     else:
         kept = datatrove_minhash(source, work, workers)
-    return {"seconds": round(time.perf_counter() - start, 2), "kept": kept, "peak_rss_mb": peak_rss_mb()}
+    return {"seconds": round(time.perf_counter() - start, 2), "kept": kept}
 
 
 def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
@@ -221,13 +236,31 @@ def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
     return len(read_rows(f"{work}/out", ["id"]))
 
 
-def measure(variant: str, source: Path, work: Path, workers: int) -> dict:
+def measure(variant: str, source: Path, work: Path, workers: int, every: float = 0.05) -> dict:
+    """Run one variant in a fresh process, sampling the memory of it and its workers every ``every``
+    seconds (PSS every ``5 * every``). (``ru_maxrss`` would not do: it is one process's, and in these
+    runs a fresh child reported the figure of the variant run before it.)"""
     cmd = [sys.executable, __file__, "--child", variant, "--source", str(source), "--work", str(work),
            "--workers", str(workers)]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise RuntimeError(f"{variant} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    import tempfile
+
+    peak, largest, peak_pss, samples = 0, 0, 0, 0
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe to fill up
+        with subprocess.Popen(cmd, stdout=out, stderr=err, text=True) as proc:
+            while proc.poll() is None:
+                total, one = tree_memory(proc.pid)
+                peak, largest = max(peak, total), max(largest, one)
+                if samples % 5 == 0:  # PSS costs ~7 ms a process to read
+                    peak_pss = max(peak_pss, tree_memory(proc.pid, pss=True)[0])
+                samples += 1
+                time.sleep(every)
+        out.seek(0), err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{variant} failed:\n{err.read()[-3000:]}")
+        found = json.loads(out.read().strip().splitlines()[-1])
+    mb = lambda n: round(n / 2**20, 1)  # noqa: E731
+    return found | {"peak_job_pss_mb": mb(peak_pss), "peak_job_rss_mb": mb(peak),
+                    "peak_process_rss_mb": mb(largest)}  # fmt: skip
 
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
@@ -281,7 +314,7 @@ def main() -> None:
             found["articles_per_s"] = round(args.pages / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
         variants = ("ours-sampled", "ours-ensemble", "ours-jaccard", "datatrove-minhash")
-        for variant in (v for v in variants if v not in args.skip):
+        for variant in (v for v in variants[:: 1 - 2 * (r % 2)] if v not in args.skip):  # odd rounds reversed
             found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers)
             found["articles_per_s"] = round(args.articles / found["seconds"], 1)
             results.setdefault(variant, []).append(found)

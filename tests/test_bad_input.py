@@ -386,6 +386,11 @@ CLI = [
     case(lambda e: ["news", "cluster", "--input", str(e.clustered()), "--output", "clusters", "--encoder",
                     "tfidf"], 2, "found 0 clusters in 4 articles", id="news-cluster-finds-nothing",
          keeps_work=True),  # the embeddings, computed first, are kept for the rerun with relaxed settings
+    case(["build", "news", "--articles", "a.jsonl", "--quarter", "2026q4", "--start", "2026-01-01", "--llm",
+          "offline:news"], 2, "--start 2026-01-01 is outside --quarter 2026q4 (2026-10-01 to 2026-12-31)",
+         id="news-build-start-outside-quarter"),
+    case(["build", "news", "--articles", "a.jsonl", "--quarter", "2026q4", "--end", "2026-12-32", "--llm",
+          "offline:news"], 2, "--end '2026-12-32' is not a date", id="news-build-end-not-a-date"),
     # --- report ---
     case(lambda e: ["report", e.run(), "--json", "run/results.json", "--overwrite"], 2,
          "--json run/results.json is inside", id="report-json-over-the-runs-results"),

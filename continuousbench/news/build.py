@@ -1,8 +1,11 @@
 """``continuousbench build news``: every NEWS stage, in order, into a release ``news-<size>-<quarter>``.
 
-    continuousbench build news --warc 'cc-news/2026/0[1-3]/*.warc.gz' --start 2026-01-01 --end 2026-03-31 \\
-        --size small --quarter 2026q1 --llm endpoint:http://localhost:8000/v1#gemma-3-27b-it \\
-        --tasks 16 --workers 2
+    continuousbench build news --warc 'cc-news/2026/0[1-3]/*.warc.gz' --size small --quarter 2026q1 \\
+        --llm endpoint:http://localhost:8000/v1#gemma-3-27b-it --tasks 16 --workers 2
+
+Only articles published in the quarter are kept (``--start``/``--end`` may narrow it): the extract stage
+drops the others, and those with no publication date, counting each (``dropped_out_of_window``,
+``dropped_no_date``); see docs/news.md.
 
 Each stage writes its own folder under ``<root>/.work/<release-id>-seed<seed>/`` (or ``--work``):
 a finished stage is skipped, an unfinished one resumed, so a killed build continues where it stopped
@@ -15,16 +18,18 @@ byte-identical release.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import DEFAULT_ENCODER
 from continuousbench.errors import UserError
+from continuousbench.news.articles import parse_day
 from continuousbench.news.dedup import CANDIDATE_KINDS
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 from continuousbench.news.subsample import SIZES
+from continuousbench.release.ids import ReleaseId
 
 log = logging.getLogger(__name__)
 STAGES = ("extract", "dedup", "subsample", "cluster", "facts", "qa", "filter", "support")
@@ -47,8 +52,12 @@ class NewsBuildArguments:
         default=None, metadata={"help": "Stage folders (default <out>/.work/<id>-seed<seed>)."}
     )
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing release."})
-    start: str | None = field(default=None, metadata={"help": "First publication day kept (YYYY-MM-DD)."})
-    end: str | None = field(default=None, metadata={"help": "Last publication day kept (YYYY-MM-DD)."})
+    start: str | None = field(
+        default=None, metadata={"help": "First publication day kept (YYYY-MM-DD; default: the quarter's)."}
+    )
+    end: str | None = field(
+        default=None, metadata={"help": "Last publication day kept (YYYY-MM-DD; default: the quarter's)."}
+    )
     count: int | None = field(default=None, metadata=bounds("[1, inf)", "Articles kept (overrides --size)."))
     candidates: str = field(
         default="sampled",
@@ -71,6 +80,23 @@ class NewsBuildArguments:
     qa_validation: float = field(default=0.2, metadata=bounds("(0, 1)", "Share of questions for validation."))
 
 
+def window(rid: ReleaseId, start: str | None, end: str | None) -> tuple[str, str]:
+    """The publication days a release keeps: its quarter, or the part of it ``--start``/``--end`` name
+    (a quarterly release holds only that quarter's news, so a day outside it is refused)."""
+    first, last = rid.days
+    days = {"--start": parse_day(start, "--start") if start else first,
+            "--end": parse_day(end, "--end") if end else last}  # fmt: skip
+    for option, day in days.items():
+        if not first <= day <= last:
+            raise UserError(
+                f"{option} {day} is outside --quarter {rid.period} ({first} to {last}); "
+                "give a day inside the quarter, or the quarter the articles belong to"
+            )
+    if days["--start"] > days["--end"]:
+        raise UserError(f"--start {days['--start']} is after --end {days['--end']}; swap them")
+    return days["--start"].isoformat(), days["--end"].isoformat()
+
+
 def unfinished(out: str, stage: str) -> bool:
     """Whether ``out`` holds an unfinished run of an LLM stage (killed, or stopped by --max_dropped):
     the build continues it, so the answers already paid for come from its cache."""
@@ -80,8 +106,6 @@ def unfinished(out: str, stage: str) -> bool:
 
 def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
     """(name, run(output folder, earlier folders) -> folder, or a note while queued) of every stage."""
-    from dataclasses import replace
-
     from continuousbench.news import cluster, dedup, extract, facts, qa, subsample, support
     from continuousbench.news import filter as filtering
 
@@ -143,13 +167,14 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     rid = release_id("news", args.size, args.quarter)
     if bool(args.warc) == bool(args.articles):
         raise UserError("pass exactly one of --warc <files> or --articles <files>")
+    start, end = window(rid, args.start, args.end)
+    args = replace(args, start=start, end=end)  # recorded so: a work folder of another window is refused
     root = Path(args.out).expanduser() if args.out else default_root()
     check_replaceable(rid, root / str(rid), args.overwrite)
     check(model, judge=True)
     if args.reader:
         check(ModelArguments(llm=args.reader))
     work = Path(args.work).expanduser() if args.work else root / ".work" / f"{rid}-seed{args.seed}"
-    from dataclasses import asdict
 
     from continuousbench.stages import WorkDir
 

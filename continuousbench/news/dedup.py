@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from datatrove.data import DocumentsPipeline
@@ -40,6 +41,9 @@ from datatrove.pipeline.base import PipelineStep
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
 from continuousbench.news.executors import ExecutorArguments
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NUM_PERM = 128
 NGRAM = 5
@@ -57,6 +61,7 @@ SAMPLE_MOD = 8
 STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
 CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
 BATCH = 2_000  # articles whose shingles are held at once
+PAIR_CHUNK = 1 << 18  # sampled-index pair occurrences expanded at once (2 MB of keys)
 
 
 def shingles(text: str, n: int = NGRAM) -> set[str]:
@@ -99,9 +104,34 @@ class Signatures(PipelineStep):
         super().__init__()
         self.paths, self.folder, self.candidates = list(paths), folder, candidates
 
+    def _sampled(self, texts: list[str]) -> tuple[list[int], pa.ListArray]:
+        """Shingle counts and the sampled shingle hashes (a list column: no Python int per hash)."""
+        import pyarrow as pa
+
+        sizes, samples = [], []
+        for text in texts:
+            hashes = shingle_hashes(text)
+            sizes.append(hashes.size)
+            samples.append(sampled(hashes))
+        offsets = np.r_[0, np.cumsum([x.size for x in samples])].astype(np.int32)
+        flat = np.concatenate(samples) if samples else np.empty(0, np.uint64)
+        return sizes, pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(flat, pa.uint64()))
+
+    def _minhashes(self, texts: list[str]) -> tuple[list[int], list[bytes]]:
+        """Shingle counts and 128-permutation MinHash values, a batch at a time (bounded memory)."""
+        from datasketch import MinHash  # only here: its import costs every worker ~40 MB
+
+        sizes, values = [], []
+        for start in range(0, len(texts), BATCH):
+            sets = [shingles(t) for t in texts[start : start + BATCH]]
+            sizes += [len(x) for x in sets]
+            found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
+                                 seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
+            values += [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 bytes each
+        return sizes, values
+
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
-        from datasketch import MinHash
 
         from continuousbench.news.articles import text_sha256
         from continuousbench.news.shards import read_shard, require_columns, write_parquet
@@ -113,19 +143,8 @@ class Signatures(PipelineStep):
             table = read_shard(Path(self.paths[index]))
             require_columns(table, ("id", "text"), self.paths[index])
             texts = [t or "" for t in table.column("text").to_pylist()]
-            sizes, values, samples = [], [], []
             with self.track_time("shard"):
-                for text in texts if self.candidates == "sampled" else ():  # no MinHash needed
-                    hashes = shingle_hashes(text)
-                    sizes.append(hashes.size)
-                    samples.append(sampled(hashes))
-                lsh = self.candidates != "sampled"
-                for start in range(0, len(texts), BATCH) if lsh else ():  # a batch at a time: bounded memory
-                    sets = [shingles(t) for t in texts[start : start + BATCH]]
-                    sizes += [len(x) for x in sets]
-                    found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
-                                         seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
-                    values += [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 bytes each
+                sizes, values = (self._sampled if self.candidates == "sampled" else self._minhashes)(texts)
             crawl = table.column("crawl_date").to_pylist() if "crawl_date" in table.column_names else None
             columns = {
                 "id": table.column("id").cast(pa.string()),
@@ -134,10 +153,7 @@ class Signatures(PipelineStep):
                 "shingles": sizes,
                 "crawl_date": [c or "" for c in crawl] if crawl else [""] * len(texts),
             }
-            if self.candidates == "sampled":
-                columns["sampled"] = pa.array([x.tolist() for x in samples], pa.list_(pa.uint64()))
-            else:
-                columns["minhash"] = values
+            columns["sampled" if self.candidates == "sampled" else "minhash"] = values
             write_parquet(target, pa.table(columns))
             self.stat_update("articles", value=len(texts))
         return
@@ -149,6 +165,21 @@ def _priority(sig) -> list[int]:
     chars, crawl, ids = sig["chars"], sig["crawl_date"], sig["id"]
     return sorted(range(len(ids)), key=lambda i: (-chars[i], crawl[i], ids[i]))
 
+
+def _within(runs: np.ndarray) -> np.ndarray:
+    """Positions inside each run, concatenated: runs [2, 3] -> [0, 1, 0, 1, 2]."""
+    return np.arange(int(runs.sum())) - np.repeat(np.cumsum(runs) - runs, runs)
+
+
+def _gather(column, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled hashes of ``rows`` (in that order) as one flat array, and their counts, read from the
+    Arrow list column without a Python int per hash."""
+    import pyarrow.compute as pc
+
+    counts = pc.list_value_length(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    firsts = np.cumsum(counts) - counts
+    return counts[rows], flat[np.repeat(firsts[rows], counts[rows]) + _within(counts[rows])]
 
 class FindDuplicates(PipelineStep):
     """One task: decide which articles go, and which kept article each one duplicates."""
@@ -168,24 +199,39 @@ class FindDuplicates(PipelineStep):
     def _sampled_pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
         """Pairs sharing enough sampled shingles: an inverted index (hash -> articles, longest first) as
         one sorted array. A shingle shared by many articles (boilerplate, a much-copied story) pairs each
-        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency."""
-        counts = np.array([len(sig["sampled"][i]) for i in keep], np.int64)
-        hashes = np.fromiter((h for i in keep for h in sig["sampled"][i]), np.uint64, int(counts.sum()))
-        sig["sampled"] = None
-        ranks = np.repeat(np.arange(len(keep), dtype=np.int64), counts)  # keep is longest first
-        order = np.lexsort((ranks, hashes))
-        hashes, ranks = hashes[order], ranks[order]
+        with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency.
+
+        Every occurrence of a pair comes from a position of its later (shorter) article, so articles are
+        visited in blocks of about ``PAIR_CHUNK`` occurrences, each block's pairs counted completely and
+        filtered at once: memory follows one block, not every pair occurrence of the corpus."""
+        rows, n = np.asarray(keep, np.int64), len(keep)
+        counts, hashes = _gather(sig.pop("sampled"), rows)
+        ranks = np.repeat(np.arange(n, dtype=np.int32), counts)  # keep is longest first
+        order = np.lexsort((ranks, hashes))  # the index: by hash, then longest first
+        hashes = hashes[order]
         starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
-        group_start = np.repeat(starts, np.diff(np.r_[starts, hashes.size]))
-        reps = np.minimum(np.arange(hashes.size) - group_start, STAR)  # partners: the earlier, up to STAR
-        later = np.repeat(np.arange(hashes.size), reps)
-        offsets = np.arange(later.size) - np.repeat(np.cumsum(reps) - reps, reps)
-        first, second = ranks[group_start[later] + offsets], ranks[later]
-        keys, shared = np.unique(first * len(keep) + second, return_counts=True)
-        first, second = keys // len(keep), keys % len(keep)
-        enough = shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])
-        rows = np.asarray(keep, np.int64)
-        a, b = rows[first[enough]], rows[second[enough]]
+        del hashes
+        in_index = ranks[order]
+        group_start = np.repeat(starts, np.diff(np.r_[starts, order.size]))
+        reps = np.minimum(np.arange(order.size) - group_start, STAR)  # partners: the group's first STAR
+        first_of, partners = np.empty(order.size, np.int64), np.empty(order.size, np.int16)
+        first_of[order], partners[order] = group_start, reps  # back in article order
+        del order, group_start, reps
+        article_end = np.cumsum(counts)
+        occurrences = np.r_[0, np.cumsum(partners, dtype=np.int64)][article_end]  # up to each article's end
+        found, lo = [], 0
+        while lo < n:  # a block of articles lo..hi-1 with about PAIR_CHUNK pair occurrences
+            before = occurrences[lo - 1] if lo else 0
+            hi = max(int(np.searchsorted(occurrences, before + PAIR_CHUNK, "right")), lo + 1)
+            span = slice(article_end[lo] - counts[lo], article_end[hi - 1])
+            r = partners[span].astype(np.int64)
+            partner = in_index[np.repeat(first_of[span], r) + _within(r)].astype(np.int64)
+            keys, shared = np.unique(partner * n + np.repeat(ranks[span], r), return_counts=True)
+            first, second = keys // n, keys % n
+            found.append(keys[shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])])
+            lo = hi
+        keys = np.concatenate(found) if found else np.empty(0, np.int64)
+        a, b = rows[keys // n], rows[keys % n]
         return set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True))
 
     def _pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
@@ -234,7 +280,10 @@ class FindDuplicates(PipelineStep):
 
         from continuousbench.news.shards import read_rows, write_parquet
 
-        sig = read_rows(self.folder).to_pydict()
+        table = read_rows(self.folder)
+        arrow = ["sampled"] if self.candidates == "sampled" else []  # kept in Arrow: no Python int per hash
+        sig = table.drop_columns(arrow).to_pydict() | {c: table.column(c) for c in arrow}
+        del table
         if len(set(sig["id"])) != len(sig["id"]):
             raise UserError(
                 "article ids are not unique across the input shards; give every article its own id"
@@ -295,11 +344,10 @@ class DropDuplicates(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.parquet as pq
 
         from continuousbench.news.shards import read_shard, shard_name, write_parquet
 
-        gone = pq.read_table(self.duplicates, columns=["id"]).column("id")
+        gone = read_shard(Path(self.duplicates), ["id"]).column("id")
         for index in range(rank, len(self.paths), world_size):
             table = read_shard(Path(self.paths[index]))
             mask = pc.invert(pc.is_in(table.column("id").cast(pa.string()), value_set=gone))

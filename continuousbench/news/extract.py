@@ -23,6 +23,7 @@ from datatrove.utils.logging import logger
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
+from continuousbench.news.article_filter import ArticleFilter
 from continuousbench.news.articles import (
     ARTICLE_COLUMNS,
     article_id,
@@ -33,8 +34,6 @@ from continuousbench.news.articles import (
 )
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.warc import WarcPages, warc_files
-
-LANGUAGE_CHARS = 2000  # py3langid reads this much of the text: enough for a reliable guess, and cheap
 
 
 def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
@@ -110,48 +109,6 @@ class ArticleExtractor(PipelineStep):
             yield doc
 
 
-class ArticleFilter(PipelineStep):
-    """Normalise whitespace, then keep long enough articles in the languages and window asked for."""
-
-    name = "article filter (length, language, window)"
-    type = "🔻 - FILTER"
-
-    def __init__(
-        self, languages: Sequence[str] = ("en",), min_chars: int = 200,
-        start: str | None = None, end: str | None = None,
-    ):  # fmt: skip
-        super().__init__()
-        self.languages, self.min_chars, self.start, self.end = set(languages), min_chars, start, end
-
-    def _reason(self, doc: Document) -> str | None:
-        import py3langid
-
-        doc.text = normalize_text(doc.text or "")
-        if not doc.text:
-            return "dropped_no_text"
-        if len(doc.text) < self.min_chars:
-            return "dropped_too_short"
-        doc.metadata["language"] = py3langid.classify(doc.text[:LANGUAGE_CHARS])[0]
-        if doc.metadata["language"] not in self.languages:
-            return "dropped_non_english" if self.languages == {"en"} else "dropped_language"
-        day = doc.metadata.get("date")
-        if (self.start or self.end) and day is None:
-            return "dropped_no_date"  # cannot show it is inside the window
-        if (self.start and day < self.start) or (self.end and day > self.end):
-            return "dropped_out_of_window"
-        return None
-
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        for doc in data:
-            with self.track_time():
-                reason = self._reason(doc)
-            if reason:
-                self.stat_update(reason)
-                continue
-            self.stat_update("articles")
-            yield doc
-
-
 class ArticleShards(PipelineStep):
     """Already-extracted articles (JSONL or parquet rows with at least ``url`` and ``text``)."""
 
@@ -172,7 +129,7 @@ class ArticleShards(PipelineStep):
                 row["id"] = row.get("id") or article_id(url, text)
                 row["hostname"] = row.get("hostname") or hostname(url)
                 row["title"] = row.get("title") or ""
-                row["date"], row["crawl_date"] = iso_day(row.get("date")), row.get("crawl_date")
+                row["date"], row["crawl_date"] = iso_day(row.get("date")), iso_day(row.get("crawl_date"))
                 yield Document(text=text, id=str(row.pop("id")), metadata=row)
 
 

@@ -58,7 +58,12 @@ def read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
 
     try:
         if path.name.endswith(".parquet"):
-            return pq.read_table(path, columns=columns)
+            # one file, one thread: pq.read_table's dataset layer and threads cost a worker ~50 MB
+            with pq.ParquetFile(path) as parquet:
+                missing = [c for c in columns or () if c not in parquet.schema_arrow.names]
+                if missing:  # ParquetFile.read would leave them out silently
+                    raise pa.ArrowInvalid(f"no column {', '.join(missing)}")
+                return parquet.read(columns, use_threads=False)
         table = pj.read_json(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise UserError(f"{path} cannot be read ({str(err).splitlines()[0]}); fix or remove it") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 from continuousbench.errors import UserError
 
@@ -56,6 +57,13 @@ class ReleaseId:
     def period(self) -> str:
         """The quarter label used on the command line, e.g. ``2026q1``."""
         return f"{self.year}q{self.quarter}"
+
+    @property
+    def days(self) -> tuple[date, date]:
+        """The quarter's first and last day, e.g. 2026-10-01 and 2026-12-31 for ``2026q4``."""
+        first = date(self.year, 3 * self.quarter - 2, 1)
+        after = date(self.year + 1, 1, 1) if self.quarter == 4 else date(self.year, 3 * self.quarter + 1, 1)
+        return first, after - timedelta(days=1)
 
     def __str__(self) -> str:
         return f"{self.track}-{self.size}-{self.period}"

@@ -107,8 +107,13 @@ def run_jobs(study: Study, executor) -> dict[str, str]:
         if job.done.exists() and study.status(job.name) != "done":
             study.record(job, command=_line(job.argv), status="done")
     study.progress(f"{len(jobs) - len(pending)} jobs finished already, {len(pending)} to run")
+    # A local pool starts no more than it can run: a job's wall time and "running" then mean running,
+    # not waiting for a free worker (Ray queues on its own cluster, so it has no cap here).
+    capacity = getattr(executor, "parallel", None) or len(jobs)
     while pending or running:
         for job in list(pending):
+            if len(running) >= capacity:
+                break
             broken = next((a for a in job.after if a in failed), None)
             if broken is not None:
                 pending.remove(job)

@@ -138,3 +138,36 @@ def test_default_dedup_drops_every_excerpt_and_keeps_half_overlaps(excerpts_inpu
     dup = {r["id"]: r["duplicate_of"] for r in pq.read_table(out / "duplicates.parquet").to_pylist()}
     assert dup == {inner: long for long, inner in pairs}  # all 30 excerpts, and no half-overlapping one
     assert json.loads((out / "stats.json").read_text())["candidates"] == "sampled"
+
+
+def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_input, tmp_path, monkeypatch):
+    """The block-wise count of shared sampled shingles gives the pairs a plain dictionary count gives
+    (each article paired with the STAR longest of a shingle's articles), for any block size."""
+    from collections import Counter, defaultdict
+
+    from continuousbench.news import dedup
+
+    folder, _, _ = excerpts_input
+    rng = random.Random(2)
+    boilerplate = words(rng, 40)  # in 40 articles: its sampled shingles index more than STAR articles
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.Table.from_pylist([row(f"boiler{i}", boilerplate + words(rng, 60 + 5 * i))
+                                         for i in range(40)]), tmp_path / "in" / "b.parquet")  # fmt: skip
+    paths = [str(folder / "part-00000.parquet"), str(tmp_path / "in" / "b.parquet")]
+    list(dedup.Signatures(paths, str(tmp_path / "sig")).run())
+    table = read_rows(tmp_path / "sig")
+    keep, samples = dedup._priority(table.to_pydict()), table.column("sampled").to_pylist()
+    articles = defaultdict(list)  # sampled hash -> its articles, longest first
+    for i in keep:
+        for h in samples[i]:
+            articles[h].append(i)
+    assert max(len(a) for a in articles.values()) > dedup.STAR
+    shared = Counter((first, later) for group in articles.values() for p, later in enumerate(group)
+                     for first in group[: min(p, dedup.STAR)])  # fmt: skip
+    expected = {(min(a, b), max(a, b)) for (a, b), n in shared.items()
+                if n >= 0.5 * min(len(samples[a]), len(samples[b]))}  # fmt: skip
+    assert len(expected) > 30  # the 30 excerpts, and boilerplate pairs
+    for chunk in (1, 97, 1 << 20):
+        monkeypatch.setattr(dedup, "PAIR_CHUNK", chunk)
+        step = dedup.FindDuplicates(paths, str(tmp_path / "sig"), str(tmp_path / "dup.parquet"))
+        assert step._sampled_pairs({"sampled": table.column("sampled")}, keep) == expected

@@ -65,9 +65,9 @@ def test_extracted_articles_keep_their_columns(tmp_path):
     german = "Die Stadt hat neue Pläne für den Hafen vorgestellt. " * 5
     rows = [
         {"url": "https://www.dailyharbor.com/a", "text": "  " + text + "\n\n\n", "date": "2026-01-12",
-         "section": "city"},
+         "section": "city", "crawl_date": "2026-01-13T08:15:00Z"},
         {"url": "https://www.zeitung.de/b", "text": german,
-         "date": "2026-01-12", "section": "welt"},
+         "date": "2026-01-12", "section": "welt", "crawl_date": "2026-01-13T08:15:00Z"},
         {"url": "https://www.dailyharbor.com/c", "text": "", "date": None, "section": "empty"},
     ]  # fmt: skip
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -75,6 +75,7 @@ def test_extracted_articles_keep_their_columns(tmp_path):
                ExecutorArguments())  # fmt: skip
     (row,) = read_rows(out).to_pylist()
     assert row["section"] == "city" and row["hostname"] == "www.dailyharbor.com"
+    assert row["crawl_date"] == "2026-01-13"  # JSON's reader makes it a timestamp; kept as the day
     assert row["text"] == text.strip() and len(row["id"]) == 16 and row["language"] == "en"
     stats = json.loads((out / "stats.json").read_text())
     assert stats["dropped_non_english"] == 1 and stats["dropped_no_text"] == 1

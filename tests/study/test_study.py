@@ -175,3 +175,34 @@ def test_every_paper_study_expands_with_known_model_sizes(name):
     assert jobs and all(gpu_hours(j, study.parameters) is not None for j in jobs)
     for job in jobs:  # every recipe a job names exists
         assert all(Path(p).is_file() for p in job.inputs), job.name
+
+
+def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
+    """Jobs waiting for a free worker are not "running": their wall time would count the wait."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, run_jobs
+
+    class Counting:
+        name, parallel, peak, live = "counting", 2, 0, 0
+
+        def __init__(self):
+            self.pool = ThreadPoolExecutor(8)  # would run all eight at once if asked to
+
+        def _run(self, job: Job) -> int:
+            self.live += 1
+            self.peak = max(self.peak, self.live)
+            time.sleep(0.05)
+            job.done.write_text("done")
+            self.live -= 1
+            return 0
+
+        def start(self, job, argv):
+            return self.pool.submit(self._run, job), "thread"
+
+    jobs = [Job(name=f"j/{i}", kind="j", argv=("x",), out=tmp_path, done=tmp_path / f"{i}.done",
+                log=tmp_path / f"{i}.log") for i in range(8)]  # fmt: skip
+    executor = Counting()
+    assert set(run_jobs(Study(jobs, tmp_path), executor).values()) == {"done"}
+    assert executor.peak == 2
