@@ -28,6 +28,7 @@ class OneProcessExecutor:
     """The local executor's interface; ``start`` runs the job to its end before returning."""
 
     name = "one-process"
+    parallel = 1  # the runner starts one job, waits for it, records it, then starts the next
 
     def __init__(self, parallel: int | None = None):
         pass
