@@ -14,7 +14,7 @@ ALLOWED_KEYS = {
     "sampling_probability", "expected_batch_size", "steps", "dataset_size", "sampling", "physical_batch",
     "truncation_analysis", "truncation_probability", "clip_norm", "event_json", "sampling_plan",
     "secure_noise", "max_tokens_per_record", "tokenizer", "lr_sweep_accounted", "versions",
-    "epsilon_per_run", "runs_accounted",
+    "epsilon_per_run", "runs_accounted", "target_epsilon",  # the requested budget: configuration
 }  # fmt: skip
 VALIDATION_KEYS = {"private", "note", "loss", "history", "learning_rates", "best_step"}
 
