@@ -227,8 +227,13 @@ def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, 
     assert rows["dp-direct-eps10"].endswith("runs/dp-direct/real-seed3")
     assert "--findings" in report and "dp_syn=dp-syn-eps10" in report
     mauve = report[report.index("--mauve") + 1 : report.index("--compare")]
-    assert [m.split("=")[0] for m in mauve] == ["train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10",
-                                                "pe-eps10"]  # fmt: skip  (no MAUVE for a DP model)
+    assert [m.split("=")[0] for m in mauve] == [
+        "train-on-real",
+        "syn",
+        "dp-syn-eps100",
+        "dp-syn-eps10",
+        "pe-eps10",
+    ]  # no MAUVE for a DP model
     train = next(j for j in jobs if j.name == "evaluate/demo/real-seed3").argv
     assert train[train.index("--seed") + 1] == "3" and train[train.index("--steps") + 1] == "4"  # quick
 
