@@ -43,7 +43,7 @@ PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(PYTEST) -m "not real_llm"
+	$(PYTEST) -m "not real_llm" --durations=15
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
