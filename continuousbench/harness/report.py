@@ -133,7 +133,6 @@ def format_cell(row: dict, col: str) -> str:
 
 def print_table(rows: list[dict], groups: list[dict] | None = None, console=None) -> None:
     """Runs with their intervals; under each group of seeds, a row with mean ± sd over them."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -169,11 +168,15 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
             extra = [""] if mauve else []
             table.add_row(f"[bold]{escape(label)}", *[""] * 7, *cells, *extra, end_section=True)
-    if console is None:
-        console = Console()
-        if not console.is_terminal:  # pipes and logs: do not squeeze the table into 80 columns
-            console = Console(width=200)
-    console.print(table)
+    (console or wide_console()).print(table)
+
+
+def wide_console():
+    """A rich console; in pipes and logs 200 columns wide, so that the table is not squeezed into 80."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
 
 
 def _mauve_cell(row: dict) -> str:
@@ -305,7 +308,6 @@ def add_mauve(rows: list[dict], records: dict[str, dict], items: list[str]) -> N
 def main(args: ReportArguments) -> dict:
     """Load the runs, print the table (and comparisons, findings), write the requested files; return
     ``{"runs", "seed_groups"}`` (and ``"findings"``)."""
-    from rich.console import Console
 
     from continuousbench.files import read_json
     from continuousbench.harness import findings
@@ -341,9 +343,7 @@ def main(args: ReportArguments) -> dict:
     if args.mauve:
         add_mauve(rows, records, args.mauve)
     roles = findings.parse_roles(args.finding_rows, rows) if args.findings else {}
-    console = Console()
-    if not console.is_terminal:  # pipes and logs: do not squeeze the table into 80 columns
-        console = Console(width=200)
+    console = wide_console()
     print_table(rows, groups, console)
     names = {folder.resolve(): name for name, folder in folders.items()}
     comparisons = []

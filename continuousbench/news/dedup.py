@@ -181,6 +181,7 @@ def _gather(column, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     firsts = np.cumsum(counts) - counts
     return counts[rows], flat[np.repeat(firsts[rows], counts[rows]) + _within(counts[rows])]
 
+
 class FindDuplicates(PipelineStep):
     """One task: decide which articles go, and which kept article each one duplicates."""
 

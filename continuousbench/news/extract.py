@@ -165,18 +165,12 @@ class ExtractArguments:
     resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
-def _expand(patterns: Sequence[str], option: str) -> list[str]:
-    from continuousbench.news.shards import input_files
-
-    return [str(p) for p in input_files(list(patterns), option)] if patterns else []
-
-
 def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None = None) -> Path | str:
     """Run the extraction; returns the output folder (or a note while Slurm jobs are still queued)."""
     from datatrove.pipeline.writers import ParquetWriter
 
     from continuousbench.news.executors import Pipeline, pipeline_counts, queued, run_pipelines
-    from continuousbench.news.shards import DATA, StageOutput
+    from continuousbench.news.shards import DATA, StageOutput, input_files
 
     if bool(args.warc) == bool(args.articles):
         raise UserError("pass exactly one of --warc <files> or --articles <files>")
@@ -184,7 +178,7 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     end = parse_day(args.end, "--end").isoformat() if args.end else None
     if start and end and start > end:
         raise UserError(f"--start {start} is after --end {end}; swap them")
-    paths = warc_files(args.warc) if args.warc else _expand(args.articles, "--articles")
+    paths = warc_files(args.warc) if args.warc else [str(p) for p in input_files(args.articles, "--articles")]
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}

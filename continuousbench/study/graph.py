@@ -162,12 +162,11 @@ def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mau
     else:
         several = len({ev for ev, _, _ in runs}) > 1
         rows = {(f"{k[0]}/{run.name}" if several else run.name): k for k, run in runs.items()}
-    dp_models = {j.argv[j.argv.index("--output_dir") + 1] for j in g.jobs
-                 if j.kind == "evaluate" and j.recipe.get("epsilon") is not None}  # fmt: skip
+    dp_models = {j.out for j in g.jobs if j.kind == "evaluate" and j.recipe.get("epsilon") is not None}
     scored = []  # a DP model's row has no MAUVE: its corpus is the real one, not DP data
     for name, (ev, corpus, seed) in rows.items():
         file = mauve.get(corpus) or (next(iter(mauve.values()), None) if corpus == "real" else None)
-        if file is not None and str(runs[ev, corpus, seed]) not in dp_models:
+        if file is not None and runs[ev, corpus, seed] not in dp_models:
             scored.append(f"{name}={file}")
     folder = g.out / "report"
     line = ["report", *(f"{name}={runs[k]}" for name, k in rows.items())]
