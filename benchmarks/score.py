@@ -1,4 +1,4 @@
-"""Predictions scored per second by exact_match and contains (continuousbench.scoring).
+"""Predictions scored per second by exact_match and contains (continuousbench.scoring.match).
 
     .venv/bin/python benchmarks/score.py            # 100,000 pairs
     .venv/bin/python benchmarks/score.py --quick    # 10,000 pairs
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from continuousbench.scoring import normalize, score
+    from continuousbench.scoring.match import normalize, score
 
     preds, refs = make_pairs(n)
     table = Table(title=f"scoring {n:,} prediction/reference pairs (1 process)")

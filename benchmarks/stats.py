@@ -34,9 +34,8 @@ def main(questions: int, resamples: int, rounds: int) -> None:
     from scipy.stats import bootstrap
 
     from continuousbench import stats
-    from continuousbench.harness.compare import paired_strata
-    from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
-    from continuousbench.scoring import score
+    from continuousbench.results.compare import paired_strata
+    from continuousbench.scoring.match import SUPPORT_BUCKETS, score
 
     rng = np.random.default_rng(0)
     a, b = rng.random(questions) < 0.45, rng.random(questions) < 0.35

@@ -52,17 +52,17 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.leakage",
         "Sensitive singleton facts a corpus repeats verbatim.",
     ),
-    "report": ("continuousbench.harness.report", "Runs side by side: intervals, mean ± sd over seeds."),
-    "compare": ("continuousbench.harness.compare", "Paired difference of two runs, McNemar p."),
-    "submit": ("continuousbench.harness.submit", "Add a run's results record to a results dataset."),
+    "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
+    "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
+    "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),
     "publish": (
         {"release": ("continuousbench.release.publish", "Upload a release as a tagged Hub revision.")},
         "Publish to the Hugging Face Hub.",
     ),
     "metric": (
         {
-            "install": ("continuousbench.metric:install_cli", "Install the metric for offline use."),
-            "push": ("continuousbench.metric:push_cli", "Publish the metric module to a Space."),
+            "install": ("continuousbench.scoring.metric:install_cli", "Install the metric for offline use."),
+            "push": ("continuousbench.scoring.metric:push_cli", "Publish the metric module to a Space."),
         },
         "The `evaluate` metric continuousbench/qa_match.",
     ),

@@ -10,7 +10,7 @@ import re
 
 from fake_endpoint import prompt_of
 
-from continuousbench.judge import calibration_cases
+from continuousbench.scoring.judge import calibration_cases
 
 FIELDS = re.compile(r"^QUESTION: (.*)\nREFERENCE: (.*)\nRESPONSE: (.*)$", re.MULTILINE)
 CASES = {(c["question"], c["reference"], c["response"]): c for c in calibration_cases()}

@@ -559,7 +559,7 @@ def qa_metric():
 
 
 def _score(**kw):
-    from continuousbench.scoring import score
+    from continuousbench.scoring.match import score
 
     return score(**{"predictions": ["a"], "references": ["a"], **kw})
 

@@ -110,7 +110,8 @@ print(json.dumps(failed))
 # The layers of DESIGN.md, lowest first. A package may import its own layer or any layer below, never one
 # above; within a layer imports must stay acyclic (checked at package level below). Why this order:
 # - files/errors know nothing of ours; commands (the one parser), processes, stats and stages build on files.
-# - llm, scoring, release and the small modules on them (judge: llm + scoring; metric: release) are the
+# - llm, scoring (matchers, the judge on llm, the metric on release), results (the record, report, compare,
+#   submit: read by the leaderboard and the study, so neither imports the evaluator) and release are the
 #   shared services of every stage.
 # - training (configs, DP options, model loading, data, the SFT trainer) and embeddings (encoders, FID) are
 #   what the generators and the evaluator both use; geminon and news build releases with the layers below.
@@ -121,7 +122,7 @@ print(json.dumps(failed))
 LAYERS: tuple[set[str], ...] = (
     {"errors", "files"},
     {"commands", "processes", "stats", "stages"},
-    {"llm", "scoring", "release", "judge", "metric", "metrics_src", "fake_endpoint", "testing"},
+    {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},
     {"dp", "generators"},
     {"harness", "diagnostics"},

@@ -20,7 +20,7 @@ def judge_lines(judge: dict | None) -> str:
     """The card's account of the LLM-match judge: who, its calibration, and how much code decided."""
     if not judge:
         return ""
-    from continuousbench.judge import label
+    from continuousbench.scoring.judge import label
 
     c = judge["calibration"]
     text = (
@@ -57,7 +57,8 @@ def _data_statement(corpus: dict) -> str:
     privacy = corpus.get("privacy")
     source = corpus["source"]
     where = (
-        f"[the generator's statement](https://huggingface.co/datasets/{hub_id(source)})" if hub_id(source)
+        f"[the generator's statement](https://huggingface.co/datasets/{hub_id(source)})"
+        if hub_id(source)
         else f"the generator's statement (`privacy.json` / `README.md` of the corpus `{Path(source).name}`)"
     )
     if privacy and privacy.get("private") and privacy.get("epsilon") is not None:
@@ -138,7 +139,8 @@ def model_card(results: dict, model_name: str):
         )
     statement = f"\n{privacy['statement']}" if privacy else _data_statement(corpus)
     origin = (
-        f"[`{base}`](https://huggingface.co/{base})" if base
+        f"[`{base}`](https://huggingface.co/{base})"
+        if base
         else f"`{Path(results['base_model']).name}` (a local model: `{results['base_model']}`)"
     )
     where = f"[`{published}`](https://huggingface.co/datasets/{published})" if published else f"`{release}`"

@@ -109,9 +109,9 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
     """(judge, its record): the LLM-match judge, asked one canned question and then the calibration set
     now (answers cached like every verdict), so that a dead judge, one that answers something other
     than 0 or 1, or one that cannot tell right from wrong fails here in one line, not after training."""
-    from continuousbench.judge import JUDGE_PROMPT, Judge, calibrate, gate, identity, parse_verdict
     from continuousbench.llm import GenerationError, make_generator
     from continuousbench.release.layout import default_root
+    from continuousbench.scoring.judge import JUDGE_PROMPT, Judge, calibrate, gate, identity, parse_verdict
 
     spec, cache = h.judge, default_root() / "judge-cache"
     generator = make_generator(spec, cache_dir=cache / "llm")  # the verdicts' only cache (endpoints)

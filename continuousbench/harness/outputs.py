@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from continuousbench.files import StagedOutput, atomic_write, write_json
+from continuousbench.results.record import PREDICTIONS, RESULTS
 from continuousbench.training.sft import kept_checkpoints
 
 logger = logging.getLogger(__name__)
 
 COMMAND = "evaluate"
-RESULTS = "results.json"
-PREDICTIONS = "predictions.parquet"
 PLOT = "accuracy_by_support.png"
 MODEL_DIR = "model"
 OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
@@ -143,7 +142,7 @@ def write_predictions(path: Path, table) -> Path:
 def plot_accuracy_by_support(path: Path, reports: dict[str, dict], title: str) -> Path:
     """Accuracy per support-count bucket (x: mean support, log scale), one line per part and matcher,
     each point with its Wilson 95% interval."""
-    from continuousbench.harness.plots import accuracy_by_support, bucket_series
+    from continuousbench.results.plots import accuracy_by_support, bucket_series
 
     series = [
         bucket_series(f"{part} {name}", report.get("buckets", []), name)

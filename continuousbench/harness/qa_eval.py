@@ -1,4 +1,4 @@
-"""Few-shot greedy QA on a release split, scored by ``continuousbench.scoring`` (paper §2.2, App. I.3).
+"""Few-shot greedy QA on a release split, scored by ``continuousbench.scoring.match`` (paper §2.2, App. I.3).
 
 Decoding is greedy with at most ``max_new_tokens`` (256) new tokens and stops at the first newline:
 matching cuts the answer there anyway, so this scores exactly like generating 256 tokens and
@@ -16,11 +16,10 @@ from continuousbench.errors import UserError
 from continuousbench.harness.prompts import qa_prompt
 from continuousbench.llm.local import generate_batched
 from continuousbench.processes import share_out
-from continuousbench.scoring import DEFAULT_MATCHERS, score
+from continuousbench.scoring.match import DEFAULT_MATCHERS, SUPPORT_BUCKETS, score
 
 # Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
 # thousands (the paper's thresholds 200/400/600/800 are edges too).
-SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
 
 
 def references(qa) -> list[list[str]]:
@@ -69,7 +68,11 @@ def generate_answers(
 
     def answer(share: list[str]) -> list[str]:
         return generate_batched(
-            model, tokenizer, share, max_new_tokens=max_new_tokens, batch_size=batch_size,
+            model,
+            tokenizer,
+            share,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
             stop_at_newline=True,
         )
 

@@ -199,8 +199,8 @@ def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[in
 def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
     """results.json ``judge``: identity and calibration, the share of verdicts code took, and the
     judge's agreement with exact match and contains, per part."""
-    from continuousbench.judge import decision_counts
-    from continuousbench.scoring import judge_agreement
+    from continuousbench.scoring.judge import decision_counts
+    from continuousbench.scoring.match import judge_agreement
 
     if record is None:
         return None
@@ -224,7 +224,7 @@ def build_results(
     """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
     values, selection, metrics with intervals."""
     import continuousbench
-    from continuousbench.harness import results as results_record
+    from continuousbench.results import record as results_record
 
     reports = {part: row[3] for part, row in tables.items()}
     support = {part: [int(c) for c in qa["support_count"]] for part, qa in inputs.qa_test.items()}

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from continuousbench.harness import results
-from continuousbench.harness.results import (  # noqa: F401 (the leaderboard's names for them)
+from continuousbench.results import record as results
+from continuousbench.results.record import (  # noqa: F401 (the leaderboard's names for them)
     DP_DATA,
     DP_MODEL,
     NO_STATEMENT,
@@ -45,8 +45,8 @@ from continuousbench.harness.results import (  # noqa: F401 (the leaderboard's n
     epsilon_label,
     kind_label,
 )  # fmt: skip
-from continuousbench.judge import label as judge_label
-from continuousbench.judge import same_judge
+from continuousbench.scoring.judge import label as judge_label
+from continuousbench.scoring.judge import same_judge
 from continuousbench.stats import paired_difference
 
 ALL = "all"
@@ -72,7 +72,7 @@ def _folder(source: str | Path) -> Path:
     path = Path(str(source)).expanduser()
     if path.is_dir():
         return path
-    from continuousbench.harness.submit import is_hub_target
+    from continuousbench.results.submit import is_hub_target
 
     if not is_hub_target(str(source)):
         raise FileNotFoundError(
@@ -339,7 +339,7 @@ def support_figure(rows: list[dict], metric: str, *, top: int = 4):
     Okabe-Ito palette, the legend below each panel (never over the data)."""
     from matplotlib.figure import Figure
 
-    from continuousbench.harness.plots import bucket_series
+    from continuousbench.results.plots import bucket_series
 
     kinds = list(dict.fromkeys(r["kind"] for r in rows)) or ["-"]
     fig = Figure(figsize=(min(4.2 * len(kinds), 12.6), 4.4), dpi=100)

@@ -46,10 +46,10 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from continuousbench.judge import parse_verdict
     from continuousbench.news.models import judge, open_stage
     from continuousbench.news.prompts import closed_book_prompt, standalone_prompt
     from continuousbench.news.shards import read_rows, require_columns
+    from continuousbench.scoring.judge import parse_verdict
 
     qa = read_rows(args.input)
     require_columns(qa, ("id", "question", "answer"), f"--input {args.input}")
@@ -83,7 +83,9 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
 
 
 make_parser, cli = command(
-    (FilterArguments, ModelArguments), "continuousbench news filter",
+    (FilterArguments, ModelArguments),
+    "continuousbench news filter",
     "Drop questions answered correctly without context, and ambiguous ones (LLM + judge).",
-    main, report=print,
+    main,
+    report=print,
 )

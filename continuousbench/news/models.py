@@ -26,15 +26,31 @@ class ModelArguments:
     judge: str | None = field(
         default=None, metadata={"help": "LLM-match judge (same kinds of spec; default: --llm)."}
     )
-    max_in_flight: int = field(default=4, metadata=bounds(
-        "[1, inf)", "Requests sent at once (raise it for vLLM; a one-at-a-time server queues them)."))
+    max_in_flight: int = field(
+        default=4,
+        metadata=bounds(
+            "[1, inf)", "Requests sent at once (raise it for vLLM; a one-at-a-time server queues them)."
+        ),
+    )
     temperature: float = field(default=0.0, metadata=bounds("[0, inf)", "Sampling temperature."))
-    max_new_tokens: int = field(default=1024, metadata=bounds(
-        "[1, inf)", "Answer budget of facts and qa (tokens); a cut answer is asked again with twice it."))
-    request_timeout: float = field(default=300.0, metadata=bounds(
-        "(0, inf)", "Seconds one answer may take in all (connect, queue, generation, a stalled server)."))
-    max_dropped: float = field(default=0.5, metadata=bounds(
-        "[0, 1]", "Share of a stage's model answers that may be unusable before the stage fails."))
+    max_new_tokens: int = field(
+        default=1024,
+        metadata=bounds(
+            "[1, inf)", "Answer budget of facts and qa (tokens); a cut answer is asked again with twice it."
+        ),
+    )
+    request_timeout: float = field(
+        default=300.0,
+        metadata=bounds(
+            "(0, inf)", "Seconds one answer may take in all (connect, queue, generation, a stalled server)."
+        ),
+    )
+    max_dropped: float = field(
+        default=0.5,
+        metadata=bounds(
+            "[0, 1]", "Share of a stage's model answers that may be unusable before the stage fails."
+        ),
+    )
 
 
 def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, option: str = "--llm",
@@ -62,10 +78,10 @@ def check(model: ModelArguments, *, judge: bool = False) -> None:
 
 
 def judge(spec: str, cache_dir: Path, model: ModelArguments):
-    """The harness's LLM-match judge (:class:`continuousbench.judge.Judge`) on ``spec``; the endpoint
+    """The harness's LLM-match judge (:class:`continuousbench.scoring.judge.Judge`) on ``spec``; the endpoint
     layer is the only retry layer (the judge asks once) and its answer cache in ``cache_dir`` the only
     cache."""
-    from continuousbench.judge import Judge
+    from continuousbench.scoring.judge import Judge
 
     found = generator(spec, cache_dir, model.max_in_flight, "--judge", model.request_timeout)
     return Judge(found, model_name=spec, batch_size=1024)
@@ -97,8 +113,13 @@ OUTPUT_ONLY = ("overwrite", "resume", "output", "chunk")  # options a resumed st
 
 
 def open_stage(
-    stage: str, args: Any, model: ModelArguments, inputs: Mapping[str, Any], *,
-    judge: bool = False, resume: bool | None = None,
+    stage: str,
+    args: Any,
+    model: ModelArguments,
+    inputs: Mapping[str, Any],
+    *,
+    judge: bool = False,
+    resume: bool | None = None,
 ) -> tuple[Any, Any]:
     """(stage output, model) of an LLM stage; ``inputs`` maps each input option to its value.
 

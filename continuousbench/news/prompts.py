@@ -1,7 +1,7 @@
 """Our prompts for the model stages (paper App. H.2 describes the steps; the wording here is ours).
 
 Every prompt opens with a distinct first line, which the offline model uses to recognise the task. The
-LLM-match judge is the harness's own (:data:`continuousbench.judge.JUDGE_PROMPT`), so a question is
+LLM-match judge is the harness's own (:data:`continuousbench.scoring.judge.JUDGE_PROMPT`), so a question is
 judged the same way when it is built and when it is scored.
 """
 

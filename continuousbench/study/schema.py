@@ -113,7 +113,7 @@ class Study(Section):
         return self
 
     def _check_report(self, report: Report, known: set[str]) -> None:
-        from continuousbench.harness.findings import ROLES
+        from continuousbench.results.findings import ROLES
 
         evaluators = {ev.name: set(ev.corpora or known) for ev in self.evaluators}
         for name, key in report.rows.items():

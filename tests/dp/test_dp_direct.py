@@ -12,8 +12,8 @@ from dp_accounting.pld import PLDAccountant
 from dp_runs import walk_for_private_statistics
 
 from continuousbench.dp import loop
-from continuousbench.harness import results as schema
 from continuousbench.harness import run
+from continuousbench.results import record as schema
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = Path("model") / "adapter_model.safetensors"

@@ -7,8 +7,8 @@ import pytest
 from test_pe import pld_epsilon
 
 from continuousbench.dp import pe_command
-from continuousbench.harness.results import corpus_privacy
 from continuousbench.llm import OFFLINE
+from continuousbench.results.record import corpus_privacy
 from continuousbench.training.data import load_corpus
 
 

@@ -6,7 +6,7 @@ from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from continuousbench.harness.card import model_card
-from continuousbench.harness.results import load
+from continuousbench.results.record import load
 
 
 def _card(record) -> ModelCard:

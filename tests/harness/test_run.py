@@ -9,7 +9,7 @@ from transformers import TrainerCallback
 
 from continuousbench.harness import run
 from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
-from continuousbench.harness.results import SELECTION_RULE, validate
+from continuousbench.results.record import SELECTION_RULE, validate
 
 
 def check_outputs(out, tuning: str, steps: int):
@@ -247,7 +247,7 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     import fake_judges
 
     from continuousbench.harness.card import model_card
-    from continuousbench.judge import PROMPT_VERSION, calibration_cases
+    from continuousbench.scoring.judge import PROMPT_VERSION, calibration_cases
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following))

@@ -8,9 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
-from continuousbench.harness.submit import cli as submit
-from continuousbench.scoring import score
+from continuousbench.results.submit import cli as submit
+from continuousbench.scoring.match import SUPPORT_BUCKETS, score
 
 # name -> (correct public answers of 6, privacy statement, keep per-question outcomes)
 VARIANTS = {

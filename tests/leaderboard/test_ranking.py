@@ -98,7 +98,7 @@ def test_invalid_records_are_left_out_in_one_line_each(results_dataset, tmp_path
 def test_llm_match_rows_name_their_judge_and_flag_a_different_one(subs):
     import copy
 
-    from continuousbench.judge import identity
+    from continuousbench.scoring.judge import identity
 
     judged = []
     for sub, model in zip(subs[:3], ["big-judge", "big-judge", "cheap-judge"], strict=True):
@@ -151,8 +151,10 @@ def test_a_record_claiming_another_release_is_left_out(results_dataset, tmp_path
     syn.write_text(json.dumps(record))
     subs, problems = lb.load_submissions(folder)
     assert lb.releases(subs) == ["geminon-tiny-2026q1"]
-    assert problems == [f"geminon-tiny-2026q1/{syn.name}: claims release geminon-tiny-2099q4 but sits in "
-                        "folder geminon-tiny-2026q1"]
+    assert problems == [
+        f"geminon-tiny-2026q1/{syn.name}: claims release geminon-tiny-2099q4 but sits in "
+        "folder geminon-tiny-2026q1"
+    ]
 
 
 def test_left_out_names_are_escaped(results_dataset, tmp_path):
@@ -165,8 +167,11 @@ def test_left_out_names_are_escaped(results_dataset, tmp_path):
 
 def test_epsilon_buckets_group_achieved_budgets_by_the_requested_one(subs):
     record = json.loads(json.dumps(next(s.record for s in subs if s.name.startswith("dp-eps10-"))))
-    for achieved, bucket, shown in ((9.99998, "10", "10 (achieved 9.99998)"), (10.0, "10", "10"),
-                                    (0.4987, "0.5", "0.5 (achieved 0.4987)")):
+    for achieved, bucket, shown in (
+        (9.99998, "10", "10 (achieved 9.99998)"),
+        (10.0, "10", "10"),
+        (0.4987, "0.5", "0.5 (achieved 0.4987)"),
+    ):
         record["corpus"]["privacy"]["epsilon"] = achieved
         assert (lb.epsilon_bucket(record), lb.epsilon_label(record)) == (bucket, shown)
     record["corpus"]["privacy"].update(epsilon=7.2, target_epsilon=8)

@@ -5,7 +5,7 @@ import math
 import datasets
 import evaluate
 
-from continuousbench.scoring import DEFAULT_MATCHERS, THRESHOLDS, check_inputs, check_options, score
+from continuousbench.scoring.match import DEFAULT_MATCHERS, THRESHOLDS, check_inputs, check_options, score
 
 _DESCRIPTION = """
 Short-answer QA accuracy as scored by ContinuousBench. Predictions and references are reduced to a

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import evaluate
 import pytest
-from test_scoring import CASES
+from test_match import CASES
 
-from continuousbench.metric import FILES, install_metric, push_metric
-from continuousbench.scoring import score
+from continuousbench.scoring.match import score
+from continuousbench.scoring.metric import FILES, install_metric, push_metric
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PREDICTIONS = [c[0] for c in CASES]
 REFERENCES = [[c[1]] if isinstance(c[1], str) else c[1] for c in CASES]
 SUPPORT = [(97 * i) % 1000 for i in range(len(CASES))]

@@ -32,7 +32,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from continuousbench.errors import UserError
-from continuousbench.scoring import INTERVAL, MATCHERS
+from continuousbench.scoring.match import INTERVAL, MATCHERS
+
+# The files of a run folder that the results layer reads (the harness writes them).
+RESULTS = "results.json"
+PREDICTIONS = "predictions.parquet"
 
 logger = logging.getLogger(__name__)
 
@@ -570,5 +574,5 @@ def json_schema() -> dict:
     return {"$schema": dialect, **Results.model_json_schema(by_alias=True)}
 
 
-if __name__ == "__main__":  # python -m continuousbench.harness.results > docs/results.schema.json
+if __name__ == "__main__":  # python -m continuousbench.results.record > docs/results.schema.json
     print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -27,7 +27,7 @@ from decimal import Decimal
 
 from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError, TextGenerator
-from continuousbench.scoring import as_number, exact_match, normalize, number_tokens
+from continuousbench.scoring.match import as_number, exact_match, normalize, number_tokens
 
 JUDGE_PROMPT = """You are grading a short answer in an automated evaluation. Decide whether the RESPONSE \
 gives the same answer as the REFERENCE for the QUESTION below. Do not judge whether the reference is true.
@@ -196,7 +196,7 @@ class Judge:
 # ---------------------------------------------------------------------------------------------------
 # Calibration: the judge answers cases of known verdict before a run trusts it (docs/judge.md)
 
-CALIBRATION_FILE = "judge_data/calibration.jsonl"
+CALIBRATION_FILE = "scoring/judge_data/calibration.jsonl"
 MIN_ACCURACY = 0.85  # always-"1", always-"0" and coin-flip judges score about 0.5 on the balanced set
 MAX_FALSE_ACCEPT = 0.2  # a judge accepting half the wrong answers is refused even if it is right elsewhere
 

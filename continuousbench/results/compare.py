@@ -22,10 +22,16 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.harness.outputs import PREDICTIONS
-from continuousbench.harness.qa_eval import SUPPORT_BUCKETS
-from continuousbench.harness.results import load as load_record
-from continuousbench.scoring import MATCHERS, THRESHOLDS, bucket_bounds, bucket_rows, threshold_rows
+from continuousbench.results.record import PREDICTIONS
+from continuousbench.results.record import load as load_record
+from continuousbench.scoring.match import (
+    MATCHERS,
+    SUPPORT_BUCKETS,
+    THRESHOLDS,
+    bucket_bounds,
+    bucket_rows,
+    threshold_rows,
+)
 from continuousbench.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, paired_difference
 
 KEY = ["part", "split", "id"]
@@ -92,7 +98,7 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
     """For llm_match: both runs' judges and whether they are the same; refuses different ones unless
     ``allow`` (a record without a judge entry counts as an unknown judge)."""
     from continuousbench.errors import UserError
-    from continuousbench.judge import label, same_judge
+    from continuousbench.scoring.judge import label, same_judge
 
     ja, jb = rec_a.get("judge"), rec_b.get("judge")
     scored = all("llm_match" in rec.get("matchers", ()) for rec in (rec_a, rec_b))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from continuousbench.harness import compare
+from continuousbench.results import compare
 from continuousbench.stats import bootstrap_interval, newcombe_paired_interval
 
 
@@ -95,7 +95,7 @@ def _results(run):
 
 def _judged_by(run, model: str, verdicts) -> None:
     """Give a run llm_match verdicts and a judge entry naming ``model``."""
-    from continuousbench.judge import identity
+    from continuousbench.scoring.judge import identity
 
     _rewrite(run, llm_match=verdicts)
     record = json.loads((run / "results.json").read_text())

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from continuousbench.scoring import contains, exact_match, normalize, score
+from continuousbench.scoring.match import contains, exact_match, normalize, score
 
 TYPES = ["ghost and dark", "dark and ghost"]
 

@@ -10,7 +10,9 @@ import pytest
 from fake_endpoint import FakeOpenAIServer, prompt_of
 
 from continuousbench.errors import UserError
-from continuousbench.judge import (
+from continuousbench.llm import GenerationError, OfflineGenerator, make_generator
+from continuousbench.llm.endpoint import EndpointGenerator
+from continuousbench.scoring.judge import (
     JUDGE_PROMPT,
     MAX_FALSE_ACCEPT,
     MIN_ACCURACY,
@@ -26,9 +28,7 @@ from continuousbench.judge import (
     parse_verdict,
     same_judge,
 )
-from continuousbench.llm import GenerationError, OfflineGenerator, make_generator
-from continuousbench.llm.endpoint import EndpointGenerator
-from continuousbench.scoring import judge_agreement, score
+from continuousbench.scoring.match import judge_agreement, score
 from continuousbench.stats import wilson_interval
 
 

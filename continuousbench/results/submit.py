@@ -32,8 +32,8 @@ from typing import Any
 
 from continuousbench.commands import command
 from continuousbench.errors import UserError
-from continuousbench.harness import results
-from continuousbench.harness.outputs import PREDICTIONS
+from continuousbench.results import record as results
+from continuousbench.results.record import PREDICTIONS
 
 # hub_token, api_key, password... but not max_new_tokens or tokens_per_step
 _SECRET_KEY = re.compile(
@@ -193,9 +193,7 @@ def main(args: SubmitArguments) -> dict:
     else:
         folder = Path(args.to).expanduser()
         if folder.exists() and not folder.is_dir():
-            raise UserError(
-                f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name"
-            )
+            raise UserError(f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name")
         where, added = _to_folder(data, folder, relative)
     return {"path": where, "added": added}
 

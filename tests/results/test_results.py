@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from continuousbench.harness import results
 from continuousbench.harness.outputs import RESULTS
+from continuousbench.results import record as results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -176,9 +176,9 @@ def _judged(record) -> dict:
     """``record`` as if scored with a calibrated judge (llm_match = contains)."""
     import fake_judges
 
-    from continuousbench.judge import Judge, calibrate, gate, identity
     from continuousbench.llm import OfflineGenerator
-    from continuousbench.scoring import judge_agreement
+    from continuousbench.scoring.judge import Judge, calibrate, gate, identity
+    from continuousbench.scoring.match import judge_agreement
 
     judged = copy.deepcopy(record)
     judged["matchers"] = [*judged["matchers"], "llm_match"]

@@ -8,7 +8,7 @@ Fig. 5): sd over seeds for a group, the interval for a single run. A run given a
 shown as NAME. ``--mauve ROW=FILE`` adds a MAUVE column (``continuousbench mauve --output`` files; a run
 trained on the file's reference corpus gets the reference's disjoint halves, the ceiling), ``--compare``
 prints paired comparisons (``compare --json`` outputs) under the table, and ``--findings`` checks the
-paper's four findings on the rows ``--finding_rows`` names (:mod:`continuousbench.harness.findings`).
+paper's four findings on the rows ``--finding_rows`` names (:mod:`continuousbench.results.findings`).
 Report files are never written into a run folder, and an existing file is replaced only with
 ``--overwrite``; ``continuousbench study`` runs this command as its ``report`` job.
 
@@ -26,11 +26,11 @@ from pathlib import Path
 from continuousbench.commands import command
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
-from continuousbench.harness import results
-from continuousbench.harness.results import load as load_run
-from continuousbench.harness.results import recipe_hash
 from continuousbench.release.layout import QA_PARTS
-from continuousbench.scoring import MATCHERS
+from continuousbench.results import record as results
+from continuousbench.results.record import load as load_run
+from continuousbench.results.record import recipe_hash
+from continuousbench.scoring.match import MATCHERS
 from continuousbench.stats import mean_sd
 
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
@@ -185,7 +185,7 @@ def _mauve_cell(row: dict) -> str:
 
 def plot_comparison(rows: list[dict], path: Path) -> Path:
     """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
-    from continuousbench.harness.plots import grouped_bars
+    from continuousbench.results.plots import grouped_bars
 
     cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
     bars = {}
@@ -202,7 +202,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
 
 def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher: str) -> Path:
     """Accuracy by support count, one line per group and part: sd over seeds, or one run's interval."""
-    from continuousbench.harness.plots import Series, accuracy_by_support, bucket_series
+    from continuousbench.results.plots import Series, accuracy_by_support, bucket_series
 
     series = []
     for group in groups:
@@ -310,8 +310,8 @@ def main(args: ReportArguments) -> dict:
     ``{"runs", "seed_groups"}`` (and ``"findings"``)."""
 
     from continuousbench.files import read_json
-    from continuousbench.harness import findings
-    from continuousbench.harness.compare import print_comparison
+    from continuousbench.results import findings
+    from continuousbench.results.compare import print_comparison
 
     if not args.runs:
         raise UserError("no runs given: continuousbench report RUN [RUN ...]")

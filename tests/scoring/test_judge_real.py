@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from continuousbench.errors import UserError
-from continuousbench.judge import Judge, calibrate, calibration_cases, gate, identity
 from continuousbench.llm import make_generator
+from continuousbench.scoring.judge import Judge, calibrate, calibration_cases, gate, identity
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.slow]  # 40 requests to a CPU model: ~1-2 min
 

@@ -9,7 +9,8 @@ import pytest
 from fake_hub import patch_hub
 from huggingface_hub import HfApi
 
-from continuousbench.harness import results, submit
+from continuousbench.results import record as results
+from continuousbench.results import submit
 
 TOKEN = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
 

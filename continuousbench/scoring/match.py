@@ -33,17 +33,18 @@ from continuousbench.stats import wilson_interval
 
 
 class Matcher(Protocol):
-    """What ``llm_match`` needs (:class:`continuousbench.judge.Judge` is one); scoring knows no judge."""
+    """What ``llm_match`` needs (a :class:`~continuousbench.scoring.judge.Judge`); matching knows no judge."""
 
     def match(
         self, questions: Sequence[str], references: Sequence[Sequence[str]], responses: Sequence[str]
     ) -> list[bool | None]: ...
 
 
-
 MATCHERS = ("exact_match", "contains", "llm_match")
 DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
 THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
+# Lower edges of the support-count buckets (a bucket is [edge, next edge)); 0 holds unsupported questions.
+SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
 INTERVAL = {"interval": "wilson", "confidence": 0.95}  # how every `ci95` of a score is computed
 
 _PREFIX = re.compile(r"^\s*(?:a|answer)\s*:\s*", re.IGNORECASE)

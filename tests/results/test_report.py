@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from continuousbench.harness import report
+from continuousbench.results import report
 from continuousbench.stats import mean_sd
 
 
@@ -83,8 +83,8 @@ def test_outputs_never_land_in_a_run_folder_nor_replace_a_file_silently(
 
 
 def test_rows_carry_kind_and_epsilon(finished_run):
-    from continuousbench.harness import report
-    from continuousbench.harness.results import load
+    from continuousbench.results import report
+    from continuousbench.results.record import load
 
     record = load(finished_run)
     record["corpus"]["privacy"] = {"private": True, "epsilon": 9.99361, "delta": 1e-6}
@@ -92,7 +92,8 @@ def test_rows_carry_kind_and_epsilon(finished_run):
     record["corpus"]["privacy"] = None
     rows = report.comparison_rows({"dp": dp, "real": record})
     assert [(r["kind"], r["epsilon"]) for r in rows] == [
-        ("DP data", "10 (achieved 9.99361)"), ("corpus", "no statement")
+        ("DP data", "10 (achieved 9.99361)"),
+        ("corpus", "no statement"),
     ]
 
 
@@ -101,7 +102,7 @@ def test_named_rows_with_mauve_comparisons_and_the_four_findings(
 ):
     """What a study's report job passes: NAME=FOLDER rows, MAUVE files, a paired comparison and the
     findings' roles; the findings are written as data and printed under the table."""
-    from continuousbench.harness.compare import compare_runs
+    from continuousbench.results.compare import compare_runs
 
     record = json.loads((finished_run / "results.json").read_text())
     release = record["corpus"]["path"]  # the real corpus: the MAUVE reference
