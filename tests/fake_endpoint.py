@@ -8,8 +8,9 @@ for :class:`continuousbench.llm.endpoint.EndpointGenerator`, answers each reques
 latency overlaps as on a real server), and can fail on purpose: the first ``fail_first`` requests
 get ``fail_status``, ``garbage=True`` returns bodies that are not the API's JSON, ``finish(body)`` names
 each answer's finish_reason ("length": cut at its budget), ``drip`` sends the body one byte every
-``drip`` seconds (a stalled server), ``refuse_forms`` answers HTTP 500 to those response_format types
-(llama-cpp-python and ``json_schema``), and ``models`` is what ``GET /models`` lists.
+``drip`` seconds (a stalled server), ``refuse_forms`` answers ``refuse_status`` (HTTP 500, naming the
+response_format, as llama-cpp-python does to ``json_schema``; vLLM answers 400) to those response_format
+types, ``models`` is what ``GET /models`` lists and ``served_as`` the ``model`` field of each answer.
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ class FakeOpenAIServer:
         drip: float = 0.0,
         refuse_forms: tuple[str, ...] = (),
         models: tuple[str, ...] = ("fake",),
+        refuse_status: int = 500,
+        served_as: str | None = None,
     ):
+        self.refuse_status, self.served_as = refuse_status, served_as
         self.finish, self.drip, self.refuse_forms, self.models = finish, drip, refuse_forms, models
         self.fail_after: int | None = None  # set by a test: the requests after this many fail (server down)
         self.reply, self.latency, self.garbage = reply, latency, garbage
@@ -87,7 +91,7 @@ class FakeOpenAIServer:
         if failing or (self.fail_after is not None and len(self.requests) > self.fail_after):
             return self.fail_status, {"error": {"message": "try again"}}
         if (body.get("response_format") or {}).get("type") in self.refuse_forms:
-            return 500, {"error": {"message": "response_format not supported"}}
+            return self.refuse_status, {"error": {"message": "response_format not supported"}}
         if self.garbage:
             return 200, "<html>not the API</html>"
         text = self.reply(body)
@@ -98,7 +102,8 @@ class FakeOpenAIServer:
             choice = {"index": 0, "text": text, "finish_reason": self.finish(body)}
         else:
             return 404, {"error": {"message": f"no route {path}"}}
-        return 200, {"object": "chat.completion", "model": body.get("model"), "choices": [choice]}
+        served = self.served_as or body.get("model")
+        return 200, {"object": "chat.completion", "model": served, "choices": [choice]}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -165,3 +165,35 @@ def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp
         grader.match(["Who?"], [["Ada"]], ["Ada Lovelace"])
     assert len(server.requests) == 4  # 4 tries, not 3 judge tries x 4
     assert not any(tmp_path.iterdir())  # nothing answered, nothing cached: the one cache opens at an answer
+
+
+SCHEMA = {"type": "array", "items": {"type": "string"}}
+
+
+@pytest.mark.parametrize("busy", [503, 429, 500])
+def test_a_busy_server_keeps_structured_output(fake_openai_server, busy):
+    server = fake_openai_server(fail_first=2, fail_status=busy)  # "try again": names no schema
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, backoff=0.0)
+    assert gen.generate(["a", "b", "c"], schema=SCHEMA) == ["echo: a", "echo: b", "echo: c"]
+    assert [r["response_format"]["type"] for r in server.requests] == ["json_schema"] * 5
+    assert gen.structured_output == "json_schema" and gen.stats["retried_http_" + str(busy)] == 2
+
+
+def test_a_refusal_moves_to_the_next_form_once_per_endpoint(fake_openai_server):
+    vllm_like = fake_openai_server(refuse_forms=("json_schema",), refuse_status=400)
+    gen = EndpointGenerator(vllm_like.url, "fake", max_in_flight=1, retries=1)
+    assert gen.generate(["a", "b"], schema=SCHEMA) == ["echo: a", "echo: b"]
+    assert [r["response_format"]["type"] for r in vllm_like.requests] == ["json_schema"] + ["json_object"] * 2
+    again = EndpointGenerator(vllm_like.url, "fake", retries=1)  # the same endpoint: settled, not asked again
+    assert again.generate(["c"], schema=SCHEMA) == ["echo: c"] and again.structured_output == "json_object"
+    assert vllm_like.requests[-1]["response_format"]["type"] == "json_object" and len(vllm_like.requests) == 4
+
+
+def test_a_client_error_after_the_form_is_settled_is_an_error_not_a_downgrade(fake_openai_server):
+    server = fake_openai_server(reply=lambda body: "ok")
+    gen = EndpointGenerator(server.url, "fake", retries=2, backoff=0.0)
+    gen.generate(["a"], schema=SCHEMA)
+    server.fail_after, server.fail_status = 1, 400  # e.g. a prompt longer than the model's context
+    with pytest.raises(GenerationError, match="HTTP 400"):
+        gen.generate(["b"], schema=SCHEMA)
+    assert gen.structured_output == "json_schema" and len(server.requests) == 2

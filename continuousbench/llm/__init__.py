@@ -7,7 +7,8 @@ Three backends, chosen by a spec string (``make_generator``):
   (vLLM, llama.cpp, transformers serve, TGI), chat or raw-text completions, over plain HTTP with a
   bounded number of requests in flight, the one retry layer, the one answer cache, structured output
   and timeouts (docs/llm-servers.md); the key is read from
-  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``) and is never logged or written anywhere;
+  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``), or given in the URL (``?key=``, ``user:pw@``), and is
+  never logged or written anywhere (:mod:`continuousbench.credentials`);
 * ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
   template realizer).
 
@@ -69,7 +70,9 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
     ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
     backends (``cache_dir``, ``max_in_flight``, ``retries``, ``request_timeout``) and are ignored by the
     others."""
-    kind, _, target = spec.partition(":")
+    from continuousbench.credentials import redact, reveal
+
+    kind, _, target = reveal(spec).partition(":")  # a redacted spec of the command line: its key again
     match kind:
         case "transformers" if target:
             from continuousbench.llm.local import TransformersGenerator
@@ -80,11 +83,11 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
 
             url, _, model = target.partition("#")
             api = "chat" if kind == "endpoint" else "completions"
-            return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
+            return EndpointGenerator(url, model or None, api=api, name=redact(f"{kind}:{target}"), **options)
         case "offline" if _offline(target) is not None:
             return OfflineGenerator(_offline(target), name=spec)
     raise UserError(
-        f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
-        f"completions:<url>[#model] or offline:<name> with a registered name "
+        f"cannot make a text generator from {redact(spec)!r}: use transformers:<path>, "
+        f"endpoint:<url>[#model], completions:<url>[#model] or offline:<name> with a registered name "
         f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
     )

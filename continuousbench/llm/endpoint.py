@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError
 
@@ -29,8 +31,9 @@ API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
 class ResponseCache:
     """Answers already paid for, on disk: a killed stage resumes without asking the endpoint again.
 
-    SQLite (one file, safe across processes); keys are sha256 of (model, api, prompt, sampling, n-th
-    repeat of that prompt in the call), so sampling the same prompt 1,000 times caches 1,000 answers.
+    SQLite (one file, safe across processes); keys are sha256 of (endpoint URL without credentials, model,
+    api, prompt, sampling, n-th repeat of that prompt in the call), so sampling the same prompt 1,000 times
+    caches 1,000 answers, and two servers that call their models by one name never answer for each other.
     """
 
     def __init__(self, folder: Path | str):
@@ -79,9 +82,15 @@ class ResponseCache:
 _RETRIABLE = {408, 409, 425, 429, 500, 502, 503, 504}
 # Forms of response_format, tried in this order until the server accepts one: OpenAI's (vLLM, OpenAI,
 # transformers serve) and llama.cpp's (json_object with the schema beside it; llama-cpp-python answers
-# the OpenAI form with HTTP 500). None: the server refused both; the tolerant parser reads plain text.
+# the OpenAI form with HTTP 500). "none": the server refused both; the tolerant parser reads plain text.
 SCHEMA_FORMS = ("json_schema", "json_object")
-_PROBED: dict[tuple[str, str | None], str] = {}  # (url, model) -> "ok": one probe per process and endpoint
+# A refusal of a form: 400/422 before the endpoint accepted one, or a 500 whose message names the schema
+# (llama-cpp-python). Any other status (429, 503, a 500 of a loaded server) is retried with the same form.
+_NAMES_THE_SCHEMA = re.compile(r"schema|grammar|response_format|json_object|structured", re.IGNORECASE)
+# (url without credentials, model) -> what the process learnt of the endpoint: the models /models lists
+# (one probe per process and endpoint) and the structured-output form it settled on (once per endpoint).
+_PROBED: dict[tuple[str, str | None], list[str]] = {}
+_SETTLED: dict[tuple[str, str | None], str] = {}
 
 
 class Truncated(Exception):
@@ -97,6 +106,11 @@ def response_format(form: str, schema: dict) -> dict:
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
     return {"type": "json_object", "schema": schema}
+
+
+def refuses_form(status: int, raw: bytes) -> bool:
+    """Whether an error answer to a request with ``response_format`` refuses that form (not a busy server)."""
+    return status in (400, 422) or (status == 500 and bool(_NAMES_THE_SCHEMA.search(server_message(raw))))
 
 
 def server_message(raw: bytes) -> str:
@@ -121,15 +135,18 @@ class EndpointGenerator:
     the rest, and each queued request waits its turn inside its own ``request_timeout``). Each request is
     retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in all: the only
     retry layer. An answer taking longer than ``request_timeout`` in total (a stalled server dripping one byte
-    every few seconds) is abandoned and retried. ``schema=`` (a JSON schema) asks for structured output in the
-    form this server accepts; such an answer must be whole, so one cut at its token budget (``finish_reason:
-    length``) is asked again once with twice the budget, then dropped as truncated ('' returned, cached as
-    truncated, never as an answer). Free text may stop at its budget.
+    every few seconds) is abandoned (its connection closed) and retried. ``schema=`` (a JSON schema) asks for
+    structured output in the form this server accepts, negotiated once per endpoint and process (a refusal
+    moves to the next form, a busy server is retried with the same one; ``structured_output`` says which
+    form was settled, for the stage's stats.json); such an answer must be whole, so one cut at its token
+    budget (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated
+    ('' returned, cached as truncated, never as an answer). Free text may stop at its budget.
 
     Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
     ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
     ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only as
-    a header and never appears in a message, log or file. ``stats`` counts answers, cache hits and drops by
+    a header and never appears in a message, log or file; a key in ``base_url`` (``?key=``, ``user:pw@``) is
+    sent as given and shown redacted (``endpoint``). ``stats`` counts answers, cache hits and drops by
     reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
     """
 
@@ -155,7 +172,8 @@ class EndpointGenerator:
         if self.request_timeout <= 0:
             raise UserError(f"--request_timeout must be > 0 seconds, got {self.request_timeout}")
         self.base_url = self.base_url.rstrip("/")
-        self.name = self.name or f"endpoint:{self.model or self.base_url}"
+        self.endpoint = redact(self.base_url)  # what messages, names, cache keys and records show
+        self.name = self.name or f"endpoint:{self.model or self.endpoint}"
         api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(
@@ -167,6 +185,8 @@ class EndpointGenerator:
         self._cache = ResponseCache(self.cache_dir) if self.cache_dir is not None else None
         self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
         self._lock = threading.Lock()
+        self._retrying: dict[int, str] = {}  # request (thread id) -> why its last try failed
+        self.answered_by: str | None = None  # the first answer's ``model`` field (the server's own name)
         self.stats: Counter = Counter()
 
     def close(self) -> None:
@@ -196,7 +216,42 @@ class EndpointGenerator:
         return {k: v for k, v in body.items() if v is not None}
 
     def _fail(self, what: str) -> GenerationError:
-        return GenerationError(f"endpoint {self.base_url} {what}")
+        return GenerationError(f"endpoint {self.endpoint} {what}")
+
+    def _url(self, route: str) -> str:
+        """``base_url`` with ``/route`` after its path and before its query (``.../v1/models?key=...``)."""
+        import httpx
+
+        url = httpx.URL(self.base_url)
+        return str(url.copy_with(path=f"{url.path.rstrip('/')}/{route}"))
+
+    @property
+    def _key(self) -> tuple[str, str | None]:
+        return self.endpoint, self.model
+
+    def _form(self, schema: dict | None) -> str | None:
+        """The response_format form to send: the settled one, else the best one not refused yet."""
+        if schema is None:
+            return None
+        form = _SETTLED.get(self._key) or (self._forms[0] if self._forms else "none")
+        return None if form == "none" else form
+
+    @property
+    def structured_output(self) -> str | None:
+        """The form this endpoint settled on (json_schema, json_object, none), None before any schema."""
+        return _SETTLED.get(self._key)
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies the server behind the answers: its URL without credentials, the model asked
+        for, what ``/models`` listed and the ``model`` field of the first answer."""
+        return {"endpoint": self.endpoint, "model": self.model, "served": _PROBED.get(self._key),
+                "answered_by": self.answered_by}  # fmt: skip
+
+    def _retry(self, why: str) -> None:
+        """Note that this request's last try failed for ``why`` and is sent again (progress line, stats)."""
+        self._retrying[threading.get_ident()] = why
+        self.stats[f"retried_{why.replace(' ', '_').lower()}"] += 1
 
     def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
         """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
@@ -212,43 +267,58 @@ class EndpointGenerator:
 
     def _one(self, prompt: str, sampling: dict[str, Any]) -> str:
         """One answer; raises :class:`Truncated` when it stays cut at its budget, else GenerationError."""
+        try:
+            return self._ask(prompt, sampling)
+        finally:
+            self._retrying.pop(threading.get_ident(), None)
+
+    def _ask(self, prompt: str, sampling: dict[str, Any]) -> str:
         import httpx
 
-        url = f"{self.base_url}/{'chat/completions' if self.api == 'chat' else 'completions'}"
+        url = self._url("chat/completions" if self.api == "chat" else "completions")
         schema = sampling.get("schema")
         budget, grown = sampling.get("max_new_tokens", 256), False
-        attempt, last = 0, "no answer"
+        attempt, last, why = 0, "no answer", ""
         while attempt < self.retries:
             body = self._payload(prompt, sampling | {"max_new_tokens": budget})
-            form = self._forms[0] if schema is not None and self._forms else None
+            form = self._form(schema)
             if form is not None:
                 body["response_format"] = response_format(form, schema)
             if attempt:
+                self._retry(why)
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             attempt += 1
             try:
                 status, response = self._post(url, body)
             except (httpx.HTTPError, TimeoutError) as err:  # refused, reset, timed out, stalled: retried
                 last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
+                why = "timeout" if isinstance(err, (TimeoutError, httpx.TimeoutException)) else "connection"
                 continue
-            if status >= 400 and form is not None:  # the server refused this form: the next, not a retry
-                with self._lock:
+            if form is not None and self._key not in _SETTLED and refuses_form(status, response):
+                with self._lock:  # the server refused this form: the next one, not a retry
                     if self._forms and self._forms[0] == form:
                         self._forms.pop(0)
+                        if not self._forms:
+                            _SETTLED[self._key] = "none"
                 self.stats[f"refused_{form}"] += 1
                 attempt -= 1
                 continue
             if status in _RETRIABLE:
-                last = f"HTTP {status}: {server_message(response)}"
+                last, why = f"HTTP {status}: {server_message(response)}", f"HTTP {status}"
                 continue
             if status >= 400:
                 raise self._fail(f"refused the request (HTTP {status}: {server_message(response)})")
             try:
-                choice = json.loads(response)["choices"][0]
+                answer = json.loads(response)
+                choice = answer["choices"][0]
                 text = choice["message"]["content"] if self.api == "chat" else choice["text"]
             except (ValueError, KeyError, IndexError, TypeError):
-                last = "a malformed response"
+                last, why = "a malformed response", "malformed"
                 continue
+            if form is not None:
+                _SETTLED.setdefault(self._key, form)  # accepted: settled for this endpoint and process
+            if self.answered_by is None and isinstance(answer.get("model"), str):
+                self.answered_by = answer["model"]
             if choice.get("finish_reason") == "length" and schema is not None:  # free text may stop anywhere
                 if grown:
                     raise Truncated(budget)
@@ -262,18 +332,19 @@ class EndpointGenerator:
         """Cache keys; the n-th repeat of a prompt in one call is its own sample."""
         seen: dict[str, int] = {}
         keys = []
-        model = self.model or self.base_url
         for prompt in prompts:
             seen[prompt] = seen.get(prompt, -1) + 1
-            keys.append(ResponseCache.key(model=model, api=self.api, prompt=prompt, sampling=sampling,
-                                          repeat=seen[prompt]))  # fmt: skip
+            keys.append(ResponseCache.key(endpoint=self.endpoint, model=self.model, api=self.api,
+                                          prompt=prompt, sampling=sampling, repeat=seen[prompt]))  # fmt: skip
         return keys
 
     def progress(self, done: int, total: int, in_flight: int) -> str:
         dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
                             if k.startswith("dropped_"))  # fmt: skip
+        why = Counter(list(self._retrying.values()))
+        retrying = ", ".join(f"{n} ({w})" for w, n in why.most_common())
         return (f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
-                f"dropped: {dropped or 'none'}")  # fmt: skip
+                f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}")  # fmt: skip
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers (and
@@ -332,15 +403,16 @@ class EndpointGenerator:
         hours of other work); once per process and endpoint."""
         import httpx
 
-        if (self.base_url, self.model) in _PROBED:
+        if self._key in _PROBED:
             return
         try:
-            response = self._client.get(f"{self.base_url}/models", timeout=min(self.request_timeout, 10.0))
+            response = self._client.get(self._url("models"), timeout=min(self.request_timeout, 10.0))
         except httpx.HTTPError as err:
             raise self._fail(f"does not answer ({type(err).__name__}); check the URL and that the server "
                              "is up") from None  # fmt: skip
         if response.status_code in (401, 403):
-            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]}")
+            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]} "
+                             "or give the key the server expects in the URL")  # fmt: skip
         served = []
         if response.status_code < 400:
             try:
@@ -353,4 +425,4 @@ class EndpointGenerator:
         if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
             with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
                 self._one("Say OK.", {"max_new_tokens": 1})
-        _PROBED[(self.base_url, self.model)] = "ok"
+        _PROBED[self._key] = served

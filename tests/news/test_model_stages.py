@@ -118,6 +118,7 @@ def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp
     out = facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path / "f")), model)
     assert read_rows(out).to_pylist() == read_rows(model_stages["facts"]).to_pylist()
     assert sum("chat" in str(r) or "messages" in r for r in server.requests) >= 4
+    assert json.loads((out / "stats.json").read_text())["structured_output"] == "json_schema"  # recorded
 
 
 def test_a_server_dying_mid_stage_resumes_without_paying_twice(
