@@ -10,7 +10,9 @@ get ``fail_status``, ``garbage=True`` returns bodies that are not the API's JSON
 each answer's finish_reason ("length": cut at its budget), ``drip`` sends the body one byte every
 ``drip`` seconds (a stalled server), ``refuse_forms`` answers ``refuse_status`` (HTTP 500, naming the
 response_format, as llama-cpp-python does to ``json_schema``; vLLM answers 400) to those response_format
-types, ``models`` is what ``GET /models`` lists and ``served_as`` the ``model`` field of each answer.
+types, ``models`` is what ``GET /models`` lists and ``served_as`` the ``model`` field of each answer;
+``query_key`` is a key the server wants in the URL (``?key=...``, as Gemini's API takes it), and ``paths``
+records each request's path and query.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ class FakeOpenAIServer:
         models: tuple[str, ...] = ("fake",),
         refuse_status: int = 500,
         served_as: str | None = None,
+        query_key: str | None = None,
     ):
+        self.query_key, self.paths = query_key, []
         self.refuse_status, self.served_as = refuse_status, served_as
         self.finish, self.drip, self.refuse_forms, self.models = finish, drip, refuse_forms, models
         self.fail_after: int | None = None  # set by a test: the requests after this many fail (server down)
@@ -79,12 +83,18 @@ class FakeOpenAIServer:
         self._server.server_close()
 
     def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        from urllib.parse import parse_qs, urlsplit
+
         with self._lock:
+            self.paths.append(path)
             self.requests.append(body)
             self.headers.append(headers)
             failing = len(self.requests) <= self.fail_first
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"message": "invalid API key"}}
+        path, query = urlsplit(path).path, parse_qs(urlsplit(path).query)
+        if self.query_key is not None and query.get("key") != [self.query_key]:
+            return 401, {"error": {"message": "API key not valid"}}
         if path.endswith("/models"):
             return 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
         time.sleep(self.latency)

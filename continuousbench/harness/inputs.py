@@ -135,7 +135,7 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
             "(--judge_override_calibration; recorded in results.json)", spec, 100 * calibration["accuracy"],
             100 * calibration["false_accept"],
         )  # fmt: skip
-    return judge, {**identity(spec), "calibration": calibration}
+    return judge, {**identity(spec, generator), "calibration": calibration}
 
 
 def model_context(model) -> int | None:

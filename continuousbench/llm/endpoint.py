@@ -87,8 +87,8 @@ SCHEMA_FORMS = ("json_schema", "json_object")
 # A refusal of a form: 400/422 before the endpoint accepted one, or a 500 whose message names the schema
 # (llama-cpp-python). Any other status (429, 503, a 500 of a loaded server) is retried with the same form.
 _NAMES_THE_SCHEMA = re.compile(r"schema|grammar|response_format|json_object|structured", re.IGNORECASE)
-# (url without credentials, model) -> what the process learnt of the endpoint: the models /models lists
-# (one probe per process and endpoint) and the structured-output form it settled on (once per endpoint).
+# What the process learnt of each endpoint: the models /models lists (one probe per process, URL and
+# model) and the structured-output form it settled on (once per URL without credentials and model).
 _PROBED: dict[tuple[str, str | None], list[str]] = {}
 _SETTLED: dict[tuple[str, str | None], str] = {}
 
@@ -245,7 +245,8 @@ class EndpointGenerator:
     def fingerprint(self) -> dict[str, Any]:
         """What identifies the server behind the answers: its URL without credentials, the model asked
         for, what ``/models`` listed and the ``model`` field of the first answer."""
-        return {"endpoint": self.endpoint, "model": self.model, "served": _PROBED.get(self._key),
+        served = _PROBED.get((self.base_url, self.model))
+        return {"endpoint": self.endpoint, "model": self.model, "served": served,
                 "answered_by": self.answered_by}  # fmt: skip
 
     def _retry(self, why: str) -> None:
@@ -403,7 +404,7 @@ class EndpointGenerator:
         hours of other work); once per process and endpoint."""
         import httpx
 
-        if self._key in _PROBED:
+        if (self.base_url, self.model) in _PROBED:  # the URL as given: another key is probed again
             return
         try:
             response = self._client.get(self._url("models"), timeout=min(self.request_timeout, 10.0))
@@ -425,4 +426,4 @@ class EndpointGenerator:
         if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
             with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
                 self._one("Say OK.", {"max_new_tokens": 1})
-        _PROBED[self._key] = served
+        _PROBED[(self.base_url, self.model)] = served

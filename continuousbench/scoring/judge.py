@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from decimal import Decimal
 
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError, TextGenerator
 from continuousbench.scoring.match import as_number, exact_match, normalize, number_tokens
@@ -250,22 +251,35 @@ def gate(
     }  # fmt: skip
 
 
-def identity(spec: str) -> dict:
-    """What makes two judges the same: backend kind, model, prompt version (URLs and keys left out)."""
-    kind, _, target = spec.partition(":")
+def identity(spec: str, generator: TextGenerator | None = None) -> dict:
+    """What makes two judges the same: backend kind, model, prompt version; and, for an endpoint, which
+    server answered: its URL without credentials and its ``fingerprint`` (what ``/models`` listed, the
+    ``model`` field of its first answer), since servers share generic model names."""
+    kind, _, target = redact(spec).partition(":")
     model: str | None = target
+    endpoint = None
     if kind in ("endpoint", "completions"):
-        model = target.partition("#")[2].split("?")[0] or None  # the server's default model: unnamed
-    return {
+        endpoint, _, model = target.partition("#")
+        model = model or None  # the server's default model: unnamed
+    found = {
         "kind": kind, "model": model, "prompt_version": PROMPT_VERSION,
         "prompt_sha256": hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest(),
     }  # fmt: skip
+    if endpoint is not None:
+        fingerprint = getattr(generator, "fingerprint", None) or {}
+        found["endpoint"] = endpoint
+        found["server"] = {"served": fingerprint.get("served"), "answered_by": fingerprint.get("answered_by")}
+    return found
 
 
 def same_judge(a: dict | None, b: dict | None) -> bool:
-    """Whether two records' judges (their ``judge`` entries) give comparable LLM-match verdicts."""
+    """Whether two records' judges (their ``judge`` entries) give comparable LLM-match verdicts: same kind,
+    model and prompt, and, where both records name it, the same model answering (the server's own name)."""
     keys = ("kind", "model", "prompt_version")
-    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in keys)
+    if a is None or b is None or any(a.get(k) != b.get(k) for k in keys):
+        return False
+    served = [(judge.get("server") or {}).get("answered_by") for judge in (a, b)]
+    return None in served or served[0] == served[1]
 
 
 def label(judge: dict | None) -> str:

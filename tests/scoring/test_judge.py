@@ -332,3 +332,22 @@ def test_agreement_shows_how_much_the_judge_inflates():
                                      "accept_when_wrong": pytest.approx(2 / 3)}  # fmt: skip
     assert out["vs_contains"] == {"agreement": 0.75, "accept_when_right": 1.0, "accept_when_wrong": 0.5}
     assert out["both_wrong"] == {"count": 2, "accept_rate": 0.5}
+
+
+def test_judges_that_share_a_model_name_on_other_servers_are_each_asked(tmp_path):
+    """The answer cache (and so calibration and every verdict) is keyed on the server, not the name."""
+    replies = {"always 1": fake_judges.always("1"), "always 0": fake_judges.always("0"),
+               "rule": fake_judges.rule_following}  # fmt: skip
+    figures, record = {}, {}
+    for name, reply in replies.items():
+        with FakeOpenAIServer(reply=fake_judges.served(reply), models=("m",), served_as=name) as server:
+            judge = _served_judge(server, tmp_path, model="m")  # one cache folder for all three
+            judge.generator.check()
+            figures[name] = calibrate(judge)
+            assert len(server.requests) == 1 + len(calibration_cases())  # /models, then every case
+            record[name] = identity(judge.model_name, judge.generator)
+            assert record[name]["endpoint"] == server.url
+    assert figures["always 1"]["false_accept"] == 1 and figures["always 0"]["false_accept"] == 0
+    assert figures["rule"]["accuracy"] > MIN_ACCURACY
+    assert record["always 1"]["server"] == {"served": ["m"], "answered_by": "always 1"}
+    assert not same_judge(record["always 1"], record["rule"])  # same name, another model answering
