@@ -43,3 +43,11 @@ def test_user_and_password_in_the_url_are_sent_as_basic_auth(fake_openai_server)
     url = server.url.replace("http://", "http://me:pw-9z@")
     assert make_generator(hold(f"endpoint:{url}#fake")).generate(["hi"]) == ["echo: hi"]
     assert server.headers[0]["authorization"].startswith("Basic ")
+
+
+def test_the_study_manifest_and_the_resume_hint_show_the_redacted_form():
+    from continuousbench.harness.run import resume_hint
+    from continuousbench.study.runner import _line
+
+    for line in (_line(["evaluate", "--judge", SPEC]), resume_hint(["--judge", SPEC])):
+        assert "k3y" not in line and "pw-9z" not in line and "key=REDACTED" in line
