@@ -35,6 +35,14 @@ class GenerationError(RuntimeError):
     """A backend failed to answer; the message says which and how to fix it."""
 
 
+class Cut(str):
+    """An answer dropped because it stayed cut at its token budget: reads as ``""`` everywhere, and the
+    parser counts it as ``dropped_truncated`` (raise the budget), not as an empty response."""
+
+
+CUT = Cut()
+
+
 @dataclass
 class OfflineGenerator:
     """Deterministic backend: applies ``fn(prompt, **sampling)`` to every prompt."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
-from continuousbench.llm import GenerationError
+from continuousbench.llm import CUT, GenerationError
 
 API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
 
@@ -139,8 +139,9 @@ class EndpointGenerator:
     structured output in the form this server accepts, negotiated once per endpoint and process (a refusal
     moves to the next form, a busy server is retried with the same one; ``structured_output`` says which
     form was settled, for the stage's stats.json); such an answer must be whole, so one cut at its token
-    budget (``finish_reason: length``) is asked again once with twice the budget, then dropped as truncated
-    ('' returned, cached as truncated, never as an answer). Free text may stop at its budget.
+    budget (``finish_reason: length``) is asked again once with twice the budget, then dropped as
+    truncated (the empty :data:`CUT` returned, cached as truncated, never as an answer). Free text may stop
+    at its budget.
 
     Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
     ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
@@ -348,7 +349,8 @@ class EndpointGenerator:
                 f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}")  # fmt: skip
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers (and
+        """One answer per prompt, in order (:data:`CUT`, an empty text, for an answer dropped as truncated);
+        cached answers (and
         truncations) are not requested again.
 
         With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples.
@@ -397,7 +399,7 @@ class EndpointGenerator:
                 for future in pending:
                     future.cancel()
                 raise
-        return ["" if answers[k] == TRUNCATED else answers[k] for k in keys]
+        return [CUT if answers[k] == TRUNCATED else answers[k] for k in keys]
 
     def check(self) -> None:
         """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before

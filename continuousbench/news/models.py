@@ -100,6 +100,8 @@ def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts
         return
     drops = {k: v for k, v in sum_counts(counts).items() if k.startswith("dropped_") and v}
     why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda kv: -kv[1])[:4])
+    if drops.get("dropped_truncated"):
+        why += f"; answers cut at --max_new_tokens {model.max_new_tokens}: raise it"
     write_json(out.work / STATS, {"stage": out.stage, "input": asked, "output": 0, **sum_counts(counts)})
     raise UserError(
         f"news {out.stage}: {unusable} of {asked} answers ({unusable / asked:.0%}) from {spec} were unusable "

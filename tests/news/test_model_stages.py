@@ -138,3 +138,12 @@ def test_a_server_dying_mid_stage_resumes_without_paying_twice(
     facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path), chunk=1, resume=True), model)
     asked_again = [prompt_of(r) for r in server.requests[before:] if "messages" in r]
     assert len(answered) == 2 and not {prompt_of(r) for r in answered} & set(asked_again)
+
+
+def test_answers_cut_at_their_budget_are_reported_as_truncated(clustered, tmp_path, fake_openai_server):
+    server = fake_openai_server(finish=lambda body: "length")  # every answer stops at its budget
+    model = ModelArguments(llm=f"endpoint:{server.url}#fake", max_new_tokens=8)
+    with pytest.raises(UserError, match=r"dropped_truncated 4; answers cut at --max_new_tokens 8: raise"):
+        facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)), model)
+    found = json.loads((tmp_path / ".news-facts-work" / "stats.json").read_text())
+    assert found["dropped_truncated"] == 4 and "dropped_empty_response" not in found
