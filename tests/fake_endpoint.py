@@ -12,11 +12,15 @@ each answer's finish_reason ("length": cut at its budget), ``drip`` sends the bo
 response_format, as llama-cpp-python does to ``json_schema``; vLLM answers 400) to those response_format
 types, ``models`` is what ``GET /models`` lists and ``served_as`` the ``model`` field of each answer;
 ``query_key`` is a key the server wants in the URL (``?key=...``, as Gemini's API takes it), and ``paths``
-records each request's path and query.
+records each request's path and query. A request with ``"stream": true`` gets server-sent events, one
+per word of the answer; with ``step`` seconds of computing per word and ``serial=True`` the server
+computes one answer at a time, as ``transformers serve`` does: a streamed answer whose client has gone is
+cancelled at its next word (``cancelled`` counts them), a non-streamed one is computed to its end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -60,7 +64,11 @@ class FakeOpenAIServer:
         refuse_status: int = 500,
         served_as: str | None = None,
         query_key: str | None = None,
+        step: float = 0.0,
+        serial: bool = False,
     ):
+        self.step, self.cancelled = step, 0
+        self._compute = threading.Lock() if serial else contextlib.nullcontext()
         self.query_key, self.paths = query_key, []
         self.refuse_status, self.served_as = refuse_status, served_as
         self.finish, self.drip, self.refuse_forms, self.models = finish, drip, refuse_forms, models
@@ -115,6 +123,23 @@ class FakeOpenAIServer:
         served = self.served_as or body.get("model")
         return 200, {"object": "chat.completion", "model": served, "choices": [choice]}
 
+    @staticmethod
+    def events(payload: dict[str, Any]) -> list[str]:
+        """The answer as server-sent events: one chunk per word, then the finish reason, then [DONE]."""
+        choice = payload["choices"][0]
+        chat = "message" in choice
+        text = choice["message"]["content"] if chat else choice["text"]
+        words = [w + " " for w in text.split(" ")] if text else []
+        words[-1:] = [words[-1][:-1]] if words else []
+
+        def chunk(piece: str, finish: str | None) -> str:
+            part = {"delta": {"content": piece}} if chat else {"text": piece}
+            event = {"object": "chunk", "model": payload["model"],
+                     "choices": [{"index": 0, **part, "finish_reason": finish}]}  # fmt: skip
+            return f"data: {json.dumps(event)}\n\n"
+
+        return [chunk(w, None) for w in words] + [chunk("", choice["finish_reason"]), "data: [DONE]\n\n"]
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -144,7 +169,26 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                self._send(*server._answer(self.path, body, self._headers()))
+                status, payload = server._answer(self.path, body, self._headers())
+                if status != 200 or not isinstance(payload, dict):
+                    return self._send(status, payload)
+                events = server.events(payload)
+                with server._compute:
+                    if not body.get("stream") or server.drip:  # computed to its end, then sent
+                        time.sleep(server.step * (len(events) - 2))
+                        return self._send(status, "".join(events) if body.get("stream") else payload)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for event in events:
+                        time.sleep(server.step if event.startswith('data: {"object"') else 0.0)
+                        try:
+                            self.wfile.write(event.encode())
+                            self.wfile.flush()
+                        except OSError:  # the client has gone: the generation is cancelled
+                            server.cancelled += 1
+                            return None
+                return None
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass

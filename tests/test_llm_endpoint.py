@@ -197,3 +197,21 @@ def test_a_client_error_after_the_form_is_settled_is_an_error_not_a_downgrade(fa
     with pytest.raises(GenerationError, match="HTTP 400"):
         gen.generate(["b"], schema=SCHEMA)
     assert gen.structured_output == "json_schema" and len(server.requests) == 2
+
+
+def test_an_abandoned_answer_is_cancelled_not_queued_behind(fake_openai_server):
+    """A one-at-a-time server that would keep computing an abandoned answer: the closed stream stops it,
+    so the resend is computed at once (before: it queued behind the abandoned one and timed out too)."""
+    lengths, shown = iter([40, 10, 4, 4]), []  # the first answer runs long (40 words: 2 s), the others not
+
+    def reply(body):
+        shown.append(gen.progress(0, 3, 1))  # what the progress line says while the server computes
+        return " ".join(["word"] * next(lengths))
+
+    server = fake_openai_server(reply=reply, step=0.05, serial=True)
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, retries=2, backoff=0.0, request_timeout=1.0)
+    assert gen.generate(["slow", "a", "b"]) == [" ".join(["word"] * n) for n in (10, 4, 4)]
+    assert all(r["stream"] for r in server.requests) and server.cancelled == 1
+    assert gen.stats["retried_timeout"] == 1 and len(server.requests) == 4
+    assert shown[1] == "endpoint:fake: 0/3 answers, 1 in flight, retrying 1 (timeout), dropped: none"
+    assert "retrying" not in shown[2]

@@ -113,6 +113,30 @@ def refuses_form(status: int, raw: bytes) -> bool:
     return status in (400, 422) or (status == 500 and bool(_NAMES_THE_SCHEMA.search(server_message(raw))))
 
 
+def read_answer(raw: bytes, api: str) -> tuple[str, str | None, str | None]:
+    """(text, finish_reason, model) of an answer: one JSON body, or the server-sent events of a streamed
+    one (every server we name streams when asked; one that ignores ``stream`` answers JSON)."""
+    if not raw.lstrip().startswith(b"data:"):
+        answer = json.loads(raw)
+        choice = answer["choices"][0]
+        text = choice["message"]["content"] if api == "chat" else choice["text"]
+        return text or "", choice.get("finish_reason"), answer.get("model")
+    pieces, finish, model = [], None, None
+    for line in raw.decode("utf-8").splitlines():
+        data = line.removeprefix("data:").strip()
+        if not line.startswith("data:") or data == "[DONE]":
+            continue
+        event = json.loads(data)
+        if "error" in event:  # transformers serve reports a failed generation inside the stream
+            raise ValueError(server_message(data.encode()))
+        model = event.get("model") or model
+        for choice in event.get("choices") or []:
+            piece = (choice.get("delta") or {}).get("content") if api == "chat" else choice.get("text")
+            pieces.append(piece or "")
+            finish = choice.get("finish_reason") or finish
+    return "".join(pieces), finish, model
+
+
 def server_message(raw: bytes) -> str:
     """The server's own error message, on one line and short."""
     try:
@@ -214,6 +238,7 @@ class EndpointGenerator:
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
             body["prompt"] = prompt
+        body["stream"] = True  # an abandoned request's closed stream stops the server's work on it
         return {k: v for k, v in body.items() if v is not None}
 
     def _fail(self, what: str) -> GenerationError:
@@ -257,7 +282,9 @@ class EndpointGenerator:
 
     def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
         """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
-        read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline."""
+        read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline.
+        Past it the connection is closed: a server streaming the answer stops generating it (vLLM,
+        llama.cpp, transformers serve), so the retry does not queue behind an answer nobody reads."""
         deadline = time.monotonic() + self.request_timeout
         chunks = []
         with self._client.stream("POST", url, json=body) as response:
@@ -311,17 +338,15 @@ class EndpointGenerator:
             if status >= 400:
                 raise self._fail(f"refused the request (HTTP {status}: {server_message(response)})")
             try:
-                answer = json.loads(response)
-                choice = answer["choices"][0]
-                text = choice["message"]["content"] if self.api == "chat" else choice["text"]
-            except (ValueError, KeyError, IndexError, TypeError):
+                text, finish, served = read_answer(response, self.api)
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                 last, why = "a malformed response", "malformed"
                 continue
             if form is not None:
                 _SETTLED.setdefault(self._key, form)  # accepted: settled for this endpoint and process
-            if self.answered_by is None and isinstance(answer.get("model"), str):
-                self.answered_by = answer["model"]
-            if choice.get("finish_reason") == "length" and schema is not None:  # free text may stop anywhere
+            if self.answered_by is None and isinstance(served, str):
+                self.answered_by = served
+            if finish == "length" and schema is not None:  # free text may stop anywhere
                 if grown:
                     raise Truncated(budget)
                 budget, grown = budget * 2, True  # once, with twice the budget
@@ -342,7 +367,7 @@ class EndpointGenerator:
 
     def progress(self, done: int, total: int, in_flight: int) -> str:
         dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
-                            if k.startswith("dropped_"))  # fmt: skip
+                            if k.startswith("dropped_") and v)  # fmt: skip
         why = Counter(list(self._retrying.values()))
         retrying = ", ".join(f"{n} ({w})" for w, n in why.most_common())
         return (f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
