@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -113,21 +112,11 @@ class Judge:
     """LLM-match with a text generator as judge; ``match(questions, references, responses)``.
 
     ``generator`` answers (and caches, for an endpoint made with ``cache_dir``) the judge prompts;
-    ``model_name`` names the judge in errors. ``retries`` is 1 by default: an endpoint retries with
-    backoff itself, and a second layer on top multiplies one failing request (4 x 3 went out)."""
+    ``model_name`` names the judge in errors. The judge asks each batch once: the endpoint's retries are
+    the only retry layer (a second one on top multiplied one failing request: 4 x 3 went out)."""
 
-    def __init__(
-        self,
-        generator: TextGenerator,
-        model_name: str,
-        retries: int = 1,
-        backoff: float = 1.0,
-        batch_size: int = 64,
-    ):
-        if retries < 1:
-            raise ValueError(f"retries must be at least 1, got {retries}")
-        self.generator, self.model_name, self.retries = generator, model_name, retries
-        self.backoff, self.batch_size = backoff, batch_size
+    def __init__(self, generator: TextGenerator, model_name: str, batch_size: int = 64):
+        self.generator, self.model_name, self.batch_size = generator, model_name, batch_size
         self.stats = {**dict.fromkeys(DECIDERS, 0), "cached": 0, "judged": 0, "unparseable": 0}
 
     def _cache_hits(self) -> int:
@@ -135,22 +124,16 @@ class Judge:
         return int(getattr(self.generator, "stats", {}).get("cached", 0))
 
     def _ask(self, prompts: list[str]) -> list[str]:
-        """One batch through the generator, retried with exponential backoff, then one clear error."""
-        last: Exception | None = None
-        for attempt in range(self.retries):
-            try:
-                texts = self.generator.generate(prompts, temperature=0.0, max_new_tokens=4)
-                if len(texts) != len(prompts):
-                    raise GenerationError(f"got {len(texts)} verdicts for {len(prompts)} prompts")
-                return list(texts)
-            except Exception as err:  # endpoint errors, timeouts, malformed batches: all retried alike
-                last = err
-                if attempt + 1 < self.retries:
-                    time.sleep(self.backoff * 2**attempt)
-        raise GenerationError(
-            f"judge {self.model_name!r} did not answer after {self.retries} tries "
-            f"({type(last).__name__}: {last}); check the judge endpoint or model"
-        )
+        """One batch through the generator (which retries, if it can), or one clear error."""
+        try:
+            texts = self.generator.generate(prompts, temperature=0.0, max_new_tokens=4)
+        except Exception as err:  # endpoint errors, a scripted backend's failure: one line naming the judge
+            raise GenerationError(f"judge {self.model_name!r} did not answer ({type(err).__name__}: {err}); "
+                                  "check the judge endpoint or model") from err  # fmt: skip
+        if len(texts) != len(prompts):
+            raise GenerationError(f"judge {self.model_name!r} gave {len(texts)} verdicts for {len(prompts)} "
+                                  "prompts; check the judge backend")  # fmt: skip
+        return list(texts)
 
     def prompt(self, question: str, references: Sequence[str], response: str) -> str:
         """The prompt of one case: the judge sees the aliases and the response's first line."""
@@ -249,6 +232,19 @@ def gate(
         **figures, "min_accuracy": min_accuracy, "max_false_accept": max_false_accept, "passed": passed,
         "override": not passed,
     }  # fmt: skip
+
+
+def trusted(
+    generator: TextGenerator, spec: str, *, min_accuracy: float = MIN_ACCURACY,
+    max_false_accept: float = MAX_FALSE_ACCEPT, override: bool = False, batch_size: int = 64,
+) -> tuple[Judge, dict]:  # fmt: skip
+    """(judge, its record) for the judge ``spec`` answered by ``generator``: calibrated and gated
+    (:func:`gate`) before it decides anything, the one path of every command that judges (the harness,
+    the NEWS filter); the record holds its :func:`identity` and calibration."""
+    judge = Judge(generator, model_name=spec, batch_size=batch_size)
+    calibration = gate(calibrate(judge), spec, min_accuracy=min_accuracy, max_false_accept=max_false_accept,
+                       override=override)  # fmt: skip
+    return judge, {**identity(spec, generator), "calibration": calibration}
 
 
 def identity(spec: str, generator: TextGenerator | None = None) -> dict:

@@ -147,3 +147,15 @@ def test_answers_cut_at_their_budget_are_reported_as_truncated(clustered, tmp_pa
         facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)), model)
     found = json.loads((tmp_path / ".news-facts-work" / "stats.json").read_text())
     assert found["dropped_truncated"] == 4 and "dropped_empty_response" not in found
+
+
+def test_the_filter_judge_passes_the_harness_calibration_gate(model_stages, tmp_path, fake_openai_server):
+    from continuousbench.news import filter as filtering
+
+    yes_man = fake_openai_server(reply=lambda body: "1")
+    args = filtering.FilterArguments(input=str(model_stages["qa"]), output=str(tmp_path))
+    with pytest.raises(UserError, match=r"--judge endpoint:.*#fake failed calibration on 40 cases: accuracy"):
+        filtering.main(args, ModelArguments(llm="offline:news", judge=f"endpoint:{yes_man.url}#fake"))
+    assert not (tmp_path / "data").exists()
+    recorded = stats(model_stages["filter"])["judge_record"]  # the offline stand-in, used with the override
+    assert recorded["kind"] == "offline" and recorded["calibration"]["override"]
