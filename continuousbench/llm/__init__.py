@@ -9,8 +9,9 @@ Three backends, chosen by a spec string (``make_generator``):
   and timeouts (docs/llm-servers.md); the key is read from
   ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``), or given in the URL (``?key=``, ``user:pw@``), and is
   never logged or written anywhere (:mod:`continuousbench.credentials`);
-* ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
-  template realizer).
+* ``offline:<name>`` - a deterministic, network-free function in :data:`OFFLINE`, the registry that
+  the higher layers fill before they name one (``offline:news``: :func:`continuousbench.news.offline.
+  register`, called by the NEWS stages and the ``continuousbench`` program; tests register their own).
 
 This module is the interface and the factory; the backends live in :mod:`.local` (also batched
 generation with a model already in memory, the harness's QA) and :mod:`.endpoint`.
@@ -57,20 +58,8 @@ class OfflineGenerator:
         return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
 
 
-OFFLINE: dict[str, Callable[..., str]] = {}  # registered by callers (tests, scripted backends)
-# Offline backends the package ships, imported only when named (no import-time registration).
-SHIPPED_OFFLINE = {"news": "continuousbench.news.offline:answer"}
-
-
-def _offline(name: str) -> Callable[..., str] | None:
-    if name in OFFLINE:
-        return OFFLINE[name]
-    if name in SHIPPED_OFFLINE:
-        import importlib
-
-        module, _, function = SHIPPED_OFFLINE[name].partition(":")
-        return getattr(importlib.import_module(module), function)
-    return None
+# name -> function: filled by the layers above (never at import time, never named here by a string).
+OFFLINE: dict[str, Callable[..., str]] = {}
 
 
 def make_generator(spec: str, **options: Any) -> TextGenerator:
@@ -92,10 +81,10 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
             url, _, model = target.partition("#")
             api = "chat" if kind == "endpoint" else "completions"
             return EndpointGenerator(url, model or None, api=api, name=redact(f"{kind}:{target}"), **options)
-        case "offline" if _offline(target) is not None:
-            return OfflineGenerator(_offline(target), name=spec)
+        case "offline" if target in OFFLINE:
+            return OfflineGenerator(OFFLINE[target], name=spec)
     raise UserError(
         f"cannot make a text generator from {redact(spec)!r}: use transformers:<path>, "
         f"endpoint:<url>[#model], completions:<url>[#model] or offline:<name> with a registered name "
-        f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
+        f"({', '.join(OFFLINE) or 'none'})"
     )

@@ -63,7 +63,9 @@ def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, 
     if not spec:
         raise UserError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
     from continuousbench import llm
+    from continuousbench.news import offline
 
+    offline.register()  # offline:news, the stand-in model
     return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight,
                               request_timeout=request_timeout)  # fmt: skip
 
