@@ -9,6 +9,7 @@ import pytest
 from fake_endpoint import prompt_of
 
 from continuousbench.llm import GenerationError, make_generator
+from continuousbench.llm.cache import Cached
 from continuousbench.llm.endpoint import EndpointGenerator
 
 
@@ -99,15 +100,15 @@ def test_server_errors_show_the_servers_own_message(fake_openai_server):
 
 def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_openai_server, tmp_path):
     server = fake_openai_server(finish=lambda body: "length" if body["max_tokens"] < 20 else "stop")
-    gen = EndpointGenerator(server.url, "fake", cache_dir=tmp_path)
+    gen = Cached(EndpointGenerator(server.url, "fake"), tmp_path)
     assert gen.generate(["a"], max_new_tokens=10, schema={}) == ["echo: a"]  # asked again with 20 tokens
     assert [r["max_tokens"] for r in server.requests] == [10, 20]
     assert gen.generate(["b"], max_new_tokens=10) == ["echo: b"]  # free text (no schema) may stop anywhere
     cut = fake_openai_server(finish=lambda body: "length")
-    gen = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    gen = Cached(EndpointGenerator(cut.url, "fake"), tmp_path / "cut")
     assert gen.generate(["a", "b"], max_new_tokens=10, schema={}) == ["", ""]
     assert gen.stats["dropped_truncated"] == 2 and "truncated 2" in gen.progress(2, 2, 0)
-    again = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    again = Cached(EndpointGenerator(cut.url, "fake"), tmp_path / "cut")
     assert again.generate(["a"], max_new_tokens=10, schema={}) == [""] and len(cut.requests) == 4  # once
     assert again.stats["dropped_truncated"] == 1
     assert again.generate(["a"], max_new_tokens=40, schema={}) == [""] and len(cut.requests) == 6  # new key

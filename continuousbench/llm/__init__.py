@@ -64,27 +64,38 @@ OFFLINE: dict[str, Callable[..., str]] = {}
 
 def make_generator(spec: str, **options: Any) -> TextGenerator:
     """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
-    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
-    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``request_timeout``) and are ignored by the
+    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``. ``cache_dir`` puts the endpoint and
+    transformers backends behind the one answer cache (:class:`continuousbench.llm.cache.Cached`; offline
+    functions are computed, not paid for, and keep none); the other ``options`` go to the endpoint
+    backends (``max_in_flight``, ``retries``, ``request_timeout``, ``backoff``) and are ignored by the
     others."""
     from continuousbench.credentials import redact, reveal
 
     kind, _, target = reveal(spec).partition(":")  # a redacted spec of the command line: its key again
+    cache_dir = options.pop("cache_dir", None)
+    backend: TextGenerator
     match kind:
         case "transformers" if target:
             from continuousbench.llm.local import TransformersGenerator
 
-            return TransformersGenerator(target)
+            backend = TransformersGenerator(target)
         case "endpoint" | "completions" if target:
             from continuousbench.llm.endpoint import EndpointGenerator
 
             url, _, model = target.partition("#")
             api = "chat" if kind == "endpoint" else "completions"
-            return EndpointGenerator(url, model or None, api=api, name=redact(f"{kind}:{target}"), **options)
+            name = redact(f"{kind}:{target}")
+            backend = EndpointGenerator(url, model or None, api=api, name=name, **options)
         case "offline" if target in OFFLINE:
             return OfflineGenerator(OFFLINE[target], name=spec)
-    raise UserError(
-        f"cannot make a text generator from {redact(spec)!r}: use transformers:<path>, "
-        f"endpoint:<url>[#model], completions:<url>[#model] or offline:<name> with a registered name "
-        f"({', '.join(OFFLINE) or 'none'})"
-    )
+        case _:
+            raise UserError(
+                f"cannot make a text generator from {redact(spec)!r}: use transformers:<path>, "
+                f"endpoint:<url>[#model], completions:<url>[#model] or offline:<name> with a registered "
+                f"name ({', '.join(OFFLINE) or 'none'})"
+            )
+    if cache_dir is None:
+        return backend
+    from continuousbench.llm.cache import Cached
+
+    return Cached(backend, cache_dir)

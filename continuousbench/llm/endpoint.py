@@ -1,13 +1,13 @@
 """The OpenAI-compatible backend (``endpoint:`` and ``completions:`` specs of
 :func:`continuousbench.llm.make_generator`): plain HTTP, a bounded number of requests in flight, the one
-retry layer (backoff), the one on-disk answer cache, structured output where the server offers it,
-truncated answers detected, slow answers abandoned, progress lines while a batch runs.
+retry layer (backoff), structured output where the server offers it, truncated answers detected, slow
+answers abandoned (their streams closed), progress lines while a batch runs. The answer cache is the one
+wrapper of :mod:`continuousbench.llm.cache`, fed answer by answer through :meth:`EndpointGenerator.answer`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -18,65 +18,14 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.llm import CUT, GenerationError
+from continuousbench.llm.cache import Keep
 
 API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
-
-
-class ResponseCache:
-    """Answers already paid for, on disk: a killed stage resumes without asking the endpoint again.
-
-    SQLite (one file, safe across processes); keys are sha256 of (endpoint URL without credentials, model,
-    api, prompt, sampling, n-th repeat of that prompt in the call), so sampling the same prompt 1,000 times
-    caches 1,000 answers, and two servers that call their models by one name never answer for each other.
-    """
-
-    def __init__(self, folder: Path | str):
-        self.path = Path(folder).expanduser() / "llm-cache.sqlite3"
-        self._db = None  # opened at the first answer: a run that never got one leaves no cache file
-        self._lock = threading.Lock()
-
-    def _open(self, create: bool):
-        import sqlite3
-
-        with self._lock:
-            if self._db is None and (create or self.path.is_file()):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
-                db.commit()
-                self._db = db
-        return self._db
-
-    @staticmethod
-    def key(**parts: Any) -> str:
-        blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        db = self._open(create=False)
-        if db is None:
-            return found
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):  # SQLite's variable limit
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT key, text FROM answers WHERE key IN ({marks})", chunk)
-            found.update(rows.fetchall())
-        return found
-
-    def put_many(self, items: Sequence[tuple[str, str]]) -> None:
-        if items:
-            db = self._open(create=True)
-            db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?)", items)
-            db.commit()
 
 
 _RETRIABLE = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -97,9 +46,6 @@ class Truncated(Exception):
     """The answer stopped at its token budget (finish_reason "length")."""
 
 
-# What the cache holds for an answer cut at its budget (twice): never an answer, but a rerun with the
-# same budget would be cut again, so it is not asked again (a larger --max_new_tokens is a new key).
-TRUNCATED = "\x00truncated"
 
 
 def response_format(form: str, schema: dict) -> dict:
@@ -164,15 +110,16 @@ class EndpointGenerator:
     moves to the next form, a busy server is retried with the same one; ``structured_output`` says which
     form was settled, for the stage's stats.json); such an answer must be whole, so one cut at its token
     budget (``finish_reason: length``) is asked again once with twice the budget, then dropped as
-    truncated (the empty :data:`CUT` returned, cached as truncated, never as an answer). Free text may stop
-    at its budget.
+    truncated (the empty :data:`CUT` returned, which the answer cache keeps as truncated, never as an
+    answer). Free text may stop at its budget.
 
-    Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
+    Uses ``httpx`` rather than
     ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
     ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only as
     a header and never appears in a message, log or file; a key in ``base_url`` (``?key=``, ``user:pw@``) is
     sent as given and shown redacted (``endpoint``). ``stats`` counts answers, cache hits and drops by
-    reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
+    reason (the answer cache adds its hits, ``cached``); a progress line goes to stderr every
+    ``progress_every`` seconds of a batch.
     """
 
     base_url: str
@@ -183,7 +130,6 @@ class EndpointGenerator:
     backoff: float = 1.0
     request_timeout: float = 300.0
     connect_timeout: float = 10.0
-    cache_dir: Path | str | None = None
     name: str = ""
     progress_every: float = 10.0
 
@@ -207,7 +153,6 @@ class EndpointGenerator:
         timeout = httpx.Timeout(self.request_timeout, connect=min(self.connect_timeout, self.request_timeout))
         self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, trust_env=False)
         weakref.finalize(self, self._client.close)  # closed even when a caller forgets close()
-        self._cache = ResponseCache(self.cache_dir) if self.cache_dir is not None else None
         self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
         self._lock = threading.Lock()
         self._retrying: dict[int, str] = {}  # request (thread id) -> why its last try failed
@@ -355,15 +300,10 @@ class EndpointGenerator:
             return text or ""
         raise self._fail(f"did not answer after {self.retries} tries ({last})")
 
-    def _keys(self, prompts: Sequence[str], sampling: dict[str, Any]) -> list[str]:
-        """Cache keys; the n-th repeat of a prompt in one call is its own sample."""
-        seen: dict[str, int] = {}
-        keys = []
-        for prompt in prompts:
-            seen[prompt] = seen.get(prompt, -1) + 1
-            keys.append(ResponseCache.key(endpoint=self.endpoint, model=self.model, api=self.api,
-                                          prompt=prompt, sampling=sampling, repeat=seen[prompt]))  # fmt: skip
-        return keys
+    @property
+    def cache_identity(self) -> dict[str, Any]:
+        """What the answer cache keys this backend's answers on (the URL without credentials)."""
+        return {"endpoint": self.endpoint, "model": self.model, "api": self.api}
 
     def progress(self, done: int, total: int, in_flight: int) -> str:
         dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
@@ -374,28 +314,27 @@ class EndpointGenerator:
                 f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}")  # fmt: skip
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        """One answer per prompt, in order (:data:`CUT`, an empty text, for an answer dropped as truncated);
-        cached answers (and
-        truncations) are not requested again.
+        """One answer per prompt, in order (:data:`CUT`, an empty text, for an answer dropped as truncated).
+        With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples."""
+        answers: dict[int, str] = {}
+        self.answer(prompts, range(len(prompts)), sampling, lambda done: answers.update(done))
+        return [answers[i] for i in range(len(prompts))]
 
-        With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples.
-        Finished answers are cached as they arrive, so an interrupted call loses nothing it paid for.
-        """
+    def answer(self, prompts: Sequence[str], indices: Sequence[int], sampling: dict[str, Any],
+               keep: Keep) -> None:  # fmt: skip
+        """Answer ``prompts[i]`` for each ``i`` of ``indices`` (``max_in_flight`` at a time), handing each
+        finished ``(i, text)`` to ``keep`` as it arrives (the answer cache keeps it at once, so an
+        interrupted call loses nothing it paid for); the first failure stops the call."""
         from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-        keys = self._keys(prompts, sampling)
-        answers = self._cache.get_many(keys) if self._cache else {}
-        self.stats["cached"] += len(answers)
-        self.stats["dropped_truncated"] += sum(a == TRUNCATED for a in answers.values())
-        todo = [i for i, k in enumerate(keys) if k not in answers]
         seed = sampling.get("seed")
-        shown = time.monotonic()
+        shown, total = time.monotonic(), len(prompts)
         with ThreadPoolExecutor(self.max_in_flight) as pool:
             futures = {
                 pool.submit(
                     self._one, prompts[i], sampling if seed is None else sampling | {"seed": seed + i}
                 ): i
-                for i in todo
+                for i in indices
             }
             pending = set(futures)
             try:
@@ -405,26 +344,23 @@ class EndpointGenerator:
                     for f in done:
                         if isinstance(f.exception(), Truncated):
                             self.stats["dropped_truncated"] += 1
-                            finished.append((keys[futures[f]], TRUNCATED))
+                            finished.append((futures[f], CUT))
                         elif f.exception() is None:
-                            finished.append((keys[futures[f]], f.result()))
+                            finished.append((futures[f], f.result()))
                             self.stats["answered"] += 1
-                    answers.update(finished)
-                    if self._cache:
-                        self._cache.put_many(finished)
+                    keep(finished)
                     for f in done:
                         if f.exception() is not None and not isinstance(f.exception(), Truncated):
                             raise f.exception()
                     if pending and time.monotonic() - shown >= self.progress_every:
                         shown = time.monotonic()
                         running = min(len(pending), self.max_in_flight)
-                        print(self.progress(len(keys) - len(pending), len(keys), running), file=sys.stderr,
+                        print(self.progress(total - len(pending), total, running), file=sys.stderr,
                               flush=True)  # fmt: skip
             except BaseException:
                 for future in pending:
                     future.cancel()
                 raise
-        return [CUT if answers[k] == TRUNCATED else answers[k] for k in keys]
 
     def check(self) -> None:
         """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before

@@ -6,10 +6,10 @@ the paper's rule (relative error ``|r - g| / mean(r, g)`` below 0.01 %), so the 
 cases that need it. Before a run trusts a judge, the judge answers a shipped calibration set
 (:func:`calibrate`, ``judge_data/calibration.jsonl``; docs/judge.md) and :func:`gate` refuses one whose
 accuracy or false-accept rate is out of bounds.
-The judge keeps no cache of its own: its generator's is the only one. An endpoint judge
-(``endpoint:``/``completions:`` built with ``cache_dir``) keeps every answer on disk keyed by model,
-prompt and sampling (:class:`continuousbench.llm.endpoint.ResponseCache`), so editing the prompt or
-changing the model never reuses stale verdicts, and a rerun of judging sends no request; ``stats``
+The judge keeps no cache of its own: its generator's is the only one. A judge built with ``cache_dir``
+(``make_generator``) keeps every answer on disk keyed by server (URL without credentials), model,
+prompt and sampling (:class:`continuousbench.llm.cache.Cached`), so editing the prompt or changing the
+model or the server never reuses stale verdicts, and a rerun of judging sends no request; ``stats``
 counts those cache hits (``cached``) and the answers paid for (``judged``). A reply that is not ``0`` or
 ``1`` is returned as None and counted in ``stats["unparseable"]`` (the judge answers greedily, so it is
 cached like any answer: asking again would get the same reply). The ``judge-cache.sqlite`` files of
@@ -111,7 +111,7 @@ def _shown_reference(references: Sequence[str]) -> str:
 class Judge:
     """LLM-match with a text generator as judge; ``match(questions, references, responses)``.
 
-    ``generator`` answers (and caches, for an endpoint made with ``cache_dir``) the judge prompts;
+    ``generator`` answers (and caches, when made with ``cache_dir``) the judge prompts;
     ``model_name`` names the judge in errors. The judge asks each batch once: the endpoint's retries are
     the only retry layer (a second one on top multiplied one failing request: 4 x 3 went out)."""
 
