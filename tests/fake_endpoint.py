@@ -15,7 +15,8 @@ types, ``models`` is what ``GET /models`` lists and ``served_as`` the ``model`` 
 records each request's path and query. A request with ``"stream": true`` gets server-sent events, one
 per word of the answer; with ``step`` seconds of computing per word and ``serial=True`` the server
 computes one answer at a time, as ``transformers serve`` does: a streamed answer whose client has gone is
-cancelled at its next word (``cancelled`` counts them), a non-streamed one is computed to its end.
+cancelled at its next word (``cancelled`` counts them), a non-streamed one is computed to its end;
+``streams=False`` answers JSON even to a request for a stream (a server that ignores ``stream``).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ class FakeOpenAIServer:
         query_key: str | None = None,
         step: float = 0.0,
         serial: bool = False,
+        streams: bool = True,
     ):
-        self.step, self.cancelled = step, 0
+        self.step, self.cancelled, self.streams = step, 0, streams
         self._compute = threading.Lock() if serial else contextlib.nullcontext()
         self.query_key, self.paths = query_key, []
         self.refuse_status, self.served_as = refuse_status, served_as
@@ -173,10 +175,11 @@ class FakeOpenAIServer:
                 if status != 200 or not isinstance(payload, dict):
                     return self._send(status, payload)
                 events = server.events(payload)
+                stream = body.get("stream") and server.streams
                 with server._compute:
-                    if not body.get("stream") or server.drip:  # computed to its end, then sent
+                    if not stream or server.drip:  # computed to its end, then sent
                         time.sleep(server.step * (len(events) - 2))
-                        return self._send(status, "".join(events) if body.get("stream") else payload)
+                        return self._send(status, "".join(events) if stream else payload)
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()

@@ -217,3 +217,19 @@ def test_an_abandoned_answer_is_cancelled_not_queued_behind(fake_openai_server):
     assert gen.stats["retried_timeout"] == 1 and len(server.requests) == 4
     assert shown[1] == "endpoint:fake: 0/3 answers, 1 in flight, retrying 1 (timeout), dropped: none"
     assert "retrying" not in shown[2]
+
+
+def test_no_resend_to_a_server_still_computing_what_it_cannot_cancel(fake_openai_server):
+    """A one-at-a-time server that ignores ``stream`` keeps computing the abandoned answer: the resend
+    waits for a one-token probe to come back (the server is free), then gets the whole timeout."""
+    lengths = iter([4, 40, 10])  # "a" answers quickly (the client learns the server does not stream),
+    # "slow" first runs long (2 s) and is abandoned; its resend needs 0.5 s
+
+    def reply(body):
+        return "OK" if body["max_tokens"] == 1 else " ".join(["word"] * next(lengths))
+
+    server = fake_openai_server(reply=reply, step=0.05, serial=True, streams=False)
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, retries=2, backoff=0.0, request_timeout=1.0)
+    assert gen.generate(["a", "slow"]) == [" ".join(["word"] * n) for n in (4, 10)]
+    assert gen.streams is False and gen.stats["probed_busy_server"] == 1
+    assert [r["max_tokens"] for r in server.requests] == [256, 256, 1, 256]  # the probe before the resend

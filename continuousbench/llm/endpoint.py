@@ -156,6 +156,8 @@ class EndpointGenerator:
         self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
         self._lock = threading.Lock()
         self._retrying: dict[int, str] = {}  # request (thread id) -> why its last try failed
+        self.streams: bool | None = None  # whether the server streamed its last answer (None: none yet)
+        self._probing = threading.Lock()
         self.answered_by: str | None = None  # the first answer's ``model`` field (the server's own name)
         self.stats: Counter = Counter()
 
@@ -220,6 +222,18 @@ class EndpointGenerator:
         return {"endpoint": self.endpoint, "model": self.model, "served": served,
                 "answered_by": self.answered_by}  # fmt: skip
 
+    def _wait_until_free(self, url: str) -> None:
+        """Before resending to a server that does not stream (so closing the connection did not stop its
+        work on the abandoned answer): one request for a single token, which a server answering one
+        request at a time answers only once it is done with the abandoned one, so the resend does not
+        queue behind it. One probe at a time; its failure or timeout only ends the wait."""
+        import httpx
+
+        with self._probing:
+            self.stats["probed_busy_server"] += 1
+            with contextlib.suppress(httpx.HTTPError, TimeoutError):
+                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False})
+
     def _retry(self, why: str) -> None:
         """Note that this request's last try failed for ``why`` and is sent again (progress line, stats)."""
         self._retrying[threading.get_ident()] = why
@@ -260,6 +274,8 @@ class EndpointGenerator:
                 body["response_format"] = response_format(form, schema)
             if attempt:
                 self._retry(why)
+                if why == "timeout" and self.streams is False:  # the abandoned answer is still computed
+                    self._wait_until_free(url)
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             attempt += 1
             try:
@@ -284,6 +300,7 @@ class EndpointGenerator:
                 raise self._fail(f"refused the request (HTTP {status}: {server_message(response)})")
             try:
                 text, finish, served = read_answer(response, self.api)
+                self.streams = response.lstrip().startswith(b"data:")
             except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                 last, why = "a malformed response", "malformed"
                 continue
