@@ -105,6 +105,8 @@ class Cached:
         self._identity = getattr(backend, "cache_identity", None) or {"backend": backend.name}
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute == "backend":  # not set yet (a copy being built): no recursion
+            raise AttributeError(attribute)
         return getattr(self.backend, attribute)
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
