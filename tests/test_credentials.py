@@ -51,3 +51,8 @@ def test_the_study_manifest_and_the_resume_hint_show_the_redacted_form():
 
     for line in (_line(["evaluate", "--judge", SPEC]), resume_hint(["--judge", SPEC])):
         assert "k3y" not in line and "pw-9z" not in line and "key=REDACTED" in line
+
+
+def test_only_model_specs_are_held_a_data_url_is_used_as_given():
+    signed = "https://data.example/c.parquet?sig=abc&x=1"
+    assert hold(signed) == signed and redact(signed) == "https://data.example/c.parquet?sig=REDACTED&x=1"
