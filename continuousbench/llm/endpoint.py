@@ -284,12 +284,14 @@ class EndpointGenerator:
                 last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
                 why = "timeout" if isinstance(err, (TimeoutError, httpx.TimeoutException)) else "connection"
                 continue
-            if form is not None and self._key not in _SETTLED and refuses_form(status, response):
-                with self._lock:  # the server refused this form: the next one, not a retry
+            # a refusal of a form not (yet) settled: the next form, not a retry (another request may have
+            # settled one meanwhile: then that one)
+            if form is not None and _SETTLED.get(self._key) != form and refuses_form(status, response):
+                with self._lock:
                     if self._forms and self._forms[0] == form:
                         self._forms.pop(0)
                         if not self._forms:
-                            _SETTLED[self._key] = "none"
+                            _SETTLED.setdefault(self._key, "none")
                 self.stats[f"refused_{form}"] += 1
                 attempt -= 1
                 continue
