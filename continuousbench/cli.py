@@ -97,6 +97,9 @@ def dispatch(table: Table, argv: Sequence[str] | None, prog: str) -> Any:
     if not isinstance(target, str):
         return dispatch(target, rest, f"{prog} {name}")
     module, _, function = target.partition(":")
+    from continuousbench.news.offline import register
+
+    register()  # offline:news for every command that takes a model spec (--judge, --llm, --realizer)
     return getattr(importlib.import_module(module), function or "cli")(rest)
 
 

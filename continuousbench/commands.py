@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from trl import TrlParser
 
+from continuousbench import credentials
 from continuousbench.errors import UserError
 
 T = TypeVar("T")
@@ -79,14 +80,21 @@ def _expand_home(instance: Any) -> None:
     no option of ours is text that legitimately starts with ``~/``.
     """
 
-    def expand(value: Any) -> Any:
-        if isinstance(value, str) and (value == "~" or value.startswith("~/")):
-            return os.path.expanduser(value)
-        return value
+    def expand(value: str) -> str:
+        return os.path.expanduser(value) if value == "~" or value.startswith("~/") else value
+
+    _map_strings(instance, expand)
+
+
+def _map_strings(instance: Any, change: Callable[[str], str]) -> None:
+    """Every string option (and string in a list option) of ``instance`` passed through ``change``."""
+
+    def one(value: Any) -> Any:
+        return change(value) if isinstance(value, str) else value
 
     for f in dataclasses.fields(instance):
         value = getattr(instance, f.name)
-        new = [expand(v) for v in value] if isinstance(value, list) else expand(value)
+        new = [one(v) for v in value] if isinstance(value, list) else one(value)
         if new != value:  # set only what changes (some configs are frozen or derive fields from others)
             setattr(instance, f.name, new)
 
@@ -254,6 +262,7 @@ class CommandParser(TrlParser):
         for group in groups:
             _check_values(group)
             _expand_home(group)
+            _map_strings(group, credentials.hold)  # the one redaction: records and logs see only this form
             _check_bounds(group)
         return groups
 

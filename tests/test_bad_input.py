@@ -479,7 +479,20 @@ CLI = [
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
     case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
+    # --- credentials in an endpoint spec: every line shows them redacted ---
+    case(lambda e: news_facts(e, keyed_dead_endpoint()), 2, "http://REDACTED@127.0.0.1:",
+         id="news-facts-key-in-url-redacted"),
+    case(lambda e: e.evaluate("--judge", keyed_dead_endpoint()), 2, "?api_key=REDACTED&key=REDACTED does not",
+         id="evaluate-judge-key-in-url-redacted"),
+    case(lambda e: ["build", "geminon", "--namer", keyed_dead_endpoint()], 2, "&key=REDACTED does not answer",
+         id="build-namer-key-in-url-redacted"),
 ]  # fmt: skip
+
+
+def keyed_dead_endpoint() -> str:
+    """A spec whose URL carries credentials (the tests then check that no line shows them)."""
+    keyed = dead_endpoint().replace("http://", "http://me:pw-9z@")
+    return keyed.replace("/v1", "/v1?api_key=k3y-1&key=k3y-2")
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -533,6 +546,7 @@ def test_cli(argv, code, message, may_change, keeps_work, env, invoke):
     assert result.exit_code == code, result.output[-3000:]
     assert message in result.output, result.output[-3000:]
     assert "Traceback" not in result.output, result.output[-3000:]
+    assert "k3y-" not in result.output and "pw-9z" not in result.output  # keyed_dead_endpoint's secrets
     last = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
     if code == 2:  # progress lines may come first; the error is one line, the last
         errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]

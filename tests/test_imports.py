@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +24,26 @@ def module_names() -> dict[str, Path]:
     return names
 
 
+# A lazy import by string: "continuousbench.x.y:attr" (a command table's or a registry's entry-point form)
+_STRING_IMPORT = re.compile(r"(continuousbench(?:\.\w+)*):\w+")
+
+
+def string_import(node: ast.AST) -> str | None:
+    """The module a node imports by string: a ``"pkg.module:attr"`` literal, or the literal argument of
+    ``importlib.import_module(...)`` / ``__import__(...)``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = _STRING_IMPORT.fullmatch(node.value)
+        return found.group(1) if found else None
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+            return node.args[0].value
+    return None
+
+
 def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
-    """Our modules that ``name`` imports anywhere in its file (module level, functions, TYPE_CHECKING).
+    """Our modules that ``name`` imports anywhere in its file (module level, functions, TYPE_CHECKING),
+    by statement or by string (:func:`string_import`).
 
     ``from pkg import x`` counts as importing ``pkg.x`` when that is a module, else ``pkg``. A module's
     own parent packages are left out: Python imports them first whatever the module says, and a
@@ -33,7 +52,9 @@ def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if (by_string := string_import(node)) is not None:
+            found.add(by_string)
+        elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -120,11 +141,11 @@ print(json.dumps(failed))
 # - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
 #   ``__init__`` (its lazy ``load_release`` is the public face of release/).
 LAYERS: tuple[set[str], ...] = (
-    {"errors", "files"},
+    {"errors", "files", "credentials"},
     {"commands", "processes", "stats", "stages"},
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},
-    {"dp", "generators"},
+    {"dp"},
     {"harness", "diagnostics"},
     {"study", "demo", "leaderboard", "cli", "continuousbench"},
 )
@@ -150,6 +171,8 @@ def package_graph() -> dict[str, dict[str, list[str]]]:
 def test_every_package_has_a_layer():
     placed = set().union(*LAYERS)
     assert not set(package_graph()) - placed, f"add {sorted(set(package_graph()) - placed)} to LAYERS"
+    gone = placed - set(package_graph()) - {"fake_endpoint", "testing"}  # test helpers: tests/, not here
+    assert not gone, f"LAYERS names packages that do not exist: {sorted(gone)}"
 
 
 def test_packages_import_only_their_own_layer_or_below():
@@ -183,3 +206,18 @@ def test_the_layer_check_sees_a_lazy_upward_import(tmp_path, monkeypatch):
     (package / "harness" / "config.py").write_text("X = 1\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
     assert package_graph()["dp"] == {"harness": ["continuousbench.dp.loop -> continuousbench.harness.config"]}
+
+
+def test_the_layer_check_sees_an_upward_import_by_string(tmp_path, monkeypatch):
+    """A registry in llm naming a news function by string (how offline:news was once found) is found."""
+    package = tmp_path / "continuousbench"
+    lazy = 'def f():\n    importlib.import_module("continuousbench.news.offline")\n'
+    texts = {"llm": 'SHIPPED = {"news": "continuousbench.news.offline:answer"}\n', "news": "", "cli": lazy}
+    for folder, text in texts.items():
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text(text)
+    (package / "news" / "offline.py").write_text("def answer(prompt):\n    return ''\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    graph = package_graph()
+    assert graph["llm"] == {"news": ["continuousbench.llm -> continuousbench.news.offline"]}
+    assert graph["cli"] == {"news": ["continuousbench.cli -> continuousbench.news.offline"]}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import pytest
 from fake_endpoint import prompt_of
 
 from continuousbench.llm import GenerationError, make_generator
+from continuousbench.llm.cache import Cached
 from continuousbench.llm.endpoint import EndpointGenerator
 
 
@@ -98,15 +100,15 @@ def test_server_errors_show_the_servers_own_message(fake_openai_server):
 
 def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_openai_server, tmp_path):
     server = fake_openai_server(finish=lambda body: "length" if body["max_tokens"] < 20 else "stop")
-    gen = EndpointGenerator(server.url, "fake", cache_dir=tmp_path)
+    gen = Cached(EndpointGenerator(server.url, "fake"), tmp_path)
     assert gen.generate(["a"], max_new_tokens=10, schema={}) == ["echo: a"]  # asked again with 20 tokens
     assert [r["max_tokens"] for r in server.requests] == [10, 20]
     assert gen.generate(["b"], max_new_tokens=10) == ["echo: b"]  # free text (no schema) may stop anywhere
     cut = fake_openai_server(finish=lambda body: "length")
-    gen = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    gen = Cached(EndpointGenerator(cut.url, "fake"), tmp_path / "cut")
     assert gen.generate(["a", "b"], max_new_tokens=10, schema={}) == ["", ""]
     assert gen.stats["dropped_truncated"] == 2 and "truncated 2" in gen.progress(2, 2, 0)
-    again = EndpointGenerator(cut.url, "fake", cache_dir=tmp_path / "cut")
+    again = Cached(EndpointGenerator(cut.url, "fake"), tmp_path / "cut")
     assert again.generate(["a"], max_new_tokens=10, schema={}) == [""] and len(cut.requests) == 4  # once
     assert again.stats["dropped_truncated"] == 1
     assert again.generate(["a"], max_new_tokens=40, schema={}) == [""] and len(cut.requests) == 6  # new key
@@ -160,8 +162,74 @@ def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp
 
     monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)
     server = fake_openai_server(fail_first=100, fail_status=503)
-    grader = judge(f"endpoint:{server.url}#fake", tmp_path, ModelArguments())
-    with pytest.raises(GenerationError):
-        grader.match(["Who?"], [["Ada"]], ["Ada Lovelace"])
-    assert len(server.requests) == 4  # 4 tries, not 3 judge tries x 4
+    with pytest.raises(GenerationError, match="judge 'endpoint:.*' did not answer"):
+        judge(f"endpoint:{server.url}#fake", tmp_path, ModelArguments(max_in_flight=1))  # calibration asks
+    tries = Counter(prompt_of(r) for r in server.requests)
+    assert max(tries.values()) == 4  # 4 tries of a prompt, not 3 judge tries x 4
     assert not any(tmp_path.iterdir())  # nothing answered, nothing cached: the one cache opens at an answer
+
+
+SCHEMA = {"type": "array", "items": {"type": "string"}}
+
+
+@pytest.mark.parametrize("busy", [503, 429, 500])
+def test_a_busy_server_keeps_structured_output(fake_openai_server, busy):
+    server = fake_openai_server(fail_first=2, fail_status=busy)  # "try again": names no schema
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, backoff=0.0)
+    assert gen.generate(["a", "b", "c"], schema=SCHEMA) == ["echo: a", "echo: b", "echo: c"]
+    assert [r["response_format"]["type"] for r in server.requests] == ["json_schema"] * 5
+    assert gen.structured_output == "json_schema" and gen.stats["retried_http_" + str(busy)] == 2
+
+
+def test_a_refusal_moves_to_the_next_form_once_per_endpoint(fake_openai_server):
+    vllm_like = fake_openai_server(refuse_forms=("json_schema",), refuse_status=400)
+    gen = EndpointGenerator(vllm_like.url, "fake", max_in_flight=1, retries=1)
+    assert gen.generate(["a", "b"], schema=SCHEMA) == ["echo: a", "echo: b"]
+    assert [r["response_format"]["type"] for r in vllm_like.requests] == ["json_schema"] + ["json_object"] * 2
+    again = EndpointGenerator(vllm_like.url, "fake", retries=1)  # the same endpoint: settled, not asked again
+    assert again.generate(["c"], schema=SCHEMA) == ["echo: c"] and again.structured_output == "json_object"
+    assert vllm_like.requests[-1]["response_format"]["type"] == "json_object" and len(vllm_like.requests) == 4
+
+
+def test_a_client_error_after_the_form_is_settled_is_an_error_not_a_downgrade(fake_openai_server):
+    server = fake_openai_server(reply=lambda body: "ok")
+    gen = EndpointGenerator(server.url, "fake", retries=2, backoff=0.0)
+    gen.generate(["a"], schema=SCHEMA)
+    server.fail_after, server.fail_status = 1, 400  # e.g. a prompt longer than the model's context
+    with pytest.raises(GenerationError, match="HTTP 400"):
+        gen.generate(["b"], schema=SCHEMA)
+    assert gen.structured_output == "json_schema" and len(server.requests) == 2
+
+
+def test_an_abandoned_answer_is_cancelled_not_queued_behind(fake_openai_server):
+    """A one-at-a-time server that would keep computing an abandoned answer: the closed stream stops it,
+    so the resend is computed at once (before: it queued behind the abandoned one and timed out too)."""
+    lengths, shown = iter([40, 10, 4, 4]), []  # the first answer runs long (40 words: 2 s), the others not
+
+    def reply(body):
+        shown.append(gen.progress(0, 3, 1))  # what the progress line says while the server computes
+        return " ".join(["word"] * next(lengths))
+
+    server = fake_openai_server(reply=reply, step=0.05, serial=True)
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, retries=2, backoff=0.0, request_timeout=1.0)
+    assert gen.generate(["slow", "a", "b"]) == [" ".join(["word"] * n) for n in (10, 4, 4)]
+    assert all(r["stream"] for r in server.requests) and server.cancelled == 1
+    assert gen.stats["retried_timeout"] == 1 and len(server.requests) == 4
+    assert shown[1] == "endpoint:fake: 0/3 answers, 1 in flight, retrying 1 (timeout), dropped: none"
+    assert "retrying" not in shown[2]
+
+
+def test_no_resend_to_a_server_still_computing_what_it_cannot_cancel(fake_openai_server):
+    """A one-at-a-time server that ignores ``stream`` keeps computing the abandoned answer: the resend
+    waits for a one-token probe to come back (the server is free), then gets the whole timeout."""
+    lengths = iter([4, 40, 10])  # "a" answers quickly (the client learns the server does not stream),
+    # "slow" first runs long (2 s) and is abandoned; its resend needs 0.5 s
+
+    def reply(body):
+        return "OK" if body["max_tokens"] == 1 else " ".join(["word"] * next(lengths))
+
+    server = fake_openai_server(reply=reply, step=0.05, serial=True, streams=False)
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=1, retries=2, backoff=0.0, request_timeout=1.0)
+    assert gen.generate(["a", "slow"]) == [" ".join(["word"] * n) for n in (4, 10)]
+    assert gen.streams is False and gen.stats["probed_busy_server"] == 1
+    assert [r["max_tokens"] for r in server.requests] == [256, 256, 1, 256]  # the probe before the resend

@@ -111,7 +111,7 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
     than 0 or 1, or one that cannot tell right from wrong fails here in one line, not after training."""
     from continuousbench.llm import GenerationError, make_generator
     from continuousbench.release.layout import default_root
-    from continuousbench.scoring.judge import JUDGE_PROMPT, Judge, calibrate, gate, identity, parse_verdict
+    from continuousbench.scoring.judge import JUDGE_PROMPT, parse_verdict, trusted
 
     spec, cache = h.judge, default_root() / "judge-cache"
     generator = make_generator(spec, cache_dir=cache / "llm")  # the verdicts' only cache (endpoints)
@@ -124,18 +124,16 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
             f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
             "use an instruction-following model as judge"
         )
-    judge = Judge(generator, model_name=spec)  # the generator's answer cache is the only cache
-    calibration = gate(
-        calibrate(judge), spec, min_accuracy=h.judge_min_accuracy, max_false_accept=h.judge_max_false_accept,
-        override=h.judge_override_calibration,
-    )  # fmt: skip
+    judge, record = trusted(generator, spec, min_accuracy=h.judge_min_accuracy,
+                            max_false_accept=h.judge_max_false_accept, override=h.judge_override_calibration)
+    calibration = record["calibration"]
     if calibration["override"]:
         logger.warning(
             "--judge %s failed calibration (accuracy %.0f%%, false accepts %.0f%%) and is used anyway "
             "(--judge_override_calibration; recorded in results.json)", spec, 100 * calibration["accuracy"],
             100 * calibration["false_accept"],
         )  # fmt: skip
-    return judge, {**identity(spec), "calibration": calibration}
+    return judge, record
 
 
 def model_context(model) -> int | None:

@@ -32,6 +32,7 @@ from typing import Any
 
 from continuousbench import processes
 from continuousbench.commands import command
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
@@ -296,7 +297,7 @@ def resume_hint(argv: Sequence[str]) -> str:
         args.append("--resume")
     return (
         "a previous run in --output_dir is untouched and the checkpoints saved so far are kept; "
-        f"continue with: continuousbench evaluate {shlex.join(args)}"
+        f"continue with: continuousbench evaluate {redact(shlex.join(args))}"
     )
 
 

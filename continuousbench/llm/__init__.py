@@ -7,9 +7,11 @@ Three backends, chosen by a spec string (``make_generator``):
   (vLLM, llama.cpp, transformers serve, TGI), chat or raw-text completions, over plain HTTP with a
   bounded number of requests in flight, the one retry layer, the one answer cache, structured output
   and timeouts (docs/llm-servers.md); the key is read from
-  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``) and is never logged or written anywhere;
-* ``offline:<name>`` - a deterministic, network-free function registered by the caller (tests, the
-  template realizer).
+  ``CONTINUOUSBENCH_API_KEY`` (or ``HF_TOKEN``), or given in the URL (``?key=``, ``user:pw@``), and is
+  never logged or written anywhere (:mod:`continuousbench.credentials`);
+* ``offline:<name>`` - a deterministic, network-free function in :data:`OFFLINE`, the registry that
+  the higher layers fill before they name one (``offline:news``: :func:`continuousbench.news.offline.
+  register`, called by the NEWS stages and the ``continuousbench`` program; tests register their own).
 
 This module is the interface and the factory; the backends live in :mod:`.local` (also batched
 generation with a model already in memory, the harness's QA) and :mod:`.endpoint`.
@@ -34,6 +36,14 @@ class GenerationError(RuntimeError):
     """A backend failed to answer; the message says which and how to fix it."""
 
 
+class Cut(str):
+    """An answer dropped because it stayed cut at its token budget: reads as ``""`` everywhere, and the
+    parser counts it as ``dropped_truncated`` (raise the budget), not as an empty response."""
+
+
+CUT = Cut()
+
+
 @dataclass
 class OfflineGenerator:
     """Deterministic backend: applies ``fn(prompt, **sampling)`` to every prompt."""
@@ -48,43 +58,44 @@ class OfflineGenerator:
         return [self.fn(p, **sampling, seed=seed + i) for i, p in enumerate(prompts)]
 
 
-OFFLINE: dict[str, Callable[..., str]] = {}  # registered by callers (tests, scripted backends)
-# Offline backends the package ships, imported only when named (no import-time registration).
-SHIPPED_OFFLINE = {"news": "continuousbench.news.offline:answer"}
-
-
-def _offline(name: str) -> Callable[..., str] | None:
-    if name in OFFLINE:
-        return OFFLINE[name]
-    if name in SHIPPED_OFFLINE:
-        import importlib
-
-        module, _, function = SHIPPED_OFFLINE[name].partition(":")
-        return getattr(importlib.import_module(module), function)
-    return None
+# name -> function: filled by the layers above (never at import time, never named here by a string).
+OFFLINE: dict[str, Callable[..., str]] = {}
 
 
 def make_generator(spec: str, **options: Any) -> TextGenerator:
     """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
-    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``; ``options`` go to the endpoint
-    backends (``cache_dir``, ``max_in_flight``, ``retries``, ``request_timeout``) and are ignored by the
+    ``completions:<url>[#model]`` (raw text) or ``offline:<name>``. ``cache_dir`` puts the endpoint and
+    transformers backends behind the one answer cache (:class:`continuousbench.llm.cache.Cached`; offline
+    functions are computed, not paid for, and keep none); the other ``options`` go to the endpoint
+    backends (``max_in_flight``, ``retries``, ``request_timeout``, ``backoff``) and are ignored by the
     others."""
-    kind, _, target = spec.partition(":")
+    from continuousbench.credentials import redact, reveal
+
+    kind, _, target = reveal(spec).partition(":")  # a redacted spec of the command line: its key again
+    cache_dir = options.pop("cache_dir", None)
+    backend: TextGenerator
     match kind:
         case "transformers" if target:
             from continuousbench.llm.local import TransformersGenerator
 
-            return TransformersGenerator(target)
+            backend = TransformersGenerator(target)
         case "endpoint" | "completions" if target:
             from continuousbench.llm.endpoint import EndpointGenerator
 
             url, _, model = target.partition("#")
             api = "chat" if kind == "endpoint" else "completions"
-            return EndpointGenerator(url, model or None, api=api, name=spec.split("?")[0], **options)
-        case "offline" if _offline(target) is not None:
-            return OfflineGenerator(_offline(target), name=spec)
-    raise UserError(
-        f"cannot make a text generator from {spec!r}: use transformers:<path>, endpoint:<url>[#model], "
-        f"completions:<url>[#model] or offline:<name> with a registered name "
-        f"({', '.join([*OFFLINE, *SHIPPED_OFFLINE])})"
-    )
+            name = redact(f"{kind}:{target}")
+            backend = EndpointGenerator(url, model or None, api=api, name=name, **options)
+        case "offline" if target in OFFLINE:
+            return OfflineGenerator(OFFLINE[target], name=spec)
+        case _:
+            raise UserError(
+                f"cannot make a text generator from {redact(spec)!r}: use transformers:<path>, "
+                f"endpoint:<url>[#model], completions:<url>[#model] or offline:<name> with a registered "
+                f"name ({', '.join(OFFLINE) or 'none'})"
+            )
+    if cache_dir is None:
+        return backend
+    from continuousbench.llm.cache import Cached
+
+    return Cached(backend, cache_dir)

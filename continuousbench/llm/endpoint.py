@@ -1,15 +1,16 @@
 """The OpenAI-compatible backend (``endpoint:`` and ``completions:`` specs of
 :func:`continuousbench.llm.make_generator`): plain HTTP, a bounded number of requests in flight, the one
-retry layer (backoff), the one on-disk answer cache, structured output where the server offers it,
-truncated answers detected, slow answers abandoned, progress lines while a batch runs.
+retry layer (backoff), structured output where the server offers it, truncated answers detected, slow
+answers abandoned (their streams closed), progress lines while a batch runs. The answer cache is the one
+wrapper of :mod:`continuousbench.llm.cache`, fed answer by answer through :meth:`EndpointGenerator.answer`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -17,86 +18,69 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
-from continuousbench.llm import GenerationError
+from continuousbench.llm import CUT, GenerationError
+from continuousbench.llm.cache import Keep
 
 API_KEY_ENV = ("CONTINUOUSBENCH_API_KEY", "HF_TOKEN")
-
-
-class ResponseCache:
-    """Answers already paid for, on disk: a killed stage resumes without asking the endpoint again.
-
-    SQLite (one file, safe across processes); keys are sha256 of (model, api, prompt, sampling, n-th
-    repeat of that prompt in the call), so sampling the same prompt 1,000 times caches 1,000 answers.
-    """
-
-    def __init__(self, folder: Path | str):
-        self.path = Path(folder).expanduser() / "llm-cache.sqlite3"
-        self._db = None  # opened at the first answer: a run that never got one leaves no cache file
-        self._lock = threading.Lock()
-
-    def _open(self, create: bool):
-        import sqlite3
-
-        with self._lock:
-            if self._db is None and (create or self.path.is_file()):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
-                db.commit()
-                self._db = db
-        return self._db
-
-    @staticmethod
-    def key(**parts: Any) -> str:
-        blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        db = self._open(create=False)
-        if db is None:
-            return found
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):  # SQLite's variable limit
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT key, text FROM answers WHERE key IN ({marks})", chunk)
-            found.update(rows.fetchall())
-        return found
-
-    def put_many(self, items: Sequence[tuple[str, str]]) -> None:
-        if items:
-            db = self._open(create=True)
-            db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?)", items)
-            db.commit()
 
 
 _RETRIABLE = {408, 409, 425, 429, 500, 502, 503, 504}
 # Forms of response_format, tried in this order until the server accepts one: OpenAI's (vLLM, OpenAI,
 # transformers serve) and llama.cpp's (json_object with the schema beside it; llama-cpp-python answers
-# the OpenAI form with HTTP 500). None: the server refused both; the tolerant parser reads plain text.
+# the OpenAI form with HTTP 500). "none": the server refused both; the tolerant parser reads plain text.
 SCHEMA_FORMS = ("json_schema", "json_object")
-_PROBED: dict[tuple[str, str | None], str] = {}  # (url, model) -> "ok": one probe per process and endpoint
+# A refusal of a form: 400/422 before the endpoint accepted one, or a 500 whose message names the schema
+# (llama-cpp-python). Any other status (429, 503, a 500 of a loaded server) is retried with the same form.
+_NAMES_THE_SCHEMA = re.compile(r"schema|grammar|response_format|json_object|structured", re.IGNORECASE)
+# What the process learnt of each endpoint: the models /models lists (one probe per process, URL and
+# model) and the structured-output form it settled on (once per URL without credentials and model).
+_PROBED: dict[tuple[str, str | None], list[str]] = {}
+_SETTLED: dict[tuple[str, str | None], str] = {}
 
 
 class Truncated(Exception):
     """The answer stopped at its token budget (finish_reason "length")."""
 
 
-# What the cache holds for an answer cut at its budget (twice): never an answer, but a rerun with the
-# same budget would be cut again, so it is not asked again (a larger --max_new_tokens is a new key).
-TRUNCATED = "\x00truncated"
 
 
 def response_format(form: str, schema: dict) -> dict:
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
     return {"type": "json_object", "schema": schema}
+
+
+def refuses_form(status: int, raw: bytes) -> bool:
+    """Whether an error answer to a request with ``response_format`` refuses that form (not a busy server)."""
+    return status in (400, 422) or (status == 500 and bool(_NAMES_THE_SCHEMA.search(server_message(raw))))
+
+
+def read_answer(raw: bytes, api: str) -> tuple[str, str | None, str | None]:
+    """(text, finish_reason, model) of an answer: one JSON body, or the server-sent events of a streamed
+    one (every server we name streams when asked; one that ignores ``stream`` answers JSON)."""
+    if not raw.lstrip().startswith(b"data:"):
+        answer = json.loads(raw)
+        choice = answer["choices"][0]
+        text = choice["message"]["content"] if api == "chat" else choice["text"]
+        return text or "", choice.get("finish_reason"), answer.get("model")
+    pieces, finish, model = [], None, None
+    for line in raw.decode("utf-8").splitlines():
+        data = line.removeprefix("data:").strip()
+        if not line.startswith("data:") or data == "[DONE]":
+            continue
+        event = json.loads(data)
+        if "error" in event:  # transformers serve reports a failed generation inside the stream
+            raise ValueError(server_message(data.encode()))
+        model = event.get("model") or model
+        for choice in event.get("choices") or []:
+            piece = (choice.get("delta") or {}).get("content") if api == "chat" else choice.get("text")
+            pieces.append(piece or "")
+            finish = choice.get("finish_reason") or finish
+    return "".join(pieces), finish, model
 
 
 def server_message(raw: bytes) -> str:
@@ -121,16 +105,21 @@ class EndpointGenerator:
     the rest, and each queued request waits its turn inside its own ``request_timeout``). Each request is
     retried with exponential backoff on connection errors, 429 and 5xx, ``retries`` times in all: the only
     retry layer. An answer taking longer than ``request_timeout`` in total (a stalled server dripping one byte
-    every few seconds) is abandoned and retried. ``schema=`` (a JSON schema) asks for structured output in the
-    form this server accepts; such an answer must be whole, so one cut at its token budget (``finish_reason:
-    length``) is asked again once with twice the budget, then dropped as truncated ('' returned, cached as
-    truncated, never as an answer). Free text may stop at its budget.
+    every few seconds) is abandoned (its connection closed) and retried. ``schema=`` (a JSON schema) asks for
+    structured output in the form this server accepts, negotiated once per endpoint and process (a refusal
+    moves to the next form, a busy server is retried with the same one; ``structured_output`` says which
+    form was settled, for the stage's stats.json); such an answer must be whole, so one cut at its token
+    budget (``finish_reason: length``) is asked again once with twice the budget, then dropped as
+    truncated (the empty :data:`CUT` returned, which the answer cache keeps as truncated, never as an
+    answer). Free text may stop at its budget.
 
-    Answers are cached on disk under ``cache_dir`` when given. Uses ``httpx`` rather than
+    Uses ``httpx`` rather than
     ``huggingface_hub.InferenceClient``: an endpoint is not the Hub, so it must work with
     ``HF_HUB_OFFLINE=1``. The key comes from ``$CONTINUOUSBENCH_API_KEY`` (or ``$HF_TOKEN``), is sent only as
-    a header and never appears in a message, log or file. ``stats`` counts answers, cache hits and drops by
-    reason; a progress line goes to stderr every ``progress_every`` seconds of a batch.
+    a header and never appears in a message, log or file; a key in ``base_url`` (``?key=``, ``user:pw@``) is
+    sent as given and shown redacted (``endpoint``). ``stats`` counts answers, cache hits and drops by
+    reason (the answer cache adds its hits, ``cached``); a progress line goes to stderr every
+    ``progress_every`` seconds of a batch.
     """
 
     base_url: str
@@ -141,7 +130,6 @@ class EndpointGenerator:
     backoff: float = 1.0
     request_timeout: float = 300.0
     connect_timeout: float = 10.0
-    cache_dir: Path | str | None = None
     name: str = ""
     progress_every: float = 10.0
 
@@ -155,7 +143,8 @@ class EndpointGenerator:
         if self.request_timeout <= 0:
             raise UserError(f"--request_timeout must be > 0 seconds, got {self.request_timeout}")
         self.base_url = self.base_url.rstrip("/")
-        self.name = self.name or f"endpoint:{self.model or self.base_url}"
+        self.endpoint = redact(self.base_url)  # what messages, names, cache keys and records show
+        self.name = self.name or f"endpoint:{self.model or self.endpoint}"
         api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(
@@ -164,9 +153,12 @@ class EndpointGenerator:
         timeout = httpx.Timeout(self.request_timeout, connect=min(self.connect_timeout, self.request_timeout))
         self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, trust_env=False)
         weakref.finalize(self, self._client.close)  # closed even when a caller forgets close()
-        self._cache = ResponseCache(self.cache_dir) if self.cache_dir is not None else None
         self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
         self._lock = threading.Lock()
+        self._retrying: dict[int, str] = {}  # request (thread id) -> why its last try failed
+        self.streams: bool | None = None  # whether the server streamed its last answer (None: none yet)
+        self._probing = threading.Lock()
+        self.answered_by: str | None = None  # the first answer's ``model`` field (the server's own name)
         self.stats: Counter = Counter()
 
     def close(self) -> None:
@@ -193,14 +185,65 @@ class EndpointGenerator:
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
             body["prompt"] = prompt
+        body["stream"] = True  # an abandoned request's closed stream stops the server's work on it
         return {k: v for k, v in body.items() if v is not None}
 
     def _fail(self, what: str) -> GenerationError:
-        return GenerationError(f"endpoint {self.base_url} {what}")
+        return GenerationError(f"endpoint {self.endpoint} {what}")
+
+    def _url(self, route: str) -> str:
+        """``base_url`` with ``/route`` after its path and before its query (``.../v1/models?key=...``)."""
+        import httpx
+
+        url = httpx.URL(self.base_url)
+        return str(url.copy_with(path=f"{url.path.rstrip('/')}/{route}"))
+
+    @property
+    def _key(self) -> tuple[str, str | None]:
+        return self.endpoint, self.model
+
+    def _form(self, schema: dict | None) -> str | None:
+        """The response_format form to send: the settled one, else the best one not refused yet."""
+        if schema is None:
+            return None
+        form = _SETTLED.get(self._key) or (self._forms[0] if self._forms else "none")
+        return None if form == "none" else form
+
+    @property
+    def structured_output(self) -> str | None:
+        """The form this endpoint settled on (json_schema, json_object, none), None before any schema."""
+        return _SETTLED.get(self._key)
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies the server behind the answers: its URL without credentials, the model asked
+        for, what ``/models`` listed and the ``model`` field of the first answer."""
+        served = _PROBED.get((self.base_url, self.model))
+        return {"endpoint": self.endpoint, "model": self.model, "served": served,
+                "answered_by": self.answered_by}  # fmt: skip
+
+    def _wait_until_free(self, url: str) -> None:
+        """Before resending to a server that does not stream (so closing the connection did not stop its
+        work on the abandoned answer): one request for a single token, which a server answering one
+        request at a time answers only once it is done with the abandoned one, so the resend does not
+        queue behind it. One probe at a time; its failure or timeout only ends the wait."""
+        import httpx
+
+        with self._probing:
+            self.stats["probed_busy_server"] += 1
+            with contextlib.suppress(httpx.HTTPError, TimeoutError):
+                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False})
+
+    def _retry(self, why: str) -> None:
+        """Note that this request's last try failed for ``why`` and is sent again (progress line, stats)."""
+        self._retrying[threading.get_ident()] = why
+        self.stats[f"retried_{why.replace(' ', '_').lower()}"] += 1
 
     def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
         """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
-        read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline."""
+        read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline.
+        Past it the connection is closed: a server streaming the answer stops generating it (vLLM,
+        llama.cpp, transformers serve), so the retry does not queue behind an answer nobody reads."""
         deadline = time.monotonic() + self.request_timeout
         chunks = []
         with self._client.stream("POST", url, json=body) as response:
@@ -212,44 +255,62 @@ class EndpointGenerator:
 
     def _one(self, prompt: str, sampling: dict[str, Any]) -> str:
         """One answer; raises :class:`Truncated` when it stays cut at its budget, else GenerationError."""
+        try:
+            return self._ask(prompt, sampling)
+        finally:
+            self._retrying.pop(threading.get_ident(), None)
+
+    def _ask(self, prompt: str, sampling: dict[str, Any]) -> str:
         import httpx
 
-        url = f"{self.base_url}/{'chat/completions' if self.api == 'chat' else 'completions'}"
+        url = self._url("chat/completions" if self.api == "chat" else "completions")
         schema = sampling.get("schema")
         budget, grown = sampling.get("max_new_tokens", 256), False
-        attempt, last = 0, "no answer"
+        attempt, last, why = 0, "no answer", ""
         while attempt < self.retries:
             body = self._payload(prompt, sampling | {"max_new_tokens": budget})
-            form = self._forms[0] if schema is not None and self._forms else None
+            form = self._form(schema)
             if form is not None:
                 body["response_format"] = response_format(form, schema)
             if attempt:
+                self._retry(why)
+                if why == "timeout" and self.streams is False:  # the abandoned answer is still computed
+                    self._wait_until_free(url)
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             attempt += 1
             try:
                 status, response = self._post(url, body)
             except (httpx.HTTPError, TimeoutError) as err:  # refused, reset, timed out, stalled: retried
                 last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
+                why = "timeout" if isinstance(err, (TimeoutError, httpx.TimeoutException)) else "connection"
                 continue
-            if status >= 400 and form is not None:  # the server refused this form: the next, not a retry
+            # a refusal of a form not (yet) settled: the next form, not a retry (another request may have
+            # settled one meanwhile: then that one)
+            if form is not None and _SETTLED.get(self._key) != form and refuses_form(status, response):
                 with self._lock:
                     if self._forms and self._forms[0] == form:
                         self._forms.pop(0)
+                        if not self._forms:
+                            _SETTLED.setdefault(self._key, "none")
                 self.stats[f"refused_{form}"] += 1
                 attempt -= 1
                 continue
             if status in _RETRIABLE:
-                last = f"HTTP {status}: {server_message(response)}"
+                last, why = f"HTTP {status}: {server_message(response)}", f"HTTP {status}"
                 continue
             if status >= 400:
                 raise self._fail(f"refused the request (HTTP {status}: {server_message(response)})")
             try:
-                choice = json.loads(response)["choices"][0]
-                text = choice["message"]["content"] if self.api == "chat" else choice["text"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                last = "a malformed response"
+                text, finish, served = read_answer(response, self.api)
+                self.streams = response.lstrip().startswith(b"data:")
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                last, why = "a malformed response", "malformed"
                 continue
-            if choice.get("finish_reason") == "length" and schema is not None:  # free text may stop anywhere
+            if form is not None:
+                _SETTLED.setdefault(self._key, form)  # accepted: settled for this endpoint and process
+            if self.answered_by is None and isinstance(served, str):
+                self.answered_by = served
+            if finish == "length" and schema is not None:  # free text may stop anywhere
                 if grown:
                     raise Truncated(budget)
                 budget, grown = budget * 2, True  # once, with twice the budget
@@ -258,45 +319,41 @@ class EndpointGenerator:
             return text or ""
         raise self._fail(f"did not answer after {self.retries} tries ({last})")
 
-    def _keys(self, prompts: Sequence[str], sampling: dict[str, Any]) -> list[str]:
-        """Cache keys; the n-th repeat of a prompt in one call is its own sample."""
-        seen: dict[str, int] = {}
-        keys = []
-        model = self.model or self.base_url
-        for prompt in prompts:
-            seen[prompt] = seen.get(prompt, -1) + 1
-            keys.append(ResponseCache.key(model=model, api=self.api, prompt=prompt, sampling=sampling,
-                                          repeat=seen[prompt]))  # fmt: skip
-        return keys
+    @property
+    def cache_identity(self) -> dict[str, Any]:
+        """What the answer cache keys this backend's answers on (the URL without credentials)."""
+        return {"endpoint": self.endpoint, "model": self.model, "api": self.api}
 
     def progress(self, done: int, total: int, in_flight: int) -> str:
         dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
-                            if k.startswith("dropped_"))  # fmt: skip
+                            if k.startswith("dropped_") and v)  # fmt: skip
+        why = Counter(list(self._retrying.values()))
+        retrying = ", ".join(f"{n} ({w})" for w, n in why.most_common())
         return (f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
-                f"dropped: {dropped or 'none'}")  # fmt: skip
+                f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}")  # fmt: skip
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
-        """One answer per prompt, in order ('' for an answer dropped as truncated); cached answers (and
-        truncations) are not requested again.
+        """One answer per prompt, in order (:data:`CUT`, an empty text, for an answer dropped as truncated).
+        With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples."""
+        answers: dict[int, str] = {}
+        self.answer(prompts, range(len(prompts)), sampling, lambda done: answers.update(done))
+        return [answers[i] for i in range(len(prompts))]
 
-        With a ``seed``, request ``i`` is sent seed + i, so repeated prompts give different samples.
-        Finished answers are cached as they arrive, so an interrupted call loses nothing it paid for.
-        """
+    def answer(self, prompts: Sequence[str], indices: Sequence[int], sampling: dict[str, Any],
+               keep: Keep) -> None:  # fmt: skip
+        """Answer ``prompts[i]`` for each ``i`` of ``indices`` (``max_in_flight`` at a time), handing each
+        finished ``(i, text)`` to ``keep`` as it arrives (the answer cache keeps it at once, so an
+        interrupted call loses nothing it paid for); the first failure stops the call."""
         from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-        keys = self._keys(prompts, sampling)
-        answers = self._cache.get_many(keys) if self._cache else {}
-        self.stats["cached"] += len(answers)
-        self.stats["dropped_truncated"] += sum(a == TRUNCATED for a in answers.values())
-        todo = [i for i, k in enumerate(keys) if k not in answers]
         seed = sampling.get("seed")
-        shown = time.monotonic()
+        shown, total = time.monotonic(), len(prompts)
         with ThreadPoolExecutor(self.max_in_flight) as pool:
             futures = {
                 pool.submit(
                     self._one, prompts[i], sampling if seed is None else sampling | {"seed": seed + i}
                 ): i
-                for i in todo
+                for i in indices
             }
             pending = set(futures)
             try:
@@ -306,41 +363,39 @@ class EndpointGenerator:
                     for f in done:
                         if isinstance(f.exception(), Truncated):
                             self.stats["dropped_truncated"] += 1
-                            finished.append((keys[futures[f]], TRUNCATED))
+                            finished.append((futures[f], CUT))
                         elif f.exception() is None:
-                            finished.append((keys[futures[f]], f.result()))
+                            finished.append((futures[f], f.result()))
                             self.stats["answered"] += 1
-                    answers.update(finished)
-                    if self._cache:
-                        self._cache.put_many(finished)
+                    keep(finished)
                     for f in done:
                         if f.exception() is not None and not isinstance(f.exception(), Truncated):
                             raise f.exception()
                     if pending and time.monotonic() - shown >= self.progress_every:
                         shown = time.monotonic()
                         running = min(len(pending), self.max_in_flight)
-                        print(self.progress(len(keys) - len(pending), len(keys), running), file=sys.stderr,
+                        print(self.progress(total - len(pending), total, running), file=sys.stderr,
                               flush=True)  # fmt: skip
             except BaseException:
                 for future in pending:
                     future.cancel()
                 raise
-        return ["" if answers[k] == TRUNCATED else answers[k] for k in keys]
 
     def check(self) -> None:
         """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before
         hours of other work); once per process and endpoint."""
         import httpx
 
-        if (self.base_url, self.model) in _PROBED:
+        if (self.base_url, self.model) in _PROBED:  # the URL as given: another key is probed again
             return
         try:
-            response = self._client.get(f"{self.base_url}/models", timeout=min(self.request_timeout, 10.0))
+            response = self._client.get(self._url("models"), timeout=min(self.request_timeout, 10.0))
         except httpx.HTTPError as err:
             raise self._fail(f"does not answer ({type(err).__name__}); check the URL and that the server "
                              "is up") from None  # fmt: skip
         if response.status_code in (401, 403):
-            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]}")
+            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]} "
+                             "or give the key the server expects in the URL")  # fmt: skip
         served = []
         if response.status_code < 400:
             try:
@@ -353,4 +408,4 @@ class EndpointGenerator:
         if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
             with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
                 self._one("Say OK.", {"max_new_tokens": 1})
-        _PROBED[(self.base_url, self.model)] = "ok"
+        _PROBED[(self.base_url, self.model)] = served

@@ -14,6 +14,8 @@ import json
 import re
 from collections import Counter
 
+from continuousbench.llm import Cut
+
 _DECODER = json.JSONDecoder()
 _TRAILING_COMMA = re.compile(r",\s*[\]}]")
 
@@ -38,6 +40,9 @@ def without_trailing_commas(text: str) -> str:
 def json_objects(text: str) -> tuple[list[dict], Counter]:
     """The objects of the model's JSON list, and ``dropped_*`` counts of what could not be read."""
     stats: Counter = Counter()
+    if isinstance(text, Cut):  # cut at its token budget: a larger budget would have answered
+        stats["dropped_truncated"] += 1
+        return [], stats
     if not text or not text.strip():
         stats["dropped_empty_response"] += 1
         return [], stats

@@ -142,7 +142,8 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
     require_usable(out, model.llm, len(top), counts.get("clusters_without_facts", 0), counts, model)
     table = table if table is not None else fact_schema().empty_table()
     out.write("data/part-00000.parquet", table)
-    return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm)
+    return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm,
+                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
 
 
 make_parser, cli = command(

@@ -54,7 +54,7 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     qa = read_rows(args.input)
     require_columns(qa, ("id", "question", "answer"), f"--input {args.input}")
     out, llm = open_stage("filter", args, model, {"--input": args.input}, judge=True, resume=resume)
-    grader = judge(model.judge or model.llm, out.path("judge-cache"), model)
+    grader, judged_by = judge(model.judge or model.llm, out.path("judge-cache"), model)  # gated first
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
         questions = [r["question"] for r in rows]
@@ -79,7 +79,7 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     kept = verdicts.filter(pc.is_null(verdicts.column("reason"))).drop_columns(["reason"])
     out.write("data/part-00000.parquet", kept)
     return out.finish(qa.num_rows, kept.num_rows, counts, publish=[VERDICTS], llm=model.llm,
-                      judge=model.judge or model.llm)  # fmt: skip
+                      judge=model.judge or model.llm, judge_record=judged_by)  # fmt: skip
 
 
 make_parser, cli = command(

@@ -45,6 +45,10 @@ class ModelArguments:
             "(0, inf)", "Seconds one answer may take in all (connect, queue, generation, a stalled server)."
         ),
     )
+    judge_override_calibration: bool = field(
+        default=False,
+        metadata={"help": "Use a judge that fails calibration anyway (docs/judge.md); stats.json says so."},
+    )
     max_dropped: float = field(
         default=0.5,
         metadata=bounds(
@@ -59,7 +63,9 @@ def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, 
     if not spec:
         raise UserError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
     from continuousbench import llm
+    from continuousbench.news import offline
 
+    offline.register()  # offline:news, the stand-in model
     return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight,
                               request_timeout=request_timeout)  # fmt: skip
 
@@ -77,14 +83,14 @@ def check(model: ModelArguments, *, judge: bool = False) -> None:
                 found.close()
 
 
-def judge(spec: str, cache_dir: Path, model: ModelArguments):
-    """The harness's LLM-match judge (:class:`continuousbench.scoring.judge.Judge`) on ``spec``; the endpoint
-    layer is the only retry layer (the judge asks once) and its answer cache in ``cache_dir`` the only
-    cache."""
-    from continuousbench.scoring.judge import Judge
+def judge(spec: str, cache_dir: Path, model: ModelArguments) -> tuple[Any, dict]:
+    """(judge, its record): the harness's LLM-match judge on ``spec``, through the same calibration gate
+    (:func:`continuousbench.scoring.judge.trusted`) before it decides anything; the endpoint layer is the
+    only retry layer (the judge asks once) and its answer cache in ``cache_dir`` the only cache."""
+    from continuousbench.scoring.judge import trusted
 
     found = generator(spec, cache_dir, model.max_in_flight, "--judge", model.request_timeout)
-    return Judge(found, model_name=spec, batch_size=1024)
+    return trusted(found, spec, override=model.judge_override_calibration, batch_size=1024)
 
 
 def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int],
@@ -100,6 +106,8 @@ def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts
         return
     drops = {k: v for k, v in sum_counts(counts).items() if k.startswith("dropped_") and v}
     why = ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda kv: -kv[1])[:4])
+    if drops.get("dropped_truncated"):
+        why += f"; answers cut at --max_new_tokens {model.max_new_tokens}: raise it"
     write_json(out.work / STATS, {"stage": out.stage, "input": asked, "output": 0, **sum_counts(counts)})
     raise UserError(
         f"news {out.stage}: {unusable} of {asked} answers ({unusable / asked:.0%}) from {spec} were unusable "

@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 
+from continuousbench import llm
 from continuousbench.news import prompts as P
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -197,3 +198,9 @@ def answer(prompt: str, **sampling) -> str:
     if prompt.startswith("You are grading a short answer"):
         return _judge(prompt)
     return ""
+
+
+def register() -> None:
+    """Make ``offline:news`` a backend of :func:`continuousbench.llm.make_generator` (the registry the
+    layer above ``llm`` fills: called by the NEWS stages and the program, not at import)."""
+    llm.OFFLINE.setdefault("news", answer)

@@ -128,7 +128,8 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     table, counts = out.chunks(clusters, args.chunk, work)
     table = table if table is not None else qa_schema().empty_table()
     out.write("data/part-00000.parquet", table)
-    return out.finish(len(facts), table.num_rows, counts, clusters=len(clusters), llm=model.llm)
+    return out.finish(len(facts), table.num_rows, counts, clusters=len(clusters), llm=model.llm,
+                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
 
 
 make_parser, cli = command(

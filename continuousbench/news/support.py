@@ -89,7 +89,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
         )
     inputs = {"--input": args.input, "--articles": args.articles}
     out, reader = open_stage("support", args, model, inputs, judge=True, resume=resume)
-    grader = judge(model.judge or model.llm, out.path("judge-cache"), model)
+    grader, judged_by = judge(model.judge or model.llm, out.path("judge-cache"), model)  # gated first
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
         pairs = [(r, a) for r in rows for a in candidates(r["cluster"], members, neighbours, args.neighbours,
@@ -124,7 +124,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
     out.write("data/part-00000.parquet", table)
     counts["questions_without_support"] = sum(1 for s in support if not s)
     return out.finish(qa.num_rows, table.num_rows, counts, publish=[OPENBOOK], llm=model.llm,
-                      judge=model.judge or model.llm)  # fmt: skip
+                      judge=model.judge or model.llm, judge_record=judged_by)  # fmt: skip
 
 
 make_parser, cli = command(

@@ -41,8 +41,8 @@ PREDICTIONS = "predictions.parquet"
 logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # schemas 2 and 3 only added optional keys
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2, 3 and 4 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -293,6 +293,12 @@ class JudgeInfo(_Strict):
     model: str | None = Field(description="the judge model; null: the endpoint's default model")
     prompt_version: str
     prompt_sha256: Sha256
+    endpoint: str | None = Field(
+        None, description="schema 4: an endpoint judge's URL without credentials (verdicts are keyed on it)"
+    )
+    server: dict[str, Any] | None = Field(
+        None, description="schema 4: what the endpoint said it serves (/models) and the first answer's model"
+    )
     calibration: Calibration
     decided: dict[Literal["qa_public", "qa_singleton"], Decided]
     agreement: dict[Literal["qa_public", "qa_singleton"], Agreement]
@@ -303,7 +309,7 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1, 2, 3]
+    schema_version: Literal[1, 2, 3, 4]
     release: Release
     base_model: str
     base_model_revision: str | None
@@ -348,6 +354,8 @@ class Results(_Strict):
         newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
         if newer and self.schema_version < 3:
             raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
+        if self.judge is not None and (self.judge.endpoint or self.judge.server) and self.schema_version < 4:
+            raise ValueError("judge.endpoint and judge.server need schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():

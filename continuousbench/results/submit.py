@@ -3,7 +3,7 @@
 The record is the run's ``results.json`` (validated against the results schema first) plus ``questions``: per
 part, the question ids, support counts and one ``0``/``1`` per question and matcher from
 ``predictions.parquet``, so that the leaderboard can compare submissions question by question.
-Credentials never travel: keys named like a secret are dropped, ``user:password@`` is cut from URLs and
+Credentials never travel: keys named like a secret are dropped, ``user:password@`` in URLs and
 secret-named query parameters (``?key=...``, ``&api_key=...``) are redacted, absolute local paths keep only
 their last component (``.../run``: where things lay on the submitter's disk is theirs), and a record
 that still holds something shaped like an access token is refused. ``--model_repo`` names the Hub model
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.commands import command
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.results import record as results
 from continuousbench.results.record import PREDICTIONS
@@ -38,11 +39,6 @@ from continuousbench.results.record import PREDICTIONS
 # hub_token, api_key, password... but not max_new_tokens or tokens_per_step
 _SECRET_KEY = re.compile(
     r"(^|_)(token|secret|password|passwd|api_?key|authorization|credentials?)($|_)", re.IGNORECASE
-)
-_URL_USERINFO = re.compile(r"(?<=://)[^/@\s#]+@")
-_URL_SECRET_PARAM = re.compile(
-    r"([?&;][^=&#\s]*(?:key|token|secret|password|passwd|signature|sig|auth|credential)[^=&#\s]*=)[^&#\s]*",
-    re.IGNORECASE,
 )
 _TOKEN_SHAPES = re.compile(
     r"\bhf_[A-Za-z0-9]{20,}|\bsk-[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bBearer\s+\S{10,}"
@@ -57,7 +53,7 @@ def scrub(value: Any, where: str = "record") -> Any:
     if isinstance(value, list):
         return [scrub(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str):
-        value = _URL_SECRET_PARAM.sub(r"\1REDACTED", _URL_USERINFO.sub("", value))
+        value = redact(value)
         if value.startswith(("/", "~")) and "\n" not in value:  # an absolute local path: its last part
             value = f".../{Path(value).name}"
         if _TOKEN_SHAPES.search(value):

@@ -6,10 +6,10 @@ the paper's rule (relative error ``|r - g| / mean(r, g)`` below 0.01 %), so the 
 cases that need it. Before a run trusts a judge, the judge answers a shipped calibration set
 (:func:`calibrate`, ``judge_data/calibration.jsonl``; docs/judge.md) and :func:`gate` refuses one whose
 accuracy or false-accept rate is out of bounds.
-The judge keeps no cache of its own: its generator's is the only one. An endpoint judge
-(``endpoint:``/``completions:`` built with ``cache_dir``) keeps every answer on disk keyed by model,
-prompt and sampling (:class:`continuousbench.llm.endpoint.ResponseCache`), so editing the prompt or
-changing the model never reuses stale verdicts, and a rerun of judging sends no request; ``stats``
+The judge keeps no cache of its own: its generator's is the only one. A judge built with ``cache_dir``
+(``make_generator``) keeps every answer on disk keyed by server (URL without credentials), model,
+prompt and sampling (:class:`continuousbench.llm.cache.Cached`), so editing the prompt or changing the
+model or the server never reuses stale verdicts, and a rerun of judging sends no request; ``stats``
 counts those cache hits (``cached``) and the answers paid for (``judged``). A reply that is not ``0`` or
 ``1`` is returned as None and counted in ``stats["unparseable"]`` (the judge answers greedily, so it is
 cached like any answer: asking again would get the same reply). The ``judge-cache.sqlite`` files of
@@ -21,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Sequence
 from decimal import Decimal
 
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.llm import GenerationError, TextGenerator
 from continuousbench.scoring.match import as_number, exact_match, normalize, number_tokens
@@ -111,22 +111,12 @@ def _shown_reference(references: Sequence[str]) -> str:
 class Judge:
     """LLM-match with a text generator as judge; ``match(questions, references, responses)``.
 
-    ``generator`` answers (and caches, for an endpoint made with ``cache_dir``) the judge prompts;
-    ``model_name`` names the judge in errors. ``retries`` is 1 by default: an endpoint retries with
-    backoff itself, and a second layer on top multiplies one failing request (4 x 3 went out)."""
+    ``generator`` answers (and caches, when made with ``cache_dir``) the judge prompts;
+    ``model_name`` names the judge in errors. The judge asks each batch once: the endpoint's retries are
+    the only retry layer (a second one on top multiplied one failing request: 4 x 3 went out)."""
 
-    def __init__(
-        self,
-        generator: TextGenerator,
-        model_name: str,
-        retries: int = 1,
-        backoff: float = 1.0,
-        batch_size: int = 64,
-    ):
-        if retries < 1:
-            raise ValueError(f"retries must be at least 1, got {retries}")
-        self.generator, self.model_name, self.retries = generator, model_name, retries
-        self.backoff, self.batch_size = backoff, batch_size
+    def __init__(self, generator: TextGenerator, model_name: str, batch_size: int = 64):
+        self.generator, self.model_name, self.batch_size = generator, model_name, batch_size
         self.stats = {**dict.fromkeys(DECIDERS, 0), "cached": 0, "judged": 0, "unparseable": 0}
 
     def _cache_hits(self) -> int:
@@ -134,22 +124,16 @@ class Judge:
         return int(getattr(self.generator, "stats", {}).get("cached", 0))
 
     def _ask(self, prompts: list[str]) -> list[str]:
-        """One batch through the generator, retried with exponential backoff, then one clear error."""
-        last: Exception | None = None
-        for attempt in range(self.retries):
-            try:
-                texts = self.generator.generate(prompts, temperature=0.0, max_new_tokens=4)
-                if len(texts) != len(prompts):
-                    raise GenerationError(f"got {len(texts)} verdicts for {len(prompts)} prompts")
-                return list(texts)
-            except Exception as err:  # endpoint errors, timeouts, malformed batches: all retried alike
-                last = err
-                if attempt + 1 < self.retries:
-                    time.sleep(self.backoff * 2**attempt)
-        raise GenerationError(
-            f"judge {self.model_name!r} did not answer after {self.retries} tries "
-            f"({type(last).__name__}: {last}); check the judge endpoint or model"
-        )
+        """One batch through the generator (which retries, if it can), or one clear error."""
+        try:
+            texts = self.generator.generate(prompts, temperature=0.0, max_new_tokens=4)
+        except Exception as err:  # endpoint errors, a scripted backend's failure: one line naming the judge
+            raise GenerationError(f"judge {self.model_name!r} did not answer ({type(err).__name__}: {err}); "
+                                  "check the judge endpoint or model") from err  # fmt: skip
+        if len(texts) != len(prompts):
+            raise GenerationError(f"judge {self.model_name!r} gave {len(texts)} verdicts for {len(prompts)} "
+                                  "prompts; check the judge backend")  # fmt: skip
+        return list(texts)
 
     def prompt(self, question: str, references: Sequence[str], response: str) -> str:
         """The prompt of one case: the judge sees the aliases and the response's first line."""
@@ -250,22 +234,48 @@ def gate(
     }  # fmt: skip
 
 
-def identity(spec: str) -> dict:
-    """What makes two judges the same: backend kind, model, prompt version (URLs and keys left out)."""
-    kind, _, target = spec.partition(":")
+def trusted(
+    generator: TextGenerator, spec: str, *, min_accuracy: float = MIN_ACCURACY,
+    max_false_accept: float = MAX_FALSE_ACCEPT, override: bool = False, batch_size: int = 64,
+) -> tuple[Judge, dict]:  # fmt: skip
+    """(judge, its record) for the judge ``spec`` answered by ``generator``: calibrated and gated
+    (:func:`gate`) before it decides anything, the one path of every command that judges (the harness,
+    the NEWS filter); the record holds its :func:`identity` and calibration."""
+    judge = Judge(generator, model_name=spec, batch_size=batch_size)
+    calibration = gate(calibrate(judge), spec, min_accuracy=min_accuracy, max_false_accept=max_false_accept,
+                       override=override)  # fmt: skip
+    return judge, {**identity(spec, generator), "calibration": calibration}
+
+
+def identity(spec: str, generator: TextGenerator | None = None) -> dict:
+    """What makes two judges the same: backend kind, model, prompt version; and, for an endpoint, which
+    server answered: its URL without credentials and its ``fingerprint`` (what ``/models`` listed, the
+    ``model`` field of its first answer), since servers share generic model names."""
+    kind, _, target = redact(spec).partition(":")
     model: str | None = target
+    endpoint = None
     if kind in ("endpoint", "completions"):
-        model = target.partition("#")[2].split("?")[0] or None  # the server's default model: unnamed
-    return {
+        endpoint, _, model = target.partition("#")
+        model = model or None  # the server's default model: unnamed
+    found = {
         "kind": kind, "model": model, "prompt_version": PROMPT_VERSION,
         "prompt_sha256": hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest(),
     }  # fmt: skip
+    if endpoint is not None:
+        fingerprint = getattr(generator, "fingerprint", None) or {}
+        found["endpoint"] = endpoint
+        found["server"] = {"served": fingerprint.get("served"), "answered_by": fingerprint.get("answered_by")}
+    return found
 
 
 def same_judge(a: dict | None, b: dict | None) -> bool:
-    """Whether two records' judges (their ``judge`` entries) give comparable LLM-match verdicts."""
+    """Whether two records' judges (their ``judge`` entries) give comparable LLM-match verdicts: same kind,
+    model and prompt, and, where both records name it, the same model answering (the server's own name)."""
     keys = ("kind", "model", "prompt_version")
-    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in keys)
+    if a is None or b is None or any(a.get(k) != b.get(k) for k in keys):
+        return False
+    served = [(judge.get("server") or {}).get("answered_by") for judge in (a, b)]
+    return None in served or served[0] == served[1]
 
 
 def label(judge: dict | None) -> str:

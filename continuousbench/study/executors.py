@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.study.graph import Job
 
@@ -27,7 +28,7 @@ def execute(argv: Sequence[str], log: str, stdout: str | None = None, env: dict 
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "continuousbench.cli", *argv]
     with open(log, "a", encoding="utf-8") as out:
-        out.write(f"$ continuousbench {subprocess.list2cmdline(list(argv))}\n")
+        out.write(f"$ continuousbench {redact(subprocess.list2cmdline(list(argv)))}\n")  # no key in a log
         out.flush()
         done = subprocess.run(command, stdout=subprocess.PIPE if stdout else out, stderr=out, text=True,
                               env={**os.environ, **(env or {})})  # fmt: skip

@@ -79,7 +79,10 @@ class Study:
 
 
 def _line(argv: Sequence[str]) -> str:
-    return "continuousbench " + shlex.join(argv)
+    """The command as the manifest and the logs show it (credentials redacted)."""
+    from continuousbench.credentials import redact
+
+    return redact("continuousbench " + shlex.join(argv))
 
 
 def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:

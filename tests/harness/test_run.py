@@ -242,17 +242,18 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
 
 
 def test_judge_endpoint_is_asked_before_training_then_judges(
-    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, fake_openai_server
+    run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, fake_openai_server, capsys
 ):
+    """... through a server that takes its key in the URL: the key reaches it, and no file or line."""
     import fake_judges
 
     from continuousbench.harness.card import model_card
     from continuousbench.scoring.judge import PROMPT_VERSION, calibration_cases
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
-    server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following))
+    server = fake_openai_server(reply=fake_judges.served(fake_judges.rule_following), query_key="k3y-judge")
     out = tmp_path / "judged"
-    judge = f"endpoint:{server.url}#fake"
+    judge = f"endpoint:{server.url}?key=k3y-judge#fake"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--judge", judge, steps=0))
     asked = [r["messages"][0]["content"] for r in server.requests if "messages" in r]
     assert "RESPONSE: Blue" in asked[0]  # the canned pair came first, before any model answered
@@ -261,6 +262,12 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     assert "llm_match" in results["metrics"]["qa_public"]["metrics"]
     record = results["judge"]
     assert (record["kind"], record["model"], record["prompt_version"]) == ("endpoint", "fake", PROMPT_VERSION)
+    assert record["endpoint"] == f"{server.url}?key=REDACTED" and results["harness_args"]["judge"] == (
+        f"endpoint:{server.url}?key=REDACTED#fake")  # fmt: skip
+    assert record["server"] == {"served": ["fake"], "answered_by": "fake"}
+    assert all(path.endswith("?key=k3y-judge") for path in server.paths)
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-judge" in p.read_bytes()]
+    assert not leaked and "k3y-judge" not in "".join(capsys.readouterr())
     assert record["calibration"]["passed"] and record["calibration"]["accuracy"] == 37 / 40
     n = results["metrics"]["qa_public"]["n"]
     decided = record["decided"]["qa_public"]

@@ -118,6 +118,7 @@ def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp
     out = facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path / "f")), model)
     assert read_rows(out).to_pylist() == read_rows(model_stages["facts"]).to_pylist()
     assert sum("chat" in str(r) or "messages" in r for r in server.requests) >= 4
+    assert json.loads((out / "stats.json").read_text())["structured_output"] == "json_schema"  # recorded
 
 
 def test_a_server_dying_mid_stage_resumes_without_paying_twice(
@@ -137,3 +138,24 @@ def test_a_server_dying_mid_stage_resumes_without_paying_twice(
     facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path), chunk=1, resume=True), model)
     asked_again = [prompt_of(r) for r in server.requests[before:] if "messages" in r]
     assert len(answered) == 2 and not {prompt_of(r) for r in answered} & set(asked_again)
+
+
+def test_answers_cut_at_their_budget_are_reported_as_truncated(clustered, tmp_path, fake_openai_server):
+    server = fake_openai_server(finish=lambda body: "length")  # every answer stops at its budget
+    model = ModelArguments(llm=f"endpoint:{server.url}#fake", max_new_tokens=8)
+    with pytest.raises(UserError, match=r"dropped_truncated 4; answers cut at --max_new_tokens 8: raise"):
+        facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)), model)
+    found = json.loads((tmp_path / ".news-facts-work" / "stats.json").read_text())
+    assert found["dropped_truncated"] == 4 and "dropped_empty_response" not in found
+
+
+def test_the_filter_judge_passes_the_harness_calibration_gate(model_stages, tmp_path, fake_openai_server):
+    from continuousbench.news import filter as filtering
+
+    yes_man = fake_openai_server(reply=lambda body: "1")
+    args = filtering.FilterArguments(input=str(model_stages["qa"]), output=str(tmp_path))
+    with pytest.raises(UserError, match=r"--judge endpoint:.*#fake failed calibration on 40 cases: accuracy"):
+        filtering.main(args, ModelArguments(llm="offline:news", judge=f"endpoint:{yes_man.url}#fake"))
+    assert not (tmp_path / "data").exists()
+    recorded = stats(model_stages["filter"])["judge_record"]  # the offline stand-in, used with the override
+    assert recorded["kind"] == "offline" and recorded["calibration"]["override"]

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 def build(warc_dir, root, **kw):
     args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
                               **TINY_CLUSTERING, **kw)  # fmt: skip
-    return main(args, ModelArguments(llm="offline:news", max_dropped=1.0), ExecutorArguments(tasks=2))
+    model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)
+    return main(args, model, ExecutorArguments(tasks=2))
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +107,23 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
 def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir):
     with pytest.raises(ValueError, match="other settings"):
         build(warc_dir, news_release.parent, overwrite=True, max_questions=3)
+
+
+def test_a_key_in_the_llm_spec_reaches_the_server_and_no_file(warc_dir, tmp_path, fake_openai_server, capsys):
+    """release.json, the dataset card, the work folders and stderr carry ``?key=REDACTED``; the server
+    still gets the key (it answers 401 without it), after the path."""
+    from fake_endpoint import prompt_of
+
+    from continuousbench.news.build import cli
+    from continuousbench.news.offline import answer
+
+    server = fake_openai_server(reply=lambda body: answer(prompt_of(body)), query_key="k3y-news")
+    spec = f"endpoint:{server.url}?key=k3y-news#fake"
+    clustering = [f"--{k}={v}" for k, v in TINY_CLUSTERING.items()]
+    out = cli(["--warc", str(warc_dir / "*.warc*"), "--size", "tiny", "--out", str(tmp_path), "--min_support",
+               "2", "--llm", spec, "--max_dropped", "1", "--tasks", "2", "--judge_override_calibration",
+               *clustering])  # fmt: skip
+    assert server.paths and all(p.endswith("?key=k3y-news") for p in server.paths)
+    assert "key=REDACTED" in (out / "release.json").read_text()
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-news" in p.read_bytes()]
+    assert not leaked and "k3y-news" not in "".join(capsys.readouterr())

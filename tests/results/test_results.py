@@ -19,7 +19,7 @@ def record(finished_run):
 
 def test_a_run_writes_a_valid_schema_2_record(record):
     assert results.validate(record) == []
-    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 3
+    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 4
     assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
     assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
@@ -57,8 +57,8 @@ def _set(record, path: str, value):
 
 
 BAD = [
-    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2 and 3"),
-    ("schema_version", 4, "schema_version is 4"),
+    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2, 3 and 4"),
+    ("schema_version", 5, "schema_version is 5"),
     ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
     ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
     ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),

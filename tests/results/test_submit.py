@@ -45,7 +45,7 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     (older / "results.json").write_text(json.dumps({**own, "schema_version": 2}))
     where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
     added = json.loads(Path(where).read_text())
-    assert added["schema_version"] == 3 and added["model_repo"] == "me/x"
+    assert added["schema_version"] == 4 and added["model_repo"] == "me/x"
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
@@ -68,7 +68,7 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
 
     local = [s for s in strings(json.loads(text)) if isinstance(s, str) and s.startswith(("/", "~"))]
     assert not local and str(tmp_path) not in text  # where things lay on the submitter's disk stays there
-    assert "https://judge.example/v1#judge-model" in text and '"max_new_tokens"' in text
+    assert "https://REDACTED@judge.example/v1#judge-model" in text and '"max_new_tokens"' in text
     record["model_args"]["model"] = f"/models/{TOKEN}"
     (run / "results.json").write_text(json.dumps(record))
     with pytest.raises(SystemExit) as info:

@@ -52,7 +52,7 @@ class FakeJudge:
 
 
 def make_judge(fake: FakeJudge, **kwargs) -> Judge:
-    return Judge(OfflineGenerator(fake, name="fake"), "fake-judge", backoff=0.0, **kwargs)
+    return Judge(OfflineGenerator(fake, name="fake"), "fake-judge", **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_prompt_carries_question_reference_aliases_and_first_line_of_response():
 
 def _served_judge(server, cache_dir, model: str = "fake") -> Judge:
     spec = f"endpoint:{server.url}#{model}"
-    return Judge(make_generator(spec, cache_dir=cache_dir), spec, backoff=0.0)
+    return Judge(make_generator(spec, cache_dir=cache_dir, backoff=0.0), spec)
 
 
 def test_a_rerun_of_judging_pays_nothing_the_endpoint_cache_is_the_only_cache(tmp_path):
@@ -133,26 +133,27 @@ def test_an_old_verdict_database_is_ignored(tmp_path):
     assert len(server.requests) == 1
 
 
-def test_transient_failures_are_retried():
-    fake = FakeJudge(failures=2)
-    judge = make_judge(fake, retries=3)
-    assert judge.match(["Class?"], [["Spore Geminon"]], ["Spore Geminon"]) == [True]
+def test_transient_failures_are_retried_by_the_endpoint_alone():
+    with FakeOpenAIServer(reply=lambda body: "1", fail_first=2) as server:
+        judge = Judge(EndpointGenerator(server.url, "fake", backoff=0.0, max_in_flight=1), "judge")
+        assert judge.match(["Class?"], [["Spore Geminon"]], ["a Spore"]) == [True]
+    assert len(server.requests) == 3  # two 503s, then the answer: one retry layer
 
 
 def test_a_judge_that_does_not_answer_is_one_clear_error():
-    with pytest.raises(
-        GenerationError, match=r"judge 'fake-judge' did not answer after 3 tries \(ConnectionError"
-    ):
-        make_judge(FakeJudge(failures=10), retries=3).match(["Q?"], [["Spore"]], ["Spores"])
+    fake = FakeJudge(failures=10)
+    with pytest.raises(GenerationError, match=r"judge 'fake-judge' did not answer \(ConnectionError"):
+        make_judge(fake).match(["Q?"], [["Spore"]], ["Spores"])
+    assert fake.failures == 9  # asked once: a scripted backend is not retried by the judge
 
 
 def test_unreachable_endpoint_is_one_clear_error():
     endpoint = EndpointGenerator(
-        "http://127.0.0.1:9/v1", model="judge", retries=1, backoff=0.0, request_timeout=2.0
+        "http://127.0.0.1:9/v1", model="judge", retries=2, backoff=0.0, request_timeout=2.0
     )
-    judge = Judge(endpoint, "judge", retries=2, backoff=0.0)
-    with pytest.raises(GenerationError, match="judge 'judge' did not answer after 2 tries"):
-        judge.match(["Q?"], [["Spore"]], ["Spores"])
+    with pytest.raises(GenerationError, match=r"judge 'judge' did not answer \(GenerationError: endpoint "
+                       r"http://127.0.0.1:9/v1 did not answer after 2 tries"):  # fmt: skip
+        Judge(endpoint, "judge").match(["Q?"], [["Spore"]], ["Spores"])
 
 
 def test_unparseable_verdicts_are_reported_not_guessed():
@@ -332,3 +333,22 @@ def test_agreement_shows_how_much_the_judge_inflates():
                                      "accept_when_wrong": pytest.approx(2 / 3)}  # fmt: skip
     assert out["vs_contains"] == {"agreement": 0.75, "accept_when_right": 1.0, "accept_when_wrong": 0.5}
     assert out["both_wrong"] == {"count": 2, "accept_rate": 0.5}
+
+
+def test_judges_that_share_a_model_name_on_other_servers_are_each_asked(tmp_path):
+    """The answer cache (and so calibration and every verdict) is keyed on the server, not the name."""
+    replies = {"always 1": fake_judges.always("1"), "always 0": fake_judges.always("0"),
+               "rule": fake_judges.rule_following}  # fmt: skip
+    figures, record = {}, {}
+    for name, reply in replies.items():
+        with FakeOpenAIServer(reply=fake_judges.served(reply), models=("m",), served_as=name) as server:
+            judge = _served_judge(server, tmp_path, model="m")  # one cache folder for all three
+            judge.generator.check()
+            figures[name] = calibrate(judge)
+            assert len(server.requests) == 1 + len(calibration_cases())  # /models, then every case
+            record[name] = identity(judge.model_name, judge.generator)
+            assert record[name]["endpoint"] == server.url
+    assert figures["always 1"]["false_accept"] == 1 and figures["always 0"]["false_accept"] == 0
+    assert figures["rule"]["accuracy"] > MIN_ACCURACY
+    assert record["always 1"]["server"] == {"served": ["m"], "answered_by": "always 1"}
+    assert not same_judge(record["always 1"], record["rule"])  # same name, another model answering
