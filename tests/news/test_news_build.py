@@ -106,3 +106,23 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
 def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir):
     with pytest.raises(ValueError, match="other settings"):
         build(warc_dir, news_release.parent, overwrite=True, max_questions=3)
+
+
+def test_a_build_of_a_release_being_built_is_refused_naming_the_builder(warc_dir, tmp_path):
+    """`build news` takes the release's lock like `build geminon`: one line with the holder's pid, no work."""
+    import subprocess
+    import sys
+
+    hold = ("import sys, time; from pathlib import Path; from continuousbench.release.ids import ReleaseId; "
+            "from continuousbench.release.write import release_lock\n"
+            "with release_lock(ReleaseId.parse('news-tiny-2026q1'), Path(sys.argv[1])):\n"
+            "    print('held', flush=True); time.sleep(60)")  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ValueError, match=f"news-tiny-2026q1 .* is being built by .*pid {holder.pid}"):
+            build(warc_dir, tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [p.name for p in (tmp_path / ".work").iterdir()] == ["news-tiny-2026q1.lock"]  # no work began
