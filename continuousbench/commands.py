@@ -110,6 +110,21 @@ def _unique_key_loader():
     return Loader
 
 
+def load_yaml(text: str, source: str) -> Any:
+    """The one strict YAML reading of a recipe or study file: a key given twice in one mapping, or text
+    that is not YAML, is one line naming ``source`` (e.g. ``--config r.yaml``)."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())
+    except _DuplicateKey as err:
+        raise UserError(f"{source} sets {err} twice; keep one of them") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{source} is not valid YAML{where}; fix the file") from None
+
+
 class CommandParser(TrlParser):
     """``trl.TrlParser`` (defaults < ``--config`` YAML < command line) that is strict about the YAML.
 
@@ -138,8 +153,6 @@ class CommandParser(TrlParser):
         return {a.dest: a for a in self._actions if a.dest != "help"}
 
     def _typed_config(self, path: str) -> dict[str, Any]:
-        import yaml
-
         try:
             text = Path(path).expanduser().read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -148,14 +161,7 @@ class CommandParser(TrlParser):
             ) from None
         except (IsADirectoryError, UnicodeDecodeError) as err:
             raise UserError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
-        try:
-            config = yaml.load(text, Loader=_unique_key_loader())
-        except _DuplicateKey as err:
-            raise UserError(f"--config {path} sets {err} twice; keep one of them") from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise UserError(f"--config {path} is not valid YAML{where}; fix the file") from None
+        config = load_yaml(text, f"--config {path}")
         if config is None:
             config = {}
         if not isinstance(config, dict):
