@@ -28,8 +28,9 @@ def parser_of(argv: Sequence[str]):
         table = target
 
 
-def check_jobs(jobs: Sequence[Job]) -> None:
-    """Parse each job's arguments as its command will; the first mistake is one line naming the job.
+def check_jobs(jobs: Sequence[Job], source: str) -> None:
+    """Parse each job's arguments as its command will; the first mistake is one line naming the job and
+    ``source`` (the study file).
 
     Parsing only: what a job reads from an earlier job (a generator, a corpus) need not exist yet. A
     recipe's ``env:`` is applied by the parser, so the environment is put back after each job."""
@@ -41,14 +42,14 @@ def check_jobs(jobs: Sequence[Job]) -> None:
         try:
             parser.parse(rest)
         except (ValueError, OSError) as err:  # UserError, FileNotFoundError: the parser's one line
-            line = one_line(err) or str(err)
-            raise UserError(f"job {job.name}: {line}; fix its options in the study file") from None
+            line = (one_line(err) or str(err)).removesuffix("; see `--help`")
+            raise UserError(f"{source}: job {job.name}: {line}; fix its options in the study file") from None
         finally:
             os.environ.clear()
             os.environ.update(saved)
 
 
-def check_release(release: str | None) -> str | None:
+def check_release(release: str | None, source: str) -> str | None:
     """``release`` (a study's ``release:``) found: a release folder, or an id under the releases root or
     in ``$CONTINUOUSBENCH_HUB_REPO``; else one line saying how to make it. Returns its folder, or None when
     the Hub will give it."""
@@ -63,9 +64,9 @@ def check_release(release: str | None) -> str | None:
         try:
             ReleaseId.parse(release)
         except ValueError as err:
-            raise UserError(f"release: {release!r} is neither a release folder nor an id ({err})") from None
+            raise UserError(f"{source}: release {release!r} is neither a folder nor an id ({err})") from None
         return None  # downloaded by the first job that reads it
     try:
         return str(resolve_release(release))
     except (ValueError, OSError) as err:
-        raise UserError(f"release: {err}; fix the study file") from None
+        raise UserError(f"{source}: {err}; fix the study file's release") from None

@@ -47,8 +47,8 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     if not args.plan:
         cluster.check_cluster()  # before the jobs' own checks: a study that cannot be queued stops here
     if study.build is None:
-        check_release(study.path(study.release))
-    check_jobs(jobs)  # every job's command line through its command's parser, before anything runs
+        check_release(study.path(study.release), f"--config {args.study}")
+    check_jobs(jobs, f"--config {args.study}")  # each job parsed by its command, before anything runs
     if args.plan:
         return {"gpu_hours": print_plan(jobs, study.parameters), "jobs": [j.name for j in jobs]}
     folder = check_writable_dir(out.absolute(), "--out")
