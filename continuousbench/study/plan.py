@@ -127,9 +127,10 @@ def print_plan(jobs: Sequence[Job], parameters: dict[str, float]) -> float:
     on_cpu = any(job.gpus == 0 and job.kind not in CPU_KINDS for job in jobs)
     table = Table(title=f"{len(jobs)} jobs", caption=FORMULA)
     columns = ("job", "after", "model", "tokens", "GPUs", "GPU-hours", *(("CPU-hours",) if on_cpu else ()))
-    for col in columns:
+    whole = {"job": max(len(j.name) for j in jobs), "model": max(len(shown(model_of(j))) for j in jobs)}
+    for col in columns:  # job and model whole, on one line (a path cut is no path); `after` folds
         table.add_column(col, justify="left" if col in ("job", "after", "model") else "right",
-                         overflow="fold")  # fmt: skip
+                         no_wrap=col in whole, min_width=whole.get(col), overflow="fold")  # fmt: skip
     total, unknown = 0.0, 0
     for job, cpu_h in zip(jobs, cpu, strict=True):
         hours = gpu_hours(job, parameters)
@@ -140,7 +141,7 @@ def print_plan(jobs: Sequence[Job], parameters: dict[str, float]) -> float:
         table.add_row(job.name, ", ".join(job.after) or "-", shown(model_of(job)),
                       f"{count:.3g}" if count else "-", str(job.gpus),
                       "?" if hours is None else f"{hours:.2f}", *extra)  # fmt: skip
-    console = Console(width=max(160, Console().width))
+    console = Console(width=max(160, Console().width, sum(whole.values()) + 90))
     console.print(table)
     note = f" (+ {unknown} jobs of unknown model size: add them under parameters:)" if unknown else ""
     cpu_total = sum(h or 0.0 for h in cpu)

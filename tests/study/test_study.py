@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from fake_slurm import FakeSlurm
 
-from continuousbench.files import read_json
+from continuousbench.files import read_json, sha256_file
 from continuousbench.study import command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,6 +144,7 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "evaluate/tiny/none-seed0 started (resuming)" in done.stdout
+    assert "Wilson 95% interval" in done.stdout  # a finished study prints its report
     assert "build/geminon" not in done.stdout.split("to run")[1]  # finished already: not run again
     manifest = read_json(out / "manifest.json")["jobs"]
     assert manifest["evaluate/tiny/none-seed0"]["command"].endswith("--resume")
@@ -151,6 +153,7 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
 
 def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CONTINUOUSBENCH_HUB_REPO", "org/releases")  # where its release comes from
     plan = command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
     jobs = set(plan["jobs"])
     for gen in ("syn", "dp-syn-eps100", "dp-syn-eps10"):
@@ -206,3 +209,106 @@ def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
     executor = Counting()
     assert set(run_jobs(Study(jobs, tmp_path), executor).values()) == {"done"}
     assert executor.peak == 2
+
+
+def test_plan_refuses_a_release_it_cannot_find(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CONTINUOUSBENCH_HUB_REPO", raising=False)
+    with pytest.raises(SystemExit):
+        command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
+    assert "release geminon-small-2026q1 not found under" in capsys.readouterr().err
+
+
+def test_plan_of_a_cpu_study_gives_cpu_hours_and_whole_normalised_paths(tmp_path, monkeypatch, capsys):
+    """A CPU study's plan: CPU-hours beside its 0 GPU-hours (the model's size read from its folder), and
+    the model's path normalised, whole (before: "0.0 GPU-hours" alone, the path as given and cut)."""
+    monkeypatch.chdir(tmp_path)
+    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("{extra}", "")
+    (tmp_path / "cpu.yaml").write_text(text + "gpus: {evaluate: 0}\n")
+    plan = command.cli(["--config", str(tmp_path / "cpu.yaml"), "--plan"])
+    out = capsys.readouterr().out
+    total = re.search(r"total: 0\.0 GPU-hours; ([0-9.]+) CPU-hours", out)
+    assert plan["gpu_hours"] == 0 and total and float(total.group(1)) > 0, out[-800:]
+    assert f" {DEMO / 'base'} " in out and "../demo" not in out and "…" not in out
+
+
+def _finished(tmp_path: Path, recipe_text: str = "steps: 2\n"):
+    """A study of one finished job (recipe, done marker, manifest) as a run leaves it."""
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, _line
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(recipe_text)
+    job = Job(name="evaluate/e/real-seed0", kind="evaluate", argv=("evaluate", "--config", str(recipe),
+              "--steps", "2"), out=tmp_path / "run", done=tmp_path / "run" / "results.json",
+              inputs=(str(recipe),), log=tmp_path / "log")  # fmt: skip
+    job.out.mkdir()
+    job.done.write_text("{}")
+    state = Study([job], tmp_path)
+    state.record(job, command=_line(job.argv), inputs={str(recipe): sha256_file(recipe)}, status="done")
+    return job, recipe
+
+
+def test_resume_after_a_recipe_changed_is_refused_naming_the_file(tmp_path):
+    """Before: "all jobs done", with runs made from the old recipe."""
+    from continuousbench.study.runner import Study
+
+    job, recipe = _finished(tmp_path)
+    Study([job], tmp_path).check(resume=True)  # unchanged: resumes
+    recipe.write_text("steps: 3\n")
+    with pytest.raises(ValueError, match=f"{recipe} changed since job evaluate/e/real-seed0 ran with it"):
+        Study([job], tmp_path).check(resume=True)
+
+
+def test_a_changed_option_is_refused_saying_what_changed(tmp_path):
+    from dataclasses import replace
+
+    from continuousbench.study.runner import Study
+
+    job, _ = _finished(tmp_path)
+    changed = replace(job, argv=(*job.argv[:-1], "3", "--bf16", "true"))
+    with pytest.raises(ValueError, match="--steps: 2 -> 3; --bf16: \\(not given\\) -> true"):
+        Study([changed], tmp_path).check(resume=True)
+
+
+@pytest.mark.parametrize("given, minutes", [("90", 90), ("30:30", 31), ("1:30:00", 90), ("2-00", 2880),
+                                            ("1-01:30", 1530), ("24:00:00", 1440)])  # fmt: skip
+def test_time_means_the_same_for_study_and_news(given, minutes):
+    """``--time`` is read as sbatch reads it, for both: study passes minutes to submitit, news HH:MM:SS."""
+    from continuousbench.news.executors import _hms
+    from continuousbench.news.slurm_options import slurm_minutes
+
+    assert slurm_minutes(given) == minutes
+    assert slurm_minutes(_hms(given)) == minutes
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_study_like_ctrl_c_leaving_no_orphan(tmp_path, tiny_release):
+    """SIGTERM to the study alone (a scheduler, `kill`): its running job is interrupted and waited for, and
+    recorded as stopped, resumable; before, the study died and its job ran on as an orphan."""
+    study = tmp_path / "s.yaml"
+    study.write_text(f"""name: s
+release: {tiny_release}
+evaluators:
+  - name: e
+    config: {DEMO / "configs" / "geminon-tiny-demo.yaml"}
+    corpora: [real]
+    options: {{model: {DEMO / "base"}, steps: 2000, eval_steps: 1000, save_steps: 1000, qa_eval_limit: 8}}
+report: false
+""")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "continuousbench.cli", "study", "--config", str(study), "--out", str(out)]
+    started = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = out / "runs" / "e" / "real-seed0" / ".continuousbench.lock"
+    deadline = time.monotonic() + 180
+    while not (lock.is_file() and lock.read_text().strip()) and started.poll() is None:
+        assert time.monotonic() < deadline, "the evaluation never started"
+        time.sleep(0.2)
+    job = int(lock.read_text())
+    started.send_signal(signal.SIGTERM)
+    _, err = started.communicate(timeout=180)
+    assert started.returncode == 130 and err.strip().splitlines()[-1].startswith("interrupted: "), err[-2000:]
+    with pytest.raises(ProcessLookupError):  # the job ended with the study
+        os.kill(job, 0)
+    assert read_json(out / "manifest.json")["jobs"]["evaluate/e/real-seed0"]["status"] == "stopped"
