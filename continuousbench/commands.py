@@ -295,18 +295,47 @@ def debugging() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)  # no space, over `ulimit -f`, over a quota
+# how libraries that do not raise OSError (safetensors, torch.save, pyarrow) say the same
+FULL_TEXTS = ("no space left on device", "file too large", "disk quota exceeded", "os error 28",
+              "os error 27", "file write failed", "storagefull", "filetoolarge")  # fmt: skip
+
+
+def disk_full(err: BaseException) -> bool:
+    """Whether ``err`` (or what caused it) is a write refused for want of space: a full disk, a quota, or
+    the file size limit (``ulimit -f``; Python ignores SIGXFSZ, so the write fails with EFBIG)."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in FULL_ERRNOS:
+            return True
+        if any(text in str(err).lower() for text in FULL_TEXTS):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def _full_line(err: BaseException) -> str:
+    from continuousbench.files import writing
+
+    where = (getattr(err, "filename", None) or getattr(err, "writing", None)
+             or ", ".join(map(str, writing())) or "the output")  # fmt: skip
+    return (
+        f"no space left on the device writing {where} (a full disk, a quota or the file size limit); free "
+        "some space (or choose a folder on another disk) and rerun: --resume continues from the last "
+        "complete checkpoint"
+    )
+
+
 def one_line(err: BaseException) -> str | None:
     """The message shown for ``err``, or None when it is a bug (then the traceback is the right output)."""
+    if disk_full(err):  # before the hints: safetensors says "damaged" for a file it could not write
+        return _full_line(err)
     names = [cls.__name__ for cls in type(err).__mro__]
     for name in names:
         if name in _HINTS:
             detail = _flatten(str(err)).split(". ")[0][:200]
             return f"{_HINTS[name]} ({detail})" if detail else _HINTS[name]
-    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
-        return (
-            f"no space left on the device writing {err.filename or 'the output'}; free some space (or choose "
-            "a folder on another disk) and rerun: --resume continues from the last complete checkpoint"
-        )
     if isinstance(err, UnicodeDecodeError):
         return f"a file is not UTF-8 text (byte {err.start}: {err.reason}); convert it to UTF-8"
     if isinstance(err, PermissionError):

@@ -32,7 +32,7 @@ CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a r
 DIGESTS = ("sha256", "fingerprint", "digest")  # settings that are digests of data: named, not shown
 LOCK_FILE = ".continuousbench.lock"  # held while a command writes the folder; holds the holder's pid
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
-_LOCKS: dict[Path, tuple[Any, str, int]] = {}  # lock file -> (lock, command, thread) held by this process
+_LOCKS: dict[Path, tuple[Any, str, int, Path]] = {}  # lock file -> (lock, command, thread, what it guards)
 
 
 def _umask() -> int:
@@ -227,9 +227,10 @@ def check_output_files(
     return checked
 
 
-def _take_lock(path: Path, command: str, busy: str) -> str | None:
-    """Take the OS lock at ``path`` for ``command`` at once and write our pid into it; returns the command
-    of this thread that already holds it (a command run inside another), else None.
+def _take_lock(path: Path, command: str, busy: str, guards: Path) -> str | None:
+    """Take the OS lock at ``path`` for ``command`` (writing ``guards``: an output folder, a release) at
+    once and write our pid into it; returns the command of this thread that already holds it (a command
+    run inside another), else None.
 
     Another holder is one line, at once: ``busy`` with ``{holder}`` filled in (its pid, or this process's
     command).
@@ -238,7 +239,7 @@ def _take_lock(path: Path, command: str, busy: str) -> str | None:
 
     path = Path(path).resolve()
     if path in _LOCKS:
-        _, holder, thread = _LOCKS[path]
+        _, holder, thread, _ = _LOCKS[path]
         if thread == threading.get_ident():  # a command run inside another (same thread)
             return holder
         raise UserError(busy.format(holder=f"`continuousbench {holder}` in this process (another stage)"))
@@ -254,7 +255,7 @@ def _take_lock(path: Path, command: str, busy: str) -> str | None:
         holder = f"another continuousbench command ({holder})"
         raise UserError(busy.format(holder=holder)) from None
     path.write_text(f"{os.getpid()}\n")
-    _LOCKS[path] = (lock, command, threading.get_ident())
+    _LOCKS[path] = (lock, command, threading.get_ident(), Path(guards))
     return None
 
 
@@ -280,16 +281,21 @@ def lock_folder(out: Path, command: str) -> str | None:
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     busy = f"{out} is in use by {{holder}}; wait for it to finish, or choose another folder"
-    return _take_lock(out / LOCK_FILE, command, busy)
+    return _take_lock(out / LOCK_FILE, command, busy, out)
 
 
 @contextlib.contextmanager
-def holding(path: Path, command: str, busy: str) -> Iterator[None]:
+def holding(path: Path, command: str, busy: str, guards: Path) -> Iterator[None]:
     """Hold the lock file ``path`` for the block (outputs that are not a command's folder: a release under
     its root). Re-entrant in one thread, so a writer called by a builder that holds it goes on."""
-    taken = _take_lock(path, command, busy) is None
+    taken = _take_lock(path, command, busy, guards) is None
     try:
         yield
+    except Exception as err:
+        if taken and getattr(err, "writing", None) is None:  # the lock goes before the error is shown
+            with contextlib.suppress(AttributeError, TypeError):
+                err.writing = guards  # type: ignore[attr-defined]  # what a full disk's line names
+        raise
     finally:
         if taken:
             _drop_lock(path)
@@ -297,9 +303,16 @@ def holding(path: Path, command: str, busy: str) -> Iterator[None]:
 
 def release_folders() -> None:
     """Release every lock this thread took (the end of a command, successful or not)."""
-    for path, (_, _, thread) in list(_LOCKS.items()):
+    for path, (_, _, thread, _) in list(_LOCKS.items()):
         if thread == threading.get_ident():  # stages running in other threads keep theirs (the demo)
             _drop_lock(path)
+
+
+def writing() -> list[Path]:
+    """What this thread is writing: the output folders and releases it holds the lock of (named by a
+    full disk's one line when the library that failed did not say which file; a lock released before
+    the line is made leaves its output on the error, as ``err.writing``)."""
+    return [held[3] for held in _LOCKS.values() if held[2] == threading.get_ident()]
 
 
 def release_folder(out: Path) -> None:

@@ -516,6 +516,10 @@ CLI = [
          id="news-bad-time"),
     case(lambda e: study(e, f"name: s\nrelease: {e.release()}\n", "--out", e.held("st")), 2,
          "is in use by another continuousbench command (pid", id="study-folder-in-use"),
+    # --- a full disk in every writer: one line naming the path (issue 30) ---
+    case(lambda e: after(e.disk_full(at=2, limit=True), e.evaluate(steps=3)), 2,
+         ".evaluate-work/checkpoint-2 (a full disk, a quota or the file size limit)",
+         id="evaluate-file-size-limit", keeps_work=True),
 ]  # fmt: skip
 
 

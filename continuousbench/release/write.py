@@ -193,7 +193,7 @@ def release_lock(rid: ReleaseId, root: Path) -> Iterator[None]:
     busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build "
             "into another --out")  # fmt: skip
     try:
-        with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy):
+        with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy, Path(root) / str(rid)):
             yield
     finally:
         with suppress(OSError):  # an empty .work is no one's leftover

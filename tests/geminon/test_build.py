@@ -288,3 +288,15 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     assert again.returncode == 0, again.stdout
     assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
     assert not (tmp_path / ".work").exists()
+
+
+def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(tiny_release, tmp_path):
+    """Writes past the file size limit (``ulimit -f``, a full disk's stand-in) end the build in one line
+    naming where it wrote (before: "[Errno 27] File too large"); the rerun finishes the same release."""
+    from hostile import one_error_line, with_file_limit
+
+    argv = ["build", "geminon", "--size", "tiny", "--out", tmp_path]
+    line = one_error_line(with_file_limit(argv, 50_000, tmp_path))
+    assert line.startswith(f"error: no space left on the device writing {tmp_path}/"), line
+    assert with_file_limit(argv, 2**40, tmp_path).returncode == 0
+    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
