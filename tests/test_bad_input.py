@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hostile import RID, Env, after, dead_endpoint
+from hostile import RID, Env, after, dead_endpoint, with_option
 
 from continuousbench.commands import one_line
 
@@ -520,6 +520,12 @@ CLI = [
     case(lambda e: after(e.disk_full(at=2, limit=True), e.evaluate(steps=3)), 2,
          ".evaluate-work/checkpoint-2 (a full disk, a quota or the file size limit)",
          id="evaluate-file-size-limit", keeps_work=True),
+    # --- an audit's generator learnt its canaries: never sampled, even when Ctrl-C stopped the audit ---
+    case(lambda e: after(e.copy(e.fixture("tiny_model_dir"), "audited"),
+                         (e.tmp / "audited" / ".audit-work").mkdir(),
+                         with_option(e.synthesize(), "--generator", "audited")), 2,
+         "--generator audited was trained by `continuousbench audit` (.audit-work is there)",
+         id="synthesize-stopped-audit"),
 ]  # fmt: skip
 
 
