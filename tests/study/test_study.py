@@ -110,14 +110,15 @@ def test_slurm_stand_in_gives_the_local_table_and_refuses_a_rerun_while_queued(
 
 @pytest.mark.slow
 def test_a_failing_job_is_named_with_its_log_and_fails_its_dependants(tmp_path, capsys):
-    study = _study(tmp_path, extra=", qa_batch_size: 0")  # out of range: evaluate refuses it
+    # parses (so --plan passes it: an option's own mistakes are refused before anything runs), fails when run
+    study = _study(tmp_path, extra=f", replay_corpus: {tmp_path / 'nope.parquet'}")
     with pytest.raises(SystemExit) as failed:
         command.cli(["--config", str(study), "--out", str(tmp_path / "out")])
     assert failed.value.code == 2
     out = capsys.readouterr()
     log = tmp_path / "out" / "logs" / "evaluate--tiny--real-seed0.log"
     assert f"evaluate/tiny/real-seed0 FAILED (exit status 2): see its log {log}" in out.out
-    assert "--qa_batch_size 0 is out of range" in log.read_text()
+    assert "nope.parquet" in log.read_text().splitlines()[-1]
     assert "report/all not run: it needs evaluate/tiny/" in out.out
     assert "jobs failed" in out.err and "rerun with --resume" in out.err
     manifest = read_json(tmp_path / "out" / "manifest.json")["jobs"]
