@@ -14,7 +14,6 @@ from typing import Any
 from continuousbench.errors import UserError
 from continuousbench.study.schema import Report, Study
 
-KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
 CPU_KINDS = ("build", "report", "compare")  # no GPU: their work is bookkeeping
 
 

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from continuousbench.errors import UserError
 
 Options = dict[str, Any]
+KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
 
 
@@ -112,8 +113,6 @@ class Study(Section):
     def _check(self) -> Study:
         if (self.release is None) == (self.build is None):
             raise ValueError("give exactly one of release (an id or folder) and build")
-        from continuousbench.study.graph import KINDS
-
         names = [g.name for g in self.generators] + [p.name for p in self.pe]
         for name in names:
             if names.count(name) > 1 or name in ("none", "real"):
