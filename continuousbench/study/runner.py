@@ -134,7 +134,7 @@ def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
     previous = signal.signal(signal.SIGTERM, stop) if main else None
     try:
         statuses = run_jobs(study, executor)
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (study's command turns it into the same)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM turned into the same by `stop`
         executor.stop()  # each running job interrupted as Ctrl-C would, and waited for: no orphan
         for name in study.jobs:
             if study.status(name) == "running" and not study.jobs[name].done.exists():

@@ -170,6 +170,7 @@ def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "recipes" / "paper").glob("*.yaml")))
 def test_every_paper_study_expands_with_known_model_sizes(name):
+    from continuousbench.study.check import check_jobs
     from continuousbench.study.graph import expand
     from continuousbench.study.plan import gpu_hours
     from continuousbench.study.schema import load_study
@@ -179,6 +180,7 @@ def test_every_paper_study_expands_with_known_model_sizes(name):
     assert jobs and all(gpu_hours(j, study.parameters) is not None for j in jobs)
     for job in jobs:  # every recipe a job names exists
         assert all(Path(p).is_file() for p in job.inputs), job.name
+    check_jobs(jobs, name)  # and every job's command line parses, recipe included
 
 
 def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
