@@ -5,6 +5,7 @@ killed study resumes; a failing job is named with its log; ``--plan`` of a paper
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -286,32 +287,48 @@ def test_time_means_the_same_for_study_and_news(given, minutes):
     assert slurm_minutes(_hms(given)) == minutes
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 @pytest.mark.slow
-def test_sigterm_stops_the_study_like_ctrl_c_leaving_no_orphan(tmp_path, tiny_release):
-    """SIGTERM to the study alone (a scheduler, `kill`): its running job is interrupted and waited for, and
-    recorded as stopped, resumable; before, the study died and its job ran on as an orphan."""
+def test_sigterm_stops_the_study_like_ctrl_c_leaving_no_orphan(tmp_path):
+    """SIGTERM to the study alone (a scheduler, `kill`): its running job (a `small` build, minutes long)
+    is interrupted and waited for, and recorded as stopped, resumable; before, the study died and its
+    job ran on as an orphan."""
     study = tmp_path / "s.yaml"
-    study.write_text(f"""name: s
-release: {tiny_release}
-evaluators:
-  - name: e
-    config: {DEMO / "configs" / "geminon-tiny-demo.yaml"}
-    corpora: [real]
-    options: {{model: {DEMO / "base"}, steps: 2000, eval_steps: 1000, save_steps: 1000, qa_eval_limit: 8}}
-report: false
-""")
+    study.write_text("name: s\nbuild: {track: geminon, options: {size: small}}\n")
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "continuousbench.cli", "study", "--config", str(study), "--out", str(out)]
     started = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lock = out / "runs" / "e" / "real-seed0" / ".continuousbench.lock"
-    deadline = time.monotonic() + 180
-    while not (lock.is_file() and lock.read_text().strip()) and started.poll() is None:
-        assert time.monotonic() < deadline, "the evaluation never started"
-        time.sleep(0.2)
-    job = int(lock.read_text())
-    started.send_signal(signal.SIGTERM)
-    _, err = started.communicate(timeout=180)
-    assert started.returncode == 130 and err.strip().splitlines()[-1].startswith("interrupted: "), err[-2000:]
-    with pytest.raises(ProcessLookupError):  # the job ended with the study
-        os.kill(job, 0)
-    assert read_json(out / "manifest.json")["jobs"]["evaluate/e/real-seed0"]["status"] == "stopped"
+    jobs: list[int] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not list((out / "releases" / ".work").glob("*/settings.json")):  # the build has begun
+            assert started.poll() is None and time.monotonic() < deadline, "the build never started"
+            time.sleep(0.1)
+        jobs = _children(started.pid)
+        assert jobs
+        started.send_signal(signal.SIGTERM)
+        _, err = started.communicate(timeout=180)
+        assert started.returncode == 130, err[-2000:]
+        assert err.strip().splitlines()[-1].startswith("interrupted: "), err[-2000:]
+        for job in jobs:
+            with pytest.raises(ProcessLookupError):  # the job ended with the study
+                os.kill(job, 0)
+    finally:
+        for pid in [started.pid, *jobs]:  # whatever a failure left running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        started.wait()
+    assert read_json(out / "manifest.json")["jobs"]["build/geminon"]["status"] == "stopped"
+    assert "interrupted" in (out / "logs" / "build--geminon.log").read_text()  # stopped as Ctrl-C stops it
