@@ -126,10 +126,10 @@ class LocalExecutor:
     def start(self, job: Job, argv: Sequence[str]) -> tuple[Future, str]:
         return self.pool.submit(self._run, job, argv), f"pid-pool-{os.getpid()}"
 
-    def stop(self) -> None:
-        """Interrupt the running jobs and wait for them (the study was stopped)."""
+    def stop(self, grace: float = 5.0) -> None:
+        """Interrupt the running jobs and wait for them (the study was stopped; see :func:`interrupt`)."""
         self.stopping = True
-        interrupt(self.live)
+        interrupt(self.live, grace)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -163,7 +163,7 @@ class RayExecutor:
         self.refs.append(ref)
         return ref.future(), ref.hex()
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 5.0) -> None:
         """Cancel the running tasks (Ray interrupts a task as Ctrl-C would; ``force`` would kill it)."""
         for ref in self.refs:
             with contextlib.suppress(Exception):  # a finished task cannot be cancelled

@@ -127,7 +127,10 @@ def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
     import signal
     import threading
 
+    alone = []  # set when SIGTERM came: sent to the study alone, its jobs have not been told
+
     def stop(signum, frame):  # SIGTERM (a scheduler, `kill`) stops the study as Ctrl-C does
+        alone.append(signum)
         raise KeyboardInterrupt
 
     main = threading.current_thread() is threading.main_thread()  # signals go to the main thread only
@@ -135,7 +138,7 @@ def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
     try:
         statuses = run_jobs(study, executor)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM turned into the same by `stop`
-        executor.stop()  # each running job interrupted as Ctrl-C would, and waited for: no orphan
+        executor.stop(grace=0.0 if alone else 5.0)  # each running job interrupted as Ctrl-C would, waited for
         for name in study.jobs:
             if study.status(name) == "running" and not study.jobs[name].done.exists():
                 study.record(study.jobs[name], status="stopped")
