@@ -290,6 +290,7 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     assert not (tmp_path / ".work").exists()
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(tiny_release, tmp_path):
     """Writes past the file size limit (``ulimit -f``, a full disk's stand-in) end the build in one line
     naming where it wrote (before: "[Errno 27] File too large"); the rerun finishes the same release."""
