@@ -309,8 +309,8 @@ def disk_full(err: BaseException) -> bool:
         seen.add(id(err))
         if isinstance(err, OSError) and err.errno in FULL_ERRNOS:
             return True
-        if any(text in str(err).lower() for text in FULL_TEXTS):
-            return True
+        if not isinstance(err, UserError) and any(text in str(err).lower() for text in FULL_TEXTS):
+            return True  # (our own lines may quote a user's file name: never read as a full disk)
         err = err.__cause__ or err.__context__
     return False
 
