@@ -254,6 +254,7 @@ def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch
     assert built == ["offline:same"]
 
 
+@pytest.mark.slow
 def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_build_resumes(
     tiny_release, tmp_path
 ):
