@@ -118,6 +118,21 @@ def _unique_key_loader():
     return Loader
 
 
+def load_yaml(text: str, source: str) -> Any:
+    """The one strict YAML reading of a recipe or study file: a key given twice in one mapping, or text
+    that is not YAML, is one line naming ``source`` (e.g. ``--config r.yaml``)."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())
+    except _DuplicateKey as err:
+        raise UserError(f"{source} sets {err} twice; keep one of them") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"{source} is not valid YAML{where}; fix the file") from None
+
+
 class CommandParser(TrlParser):
     """``trl.TrlParser`` (defaults < ``--config`` YAML < command line) that is strict about the YAML.
 
@@ -146,8 +161,6 @@ class CommandParser(TrlParser):
         return {a.dest: a for a in self._actions if a.dest != "help"}
 
     def _typed_config(self, path: str) -> dict[str, Any]:
-        import yaml
-
         try:
             text = Path(path).expanduser().read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -156,14 +169,7 @@ class CommandParser(TrlParser):
             ) from None
         except (IsADirectoryError, UnicodeDecodeError) as err:
             raise UserError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
-        try:
-            config = yaml.load(text, Loader=_unique_key_loader())
-        except _DuplicateKey as err:
-            raise UserError(f"--config {path} sets {err} twice; keep one of them") from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise UserError(f"--config {path} is not valid YAML{where}; fix the file") from None
+        config = load_yaml(text, f"--config {path}")
         if config is None:
             config = {}
         if not isinstance(config, dict):
@@ -298,18 +304,47 @@ def debugging() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)  # no space, over `ulimit -f`, over a quota
+# how libraries that do not raise OSError (safetensors, torch.save, pyarrow) say the same
+FULL_TEXTS = ("no space left on device", "file too large", "disk quota exceeded", "os error 28",
+              "os error 27", "file write failed", "storagefull", "filetoolarge")  # fmt: skip
+
+
+def disk_full(err: BaseException) -> bool:
+    """Whether ``err`` (or what caused it) is a write refused for want of space: a full disk, a quota, or
+    the file size limit (``ulimit -f``; Python ignores SIGXFSZ, so the write fails with EFBIG)."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in FULL_ERRNOS:
+            return True
+        if not isinstance(err, UserError) and any(text in str(err).lower() for text in FULL_TEXTS):
+            return True  # (our own lines may quote a user's file name: never read as a full disk)
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def _full_line(err: BaseException) -> str:
+    from continuousbench.files import writing
+
+    where = (getattr(err, "filename", None) or getattr(err, "writing", None)
+             or ", ".join(map(str, writing())) or "the output")  # fmt: skip
+    return (
+        f"no space left on the device writing {where} (a full disk, a quota or the file size limit); free "
+        "some space (or choose a folder on another disk) and rerun: --resume continues from the last "
+        "complete checkpoint"
+    )
+
+
 def one_line(err: BaseException) -> str | None:
     """The message shown for ``err``, or None when it is a bug (then the traceback is the right output)."""
+    if disk_full(err):  # before the hints: safetensors says "damaged" for a file it could not write
+        return _full_line(err)
     names = [cls.__name__ for cls in type(err).__mro__]
     for name in names:
         if name in _HINTS:
             detail = _flatten(str(err)).split(". ")[0][:200]
             return f"{_HINTS[name]} ({detail})" if detail else _HINTS[name]
-    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
-        return (
-            f"no space left on the device writing {err.filename or 'the output'}; free some space (or choose "
-            "a folder on another disk) and rerun: --resume continues from the last complete checkpoint"
-        )
     if isinstance(err, UnicodeDecodeError):
         return f"a file is not UTF-8 text (byte {err.start}: {err.reason}); convert it to UTF-8"
     if isinstance(err, PermissionError):

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ CONFIG_FILE = "run-config.json"  # inside the work folder: the configuration a r
 DIGESTS = ("sha256", "fingerprint", "digest")  # settings that are digests of data: named, not shown
 LOCK_FILE = ".continuousbench.lock"  # held while a command writes the folder; holds the holder's pid
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
-_LOCKS: dict[Path, tuple[Any, str, int]] = {}  # folder -> (lock, command, thread) held by this process
+_LOCKS: dict[Path, tuple[Any, str, int, Path]] = {}  # lock file -> (lock, command, thread, what it guards)
 
 
 def _umask() -> int:
@@ -227,26 +227,23 @@ def check_output_files(
     return checked
 
 
-def lock_folder(out: Path, command: str) -> str | None:
-    """Lock ``out`` for ``command`` until :func:`release_folders`; returns the command of this process that
-    already holds it (a command run inside another, e.g. audit's generator), else None.
+def _take_lock(path: Path, command: str, busy: str, guards: Path) -> str | None:
+    """Take the OS lock at ``path`` for ``command`` (writing ``guards``: an output folder, a release) at
+    once and write our pid into it; returns the command of this thread that already holds it (a command
+    run inside another), else None.
 
-    Another process holding it is one line naming its pid, at once: two runs into one folder would
-    publish a mix of both.
+    Another holder is one line, at once: ``busy`` with ``{holder}`` filled in (its pid, or this process's
+    command).
     """
     from filelock import FileLock, Timeout
 
-    out = Path(out).resolve()
-    if out in _LOCKS:
-        _, holder, thread = _LOCKS[out]
+    path = Path(path).resolve()
+    if path in _LOCKS:
+        _, holder, thread, _ = _LOCKS[path]
         if thread == threading.get_ident():  # a command run inside another (same thread)
             return holder
-        raise UserError(
-            f"{out} is in use by `continuousbench {holder}` in this process (another stage); choose "
-            "another folder"
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / LOCK_FILE
+        raise UserError(busy.format(holder=f"`continuousbench {holder}` in this process (another stage)"))
+    path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(path, timeout=0)
     try:
         lock.acquire()
@@ -254,33 +251,72 @@ def lock_folder(out: Path, command: str) -> str | None:
         try:
             holder = "pid " + (path.read_text().strip() or "unknown")
         except OSError:
-            holder = "another process"
-        raise UserError(
-            f"{out} is in use by another continuousbench command ({holder}); wait for it to finish, "
-            "or choose another folder"
-        ) from None
+            holder = "a process"
+        holder = f"another continuousbench command ({holder})"
+        raise UserError(busy.format(holder=holder)) from None
     path.write_text(f"{os.getpid()}\n")
-    _LOCKS[out] = (lock, command, threading.get_ident())
+    _LOCKS[path] = (lock, command, threading.get_ident(), Path(guards))
     return None
 
 
-def release_folders() -> None:
-    """Release every folder this thread locked (the end of a command, successful or not).
+def _drop_lock(path: Path) -> None:
+    """Release a lock :func:`_take_lock` took. The file is removed while still held: a process waiting on
+    it then sees a deleted file and starts over on a new one (filelock checks), so no two processes ever
+    hold it at once."""
+    path = Path(path).resolve()
+    if (held := _LOCKS.pop(path, None)) is None:
+        return
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    held[0].release(force=True)
 
-    The lock file is removed while still held: a process waiting on it then sees a deleted file and
-    starts over on a new one (filelock checks), so no two processes ever hold the folder at once.
+
+def lock_folder(out: Path, command: str) -> str | None:
+    """Lock ``out`` for ``command`` until :func:`release_folders`; returns the command of this process that
+    already holds it (a command run inside another, e.g. audit's generator), else None.
+
+    Another process holding it is one line naming its pid, at once: two runs into one folder would
+    publish a mix of both.
     """
-    for out, (_, _, thread) in list(_LOCKS.items()):
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    busy = f"{out} is in use by {{holder}}; wait for it to finish, or choose another folder"
+    return _take_lock(out / LOCK_FILE, command, busy, out)
+
+
+@contextlib.contextmanager
+def holding(path: Path, command: str, busy: str, guards: Path) -> Iterator[None]:
+    """Hold the lock file ``path`` for the block (outputs that are not a command's folder: a release under
+    its root). Re-entrant in one thread, so a writer called by a builder that holds it goes on."""
+    taken = _take_lock(path, command, busy, guards) is None
+    try:
+        yield
+    except Exception as err:
+        if taken and getattr(err, "writing", None) is None:  # the lock goes before the error is shown
+            with contextlib.suppress(AttributeError, TypeError):
+                err.writing = guards  # type: ignore[attr-defined]  # what a full disk's line names
+        raise
+    finally:
+        if taken:
+            _drop_lock(path)
+
+
+def release_folders() -> None:
+    """Release every lock this thread took (the end of a command, successful or not)."""
+    for path, (_, _, thread, _) in list(_LOCKS.items()):
         if thread == threading.get_ident():  # stages running in other threads keep theirs (the demo)
-            release_folder(out)
+            _drop_lock(path)
+
+
+def writing() -> list[Path]:
+    """What this thread is writing: the output folders and releases it holds the lock of (named by a
+    full disk's one line when the library that failed did not say which file; a lock released before
+    the line is made leaves its output on the error, as ``err.writing``)."""
+    return [held[3] for held in _LOCKS.values() if held[2] == threading.get_ident()]
 
 
 def release_folder(out: Path) -> None:
-    if (held := _LOCKS.pop(Path(out).resolve(), None)) is None:
-        return
-    with contextlib.suppress(OSError):
-        (Path(out) / LOCK_FILE).unlink(missing_ok=True)
-    held[0].release(force=True)
+    _drop_lock(Path(out) / LOCK_FILE)
 
 
 def other_commands(out: Path, mine: Iterable[str]) -> list[str]:

@@ -123,6 +123,28 @@ class WorkDir:
         return pq.read_table(self.file(name)).to_pydict()
 
 
+PROGRESS_EVERY = 10.0  # seconds between two progress lines of a long count
+
+
+class ProgressLog:
+    """A log line at most every ``PROGRESS_EVERY`` seconds while a long count runs (texts generated,
+    canaries scored): done of total, and about how long is left, so a large run is not silent."""
+
+    def __init__(self, label: str, total: int, unit: str):
+        self.label, self.total, self.unit = label, total, unit
+        self.done, self.start = 0, time.perf_counter()
+        self.shown = self.start
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.shown < PROGRESS_EVERY or self.done >= self.total:
+            return
+        self.shown = now
+        left = (now - self.start) / self.done * (self.total - self.done)
+        log.info("%s: %d of %d %s, about %.0f s left", self.label, self.done, self.total, self.unit, left)
+
+
 class StageProgress:
     """Rich progress (or nothing) plus wall time per stage."""
 

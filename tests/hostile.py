@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,18 +31,22 @@ def dead_endpoint(kind: str = "endpoint") -> str:
     return f"{kind}:http://127.0.0.1:{closed_port()}/v1#m"
 
 
-def fill_disk(monkeypatch: pytest.MonkeyPatch, at: int = 2) -> None:
+def fill_disk(monkeypatch: pytest.MonkeyPatch, at: int = 2, limit: bool = False) -> None:
     """The disk fills up while the next evaluate run writes its ``at``-th checkpoint (after the model,
-    before Trainer's last files): the write raises ENOSPC."""
+    before Trainer's last files): the write raises ENOSPC. ``limit``: the file size limit is hit instead
+    (``ulimit -f``), as safetensors reports it: its own error, no path, no errno."""
     import errno
     import os
 
+    from safetensors import SafetensorError
     from transformers import Trainer
 
     calls = []
 
     def full(trainer, output_dir):
         calls.append(output_dir)
+        if len(calls) == at and limit:
+            raise SafetensorError("Error while serializing: I/O error: File too large (os error 27)")
         if len(calls) == at:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(output_dir, "rng_state.pth"))
 
@@ -309,8 +314,8 @@ class Env:
                                  endpoint + "/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
         self.monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 30)
 
-    def disk_full(self, at: int = 2) -> None:
-        fill_disk(self.monkeypatch, at)
+    def disk_full(self, at: int = 2, limit: bool = False) -> None:
+        fill_disk(self.monkeypatch, at, limit)
 
     def corpus_file(self, name: str, reverse: bool = False) -> Path:
         """The tiny release's corpus texts as a parquet file (``reverse``: the same texts, reordered)."""
@@ -376,3 +381,23 @@ def with_option(argv: list[str], option: str, value: str) -> list[str]:
     else:
         args += [option, value]
     return args
+
+
+def with_file_limit(argv: list[str], limit: int, cwd: Path) -> subprocess.CompletedProcess:
+    """``continuousbench <argv>`` in a child process whose files may not grow past ``limit`` bytes
+    (``ulimit -f``): the disk "fills" at its first larger write, wherever the library writing is."""
+    import resource
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "continuousbench.cli", *map(str, argv)], cwd=cwd,
+                          preexec_fn=cap, capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    """The one ``error:`` line of a failed command (asserted to be the only one)."""
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr[-3000:]
+    return errors[0]

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hostile import RID, Env, after, dead_endpoint
+from hostile import RID, Env, after, dead_endpoint, with_option
 
 from continuousbench.commands import one_line
 
@@ -30,6 +30,8 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ROOT_ONLY = pytest.mark.skipif(IS_ROOT, reason="root writes into read-only folders")
 SLOW = pytest.mark.slow
 ONE_EVALUATOR = "name: s\nrelease: r\nevaluators: [{name: e, config: c}]\n"  # a study file's start
+DEMO = Path(__file__).resolve().parents[1] / "continuousbench" / "demo"  # the demo's recipes and base model
+DEMO_RECIPE = DEMO / "configs" / "geminon-tiny-demo.yaml"
 DP_EVALUATE = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
                "--micro_batch_size", "4")  # fmt: skip
 
@@ -46,6 +48,11 @@ def mauve(e: Env, *extra: str) -> list[str]:
 
 def news_extract(warc: object) -> list[str]:
     return ["news", "extract", "--warc", str(warc), "--output", "extracted"]
+
+
+def study(e: Env, text: str, *extra: str) -> list[str]:
+    """``study`` on the study file ``text`` (``--plan`` unless other options are given)."""
+    return ["study", "--config", str(e.file("s.yaml", text)), *(extra or ["--plan"])]
 
 
 def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
@@ -486,6 +493,46 @@ CLI = [
          id="evaluate-judge-key-in-url-redacted"),
     case(lambda e: ["build", "geminon", "--namer", keyed_dead_endpoint()], 2, "&key=REDACTED does not answer",
          id="build-namer-key-in-url-redacted"),
+    # --- study: the runner as careful as the commands it runs (issue 30), --plan that checks (issue 35) ---
+    case(lambda e: study(e, f"{ONE_EVALUATOR}release: q\n"), 2, "s.yaml sets release twice",
+         id="study-duplicate-key"),
+    case(lambda e: study(e, f"{ONE_EVALUATOR[:-2]}, {{name: e, config: d}}]\n"), 2,
+         "evaluator 'e' is given twice", id="study-duplicate-evaluator"),
+    case(lambda e: study(e, "name: s\nrelease: r\naudit: [{name: a}, {name: a}]\n"), 2,
+         "audit 'a' is given twice", id="study-duplicate-audit"),
+    case(lambda e: study(e, "name: s\nrelease: r\naudit: [{name: ../../x}]\n"), 2,
+         "name '../../x' must be letters", id="study-name-escapes"),
+    case(lambda e: study(e, f"{ONE_EVALUATOR}seeds: []\n"), 2, "seeds: List should have at least 1 item",
+         id="study-no-seeds"),
+    case(lambda e: study(e, "name: s\nrelease: r\ngpus: {evaluate: -1}\n"), 2,
+         "gpus.evaluate: Input should be greater than or equal to 0", id="study-negative-gpus"),
+    case(lambda e: study(e, f"name: s\nrelease: {e.release()}\nevaluators: [{{name: e, config: no.yaml}}]\n"),
+         2, "job evaluate/e/none-seed0: its config no.yaml does not exist", id="study-plan-missing-recipe"),
+    case(lambda e: study(e, "name: s\nrelease: geminon-tiny-2031q1\n"), 2,
+         "release geminon-tiny-2031q1 not found under", id="study-plan-missing-release"),
+    case(lambda e: study(e, f"name: s\nrelease: {e.release()}\nevaluators: [{{name: e, "
+                            f"config: {DEMO_RECIPE}, options: {{model: {DEMO / 'base'}, stepz: 50}}}}]\n"), 2,
+         "s.yaml: job evaluate/e/none-seed0: unknown argument(s) ['--stepz', '50']",
+         id="study-plan-option-typo"),
+    case(lambda e: after(e.monkeypatch.setenv("PATH", str(e.tmp)), study(
+             e, f"name: s\nrelease: {e.release()}\n", "--executor", "slurm", "--partition", "p")), 2,
+         "--executor slurm needs Slurm's sbatch", id="study-slurm-off-cluster"),
+    case(lambda e: study(e, "name: s\nrelease: r\n", "--time", "1h", "--plan"), 2,
+         "--time 1h is not a Slurm time limit", id="study-bad-time"),
+    case(lambda e: [*news_extract("a.warc.gz"), "--time", "1h"], 2, "--time 1h is not a Slurm time limit",
+         id="news-bad-time"),
+    case(lambda e: study(e, f"name: s\nrelease: {e.release()}\n", "--out", e.held("st")), 2,
+         "is in use by another continuousbench command (pid", id="study-folder-in-use"),
+    # --- a full disk in every writer: one line naming the path (issue 30) ---
+    case(lambda e: after(e.disk_full(at=2, limit=True), e.evaluate(steps=3)), 2,
+         ".evaluate-work/checkpoint-2 (a full disk, a quota or the file size limit)",
+         id="evaluate-file-size-limit", keeps_work=True),
+    # --- an audit's generator learnt its canaries: never sampled, even when Ctrl-C stopped the audit ---
+    case(lambda e: after(e.copy(e.fixture("tiny_model_dir"), "audited"),
+                         (e.tmp / "audited" / ".audit-work").mkdir(),
+                         with_option(e.synthesize(), "--generator", "audited")), 2,
+         "--generator audited was trained by `continuousbench audit` (.audit-work is there)",
+         id="synthesize-stopped-audit"),
 ]  # fmt: skip
 
 

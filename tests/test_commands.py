@@ -138,3 +138,25 @@ def test_a_missing_extra_is_one_line_but_a_missing_name_is_a_bug():
     line = one_line(ModuleNotFoundError("No module named 'mauve'"))
     assert line == "No module named 'mauve'; install the missing package (README: extras)"
     assert one_line(ImportError("cannot import name 'x' from 'continuousbench.files'")) is None  # a traceback
+
+
+def test_a_full_disk_is_recognised_however_the_library_says_it():
+    """ENOSPC, a quota, `ulimit -f`'s EFBIG, or a library's own words (safetensors, torch.save), also as
+    the cause of another error; a line of ours quoting a file name is not one."""
+    import errno
+
+    from continuousbench.commands import disk_full
+    from continuousbench.errors import UserError
+
+    assert disk_full(OSError(errno.EFBIG, "File too large"))
+    assert disk_full(OSError(errno.EDQUOT, "Disk quota exceeded"))
+    assert disk_full(RuntimeError("Error while serializing: I/O error: File too large (os error 27)"))
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as err:
+            raise RuntimeError("PytorchStreamWriter failed") from err
+    except RuntimeError as wrapped:
+        assert disk_full(wrapped)
+    assert not disk_full(UserError("--corpus file too large.txt does not exist"))
+    assert not disk_full(OSError(errno.EACCES, "Permission denied"))

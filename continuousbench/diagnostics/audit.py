@@ -101,18 +101,33 @@ def _prepare(work: Path, audit_args: AuditArguments, model_args, train, val) -> 
 
 def score(generator: Path, canaries: list[dict[str, Any]], max_length: int, kind: str) -> list[float]:
     """Per canary: minus the generator's loss, or (``loss_drop``) base loss minus generator loss."""
-    from continuousbench.dp.dpsgd import encode_records, record_losses
+    from continuousbench.dp.dpsgd import encode_records
     from continuousbench.training.modeling import load_trained
 
     model, tokenizer = load_trained(generator, "the audited generator", merge=False)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     records = encode_records(tokenizer, [c["text"] for c in canaries], max_length)
-    trained = record_losses(model, records, pad)
+    trained = _losses(model, records, pad, "audit: scoring canaries under the generator")
     if kind == "loss":
         return [-t for t in trained]
     with model.disable_adapter():
-        base = record_losses(model, records, pad)
+        base = _losses(model, records, pad, "audit: scoring canaries under the base model")
     return [b - t for b, t in zip(base, trained, strict=True)]
+
+
+SCORE_CHUNK = 1024  # canaries scored between two progress lines (a multiple of record_losses' batches)
+
+
+def _losses(model, records: list[list[int]], pad: int, label: str) -> list[float]:
+    """Each record's loss, in chunks with a progress line between them (many canaries take long)."""
+    from continuousbench.dp.dpsgd import record_losses
+    from continuousbench.stages import ProgressLog
+
+    progress, losses = ProgressLog(label, len(records), "canaries"), []
+    for start in range(0, len(records), SCORE_CHUNK):
+        losses += record_losses(model, records[start : start + SCORE_CHUNK], pad)
+        progress.advance(len(records[start : start + SCORE_CHUNK]))
+    return losses
 
 
 def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any]:

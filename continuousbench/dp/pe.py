@@ -63,9 +63,19 @@ class PEApi:
     max_new_tokens: int = 256
 
     def _generate(self, prompts: list[str], seed: int, what: str) -> list[str]:
-        texts = self.generator.generate(
-            prompts, temperature=self.temperature, max_new_tokens=self.max_new_tokens, seed=seed
-        )
+        """Every prompt's text, asked in chunks with a progress line between them (a large
+        ``--num_samples`` is otherwise silent for hours). Prompt ``i`` keeps seed ``seed + i`` and chunks
+        hold whole batches of the backend, so the texts are those of one call."""
+        from continuousbench.stages import ProgressLog
+
+        batch = getattr(self.generator, "batch_size", None) or 1
+        chunk = -(-CHUNK // batch) * batch
+        progress = ProgressLog(f"pe: {what}", len(prompts), "texts")
+        texts = []
+        sampling = {"temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
+        for start in range(0, len(prompts), chunk):
+            texts += self.generator.generate(prompts[start : start + chunk], seed=seed + start, **sampling)
+            progress.advance(min(chunk, len(prompts) - start))
         if len(texts) != len(prompts):
             raise UserError(f"the API answered {len(texts)} of {len(prompts)} {what} prompts; check --api")
         texts = [(t or "").strip() for t in texts]
@@ -130,6 +140,9 @@ def read_population(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     return pq.read_table(path).column("text").to_pylist()
+
+
+CHUNK = 512  # prompts per generation call of the PE API: a progress line after each
 
 
 @dataclass

@@ -198,9 +198,26 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
     )
 
 
+def _check_not_audited(generator: Path) -> None:
+    """Refuse a generator ``audit`` trained, finished or stopped (Ctrl-C leaves its ``.audit-work``): it
+    learnt the audit's canaries, half of them slipped into its training data, so what it writes is the
+    audit's measurement, not a synthetic corpus of the private one."""
+    from continuousbench.files import OWNED_FILE
+
+    found = next((n for n in (OWNED_FILE.format(command="audit"), ".audit-work") if (generator / n).exists()),
+                 None)  # fmt: skip
+    if found is not None:
+        raise UserError(
+            f"--generator {generator} was trained by `continuousbench audit` ({found} is there), on canary "
+            "records as well as the corpus; sample from a `train-generator` folder instead"
+        )
+
+
 def _staged(args: SynthesisArguments, procs: processes.Processes):
     """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
     from continuousbench.files import StagedOutput
+
+    _check_not_audited(Path(args.generator))
 
     staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
                           inputs=[args.generator])  # fmt: skip

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import shutil
 from collections import Counter
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,8 @@ from continuousbench.geminon.sizes import SizeSpec, get_size
 from continuousbench.llm import TextGenerator
 from continuousbench.release import ids
 from continuousbench.release.ids import ReleaseId
-from continuousbench.release.layout import HOME_ENV, default_root, release_dir
-from continuousbench.release.write import check_replaceable
+from continuousbench.release.layout import HOME_ENV, WORK, default_root, release_dir
+from continuousbench.release.write import check_replaceable, release_lock
 from continuousbench.stages import StageProgress, WorkDir
 
 log = logging.getLogger(__name__)
@@ -126,7 +125,15 @@ def build_release(
     root = Path(a.out).expanduser() if a.out else default_root()
     root = check_writable_dir(root, "--out" if a.out else f"${HOME_ENV}")
     check_replaceable(rid, release_dir(rid, root), a.overwrite)
-    work = WorkDir.for_settings(root / ".work", str(rid), build_settings(a), resume=a.resume)
+    with release_lock(rid, root):  # one build of a release at a time: a second refuses, naming the pid
+        return _build(a, spec, rid, root, progress, timings)
+
+
+def _build(
+    a: GeminonBuildArguments, spec: SizeSpec, rid: ReleaseId, root: Path, progress: bool,
+    timings: dict[str, float] | None,
+) -> Path:  # fmt: skip
+    work = WorkDir.for_settings(root / WORK, str(rid), build_settings(a), resume=a.resume)
     # a bad spec or a silent endpoint fails here, before any work; answers are cached as they arrive, so
     # a killed build, run again, does not pay for them twice
     llms = _generators(work.path / "llm-cache", a.namer, a.realizer)
@@ -166,8 +173,7 @@ def build_release(
                 overwrite=a.overwrite,
                 card_notes=NOTES,
             )
-    shutil.rmtree(work.path)
-    _remove_if_empty(work.path.parent)
+    shutil.rmtree(work.path)  # .work itself goes with the lock, once empty
     return path
 
 
@@ -190,11 +196,6 @@ def _generators(cache_dir: Path, *specs: str) -> dict[str, TextGenerator]:
         if hasattr(built[spec], "check"):
             built[spec].check()
     return built
-
-
-def _remove_if_empty(path: Path) -> None:
-    with suppress(OSError):
-        path.rmdir()
 
 
 # -- stages ------------------------------------------------------------------------------------------

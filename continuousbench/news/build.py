@@ -155,14 +155,10 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
 
 def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments) -> Path | str:
     """Build the release and return its folder (or a note while Slurm jobs are queued)."""
-    import json
-
-    from continuousbench.news import release
     from continuousbench.news.models import check
-    from continuousbench.news.shards import STATS, finished, input_files, read_rows
-    from continuousbench.release.ids import release_id, stage_seeds
+    from continuousbench.release.ids import release_id
     from continuousbench.release.layout import default_root
-    from continuousbench.release.write import check_replaceable
+    from continuousbench.release.write import check_replaceable, release_lock
 
     rid = release_id("news", args.size, args.quarter)
     if bool(args.warc) == bool(args.articles):
@@ -174,10 +170,22 @@ def main(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments)
     check(model, judge=True)
     if args.reader:
         check(ModelArguments(llm=args.reader))
-    work = Path(args.work).expanduser() if args.work else root / ".work" / f"{rid}-seed{args.seed}"
+    with release_lock(rid, root):  # one build of a release at a time: a second refuses, naming the pid
+        return _build(args, model, ex, rid, root)
 
+
+def _build(
+    args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, rid: ReleaseId, root: Path
+) -> Path | str:
+    import json
+
+    from continuousbench.news import release
+    from continuousbench.news.shards import STATS, finished, input_files, read_rows
+    from continuousbench.release.ids import stage_seeds
+    from continuousbench.release.layout import WORK
     from continuousbench.stages import WorkDir
 
+    work = Path(args.work).expanduser() if args.work else root / WORK / f"{rid}-seed{args.seed}"
     # Finished stages are reused only for the same settings: another setting refuses in one line.
     # (how many requests go out at once, how long one may take and how many may be unusable change no
     # answer: a rerun may change them)

@@ -21,24 +21,17 @@ from datatrove.utils.logging import logger
 
 from continuousbench.commands import bounds, debugging, one_line
 from continuousbench.errors import UserError
+from continuousbench.news.slurm_options import ClusterArguments, slurm_minutes
 
-EXECUTORS = ("local", "slurm", "ray")
 LABELS = ("records", "articles", "candidate_pairs")  # our steps' other counters (not datatrove's own)
 
 
 @dataclass
-class ExecutorArguments:
-    """Where the datatrove pipelines run: ``--executor local|slurm|ray``, tasks and workers."""
+class ExecutorArguments(ClusterArguments):
+    """Where the datatrove pipelines run: the cluster options, tasks and workers."""
 
-    executor: str = field(
-        default="local", metadata={"help": "local, slurm or ray.", "choices": list(EXECUTORS)}
-    )
     tasks: int = field(default=1, metadata=bounds("[1, inf)", "Tasks: input shards are split among them."))
     workers: int = field(default=1, metadata=bounds("[1, inf)", "Tasks run at once (local/ray)."))
-    partition: str | None = field(default=None, metadata={"help": "Slurm partition (slurm only)."})
-    time: str = field(default="24:00:00", metadata={"help": "Slurm time limit per task (slurm only)."})
-    cpus_per_task: int = field(default=1, metadata=bounds("[1, inf)", "CPUs per task (slurm/ray)."))
-    mem_per_cpu_gb: float = field(default=2.0, metadata=bounds("(0, inf)", "Memory per CPU (slurm/ray)."))
     venv_path: str | None = field(default=None, metadata={"help": "Virtualenv to activate (slurm only)."})
 
 
@@ -76,12 +69,11 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
         common["pipeline"] = [TieToParent(), *pipeline.steps]  # each pool worker, and its sandboxes
         return LocalPipelineExecutor(**common, workers=workers, depends=depends)
     if args.executor == "slurm":
-        if not args.partition:
-            raise UserError("--executor slurm needs --partition <slurm partition>")
+        args.check_cluster()
         from datatrove.executor import SlurmPipelineExecutor
 
         return SlurmPipelineExecutor(
-            **common, time=args.time, partition=args.partition, cpus_per_task=args.cpus_per_task,
+            **common, time=_hms(args.time), partition=args.partition, cpus_per_task=args.cpus_per_task,
             mem_per_cpu_gb=args.mem_per_cpu_gb, venv_path=args.venv_path, depends=depends,
             job_name=f"news-{pipeline.name}",
         )  # fmt: skip
@@ -95,6 +87,12 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
         **common, workers=args.workers, cpus_per_task=args.cpus_per_task,
         mem_per_cpu_gb=args.mem_per_cpu_gb, depends=depends,
     )  # fmt: skip
+
+
+def _hms(value: str) -> str:
+    """``--time`` as ``HH:MM:SS`` (what datatrove passes to sbatch), the same limit whatever form it had."""
+    minutes = slurm_minutes(value)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
 SLURM_JOBS = "slurm_jobs.json"  # in the logs folder: the job ids this stage last submitted

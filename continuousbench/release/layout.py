@@ -58,6 +58,7 @@ def configs(track: str) -> dict[str, tuple[str, ...]]:
 CARD = "README.md"
 MANIFEST = "release.json"
 HOME_ENV = "CONTINUOUSBENCH_HOME"
+WORK = ".work"  # <root>/.work/: the builds' work folders and the lock of each release being built
 HUB_REPO_ENV = "CONTINUOUSBENCH_HUB_REPO"
 
 

@@ -6,19 +6,29 @@ import hashlib
 import json
 import numbers
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import continuousbench
 from continuousbench.errors import UserError
-from continuousbench.files import check_writable_dir, dumps, replace_dir, sha256_file, temp_dir, write_text
+from continuousbench.files import (
+    check_writable_dir,
+    dumps,
+    holding,
+    replace_dir,
+    sha256_file,
+    temp_dir,
+    write_text,
+)
 from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     CARD,
     MANIFEST,
     TRACK_REQUIRED_COLUMNS,
+    WORK,
     configs,
     data_file,
     default_root,
@@ -175,6 +185,21 @@ def write_umbrella_card(root: Path) -> Path:
     return write_text(root / CARD, str(umbrella_card(ids, infos)))
 
 
+@contextmanager
+def release_lock(rid: ReleaseId, root: Path) -> Iterator[None]:
+    """Hold release ``rid``'s lock under ``root`` (``<root>/.work/<rid>.lock``) for the block: its build
+    and its writing. A second build of it refuses at once in one line naming the first's pid; two would
+    share one work folder and race to publish. Taken again by the writer inside a build, it goes on."""
+    busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build "
+            "into another --out")  # fmt: skip
+    try:
+        with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy, Path(root) / str(rid)):
+            yield
+    finally:
+        with suppress(OSError):  # an empty .work is no one's leftover
+            (Path(root) / WORK).rmdir()
+
+
 def _exists_error(rid: ReleaseId, target: Path) -> FileExistsError:
     return FileExistsError(f"release {rid} already exists at {target}; pass --overwrite to replace it")
 
@@ -239,13 +264,26 @@ def write_release(
     check_replaceable(rid, target, overwrite)
     validate_parts(parts, rid.track)
     parts = align_features(parts, rid.track)
-    expected = configs(rid.track)
     try:
         generator = json.loads(json.dumps(generator, sort_keys=True))
     except TypeError as err:
         raise UserError(f"generator settings must be JSON-serialisable: {err}") from None
 
+    with release_lock(rid, root):
+        _write_folder(rid, parts, root, seed=seed, generator=generator, overwrite=overwrite,
+                      card_notes=card_notes, evaluation=evaluation)  # fmt: skip
+        write_umbrella_card(root)
+    return target
+
+
+def _write_folder(
+    rid: ReleaseId, parts: dict[str, dict[str, Dataset]], root: Path, *, seed: int, generator: dict,
+    overwrite: bool, card_notes: str, evaluation: dict | None,
+) -> None:  # fmt: skip
+    """Write the release in a hidden folder under ``root``, then rename it to ``<root>/<rid>``."""
     import datasets
+
+    target, expected = root / str(rid), configs(rid.track)
 
     root.mkdir(parents=True, exist_ok=True)
     tmp = temp_dir(root, prefix=f".{rid}.tmp-")  # readable by others as the umask allows, like any folder
@@ -286,5 +324,3 @@ def write_release(
             datasets.enable_progress_bars()
         if tmp.exists():
             shutil.rmtree(tmp)
-    write_umbrella_card(root)
-    return target

@@ -12,18 +12,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
-
-EXECUTORS = ("local", "slurm", "ray")
+from continuousbench.news.slurm_options import ClusterArguments
 
 
 @dataclass
 class StudyArguments:
     study: str = field(metadata={"help": "The study file (YAML; see recipes/paper/ and docs/study.md)."})
-    executor: str = field(
-        default="local", metadata={"help": "local, slurm or ray.", "choices": list(EXECUTORS)}
-    )
     out: str | None = field(default=None, metadata={"help": "Study folder (default studies/<name>)."})
-    plan: bool = field(default=False, metadata={"help": "Print the job graph with GPU-hours; run nothing."})
+    plan: bool = field(default=False, metadata={"help": "Check every job and print the graph; run nothing."})
     resume: bool = field(default=False, metadata={"help": "Rerun what failed or never ran."})
     jobs: int | None = field(
         default=None, metadata=bounds("[1, 4096]", "Jobs at once (local; default: one per GPU, or CPU).")
@@ -31,15 +27,13 @@ class StudyArguments:
     gpus_per_job: int | None = field(
         default=None, metadata=bounds("[0, 64]", "GPUs of each GPU job (default: the study's gpus, else 1).")
     )
-    cpus_per_job: int = field(default=1, metadata=bounds("[1, 1024]", "CPUs per job (ray, slurm)."))
     ray_cpus: int | None = field(default=None, metadata=bounds("[1, 4096]", "CPUs of a local Ray (ray)."))
-    partition: str | None = field(default=None, metadata={"help": "Slurm partition (slurm)."})
-    time_min: int = field(default=24 * 60, metadata=bounds("[1, 1e6]", "Slurm time limit per job, minutes."))
 
 
-def main(args: StudyArguments) -> dict:
-    from continuousbench.files import check_writable_dir
+def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
+    from continuousbench.files import check_writable_dir, lock_folder
     from continuousbench.study import executors
+    from continuousbench.study.check import check_jobs, check_release
     from continuousbench.study.graph import expand
     from continuousbench.study.plan import print_plan
     from continuousbench.study.runner import Study, run_to_end, submit_slurm
@@ -50,28 +44,35 @@ def main(args: StudyArguments) -> dict:
     jobs = expand(study, out.absolute())
     if args.gpus_per_job is not None:  # e.g. 0 on a CPU-only Slurm partition
         jobs = [replace(job, gpus=args.gpus_per_job if job.gpus else 0) for job in jobs]
+    if not args.plan:
+        cluster.check_cluster()  # before the jobs' own checks: a study that cannot be queued stops here
+    if study.build is None:
+        check_release(study.path(study.release), f"--config {args.study}")
+    check_jobs(jobs, f"--config {args.study}")  # each job parsed by its command, before anything runs
     if args.plan:
         return {"gpu_hours": print_plan(jobs, study.parameters), "jobs": [j.name for j in jobs]}
-    state = Study(jobs, check_writable_dir(out.absolute(), "--out"))
+    folder = check_writable_dir(out.absolute(), "--out")
+    lock_folder(folder, "study")  # a second study into this folder is refused at once, naming this pid
+    state = Study(jobs, folder)
     state.check(args.resume)
-    if args.executor == "slurm":
-        folder = out.absolute() / "slurm"
-        slurm = executors.SlurmExecutor(folder, args.partition, args.time_min, args.cpus_per_job)
-        out.mkdir(parents=True, exist_ok=True)
+    if cluster.executor == "slurm":
+        slurm = executors.SlurmExecutor(folder / "slurm", cluster)
         ids = submit_slurm(state, slurm)
         print("queued on Slurm; once the jobs finish, rerun with --resume (it reruns what failed)" if ids else
               f"study {study.name}: all {len(jobs)} jobs done; manifest in {state.file}", flush=True)
         return {"queued": ids}
-    runner = (executors.LocalExecutor(args.jobs) if args.executor == "local"
-              else executors.RayExecutor(args.cpus_per_job, args.ray_cpus))  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
+    runner = (executors.LocalExecutor(args.jobs) if cluster.executor == "local"
+              else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus))  # fmt: skip
     statuses = run_to_end(state, runner, "rerun with --resume")
     print(f"study {study.name}: all {len(statuses)} jobs done; manifest in {state.file}", flush=True)
+    report = next((j for j in jobs if j.kind == "report"), None)
+    if report is not None and report.done.is_file():  # the finished study's table, as the demo prints it
+        print(report.done.read_text(encoding="utf-8"), end="", flush=True)
     return {"statuses": statuses}
 
 
 make_parser, _cli = command(
-    StudyArguments, "continuousbench study", __doc__.splitlines()[0], main,
+    (StudyArguments, ClusterArguments), "continuousbench study", __doc__.splitlines()[0], main,
     resume_hint="finished jobs are kept; rerun the same command with --resume to continue",
 )  # fmt: skip
 

@@ -7,6 +7,7 @@ graph with ``afterok`` dependencies and returns, as ``news --executor slurm`` do
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -17,12 +18,17 @@ from pathlib import Path
 
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
+from continuousbench.news.slurm_options import ClusterArguments, slurm_minutes
 from continuousbench.study.graph import Job
 
 
-def execute(argv: Sequence[str], log: str, stdout: str | None = None, env: dict | None = None) -> int:
+def execute(
+    argv: Sequence[str], log: str, stdout: str | None = None, env: dict | None = None,
+    live: set[subprocess.Popen] | None = None,
+) -> int:  # fmt: skip
     """Run ``continuousbench <argv>`` in a child process, appending its output to ``log``; returns the
-    exit status. ``stdout``: the command's standard output is kept there (written once it succeeded)."""
+    exit status. ``stdout``: the command's standard output is kept there (written once it succeeded).
+    ``live``: the child is in it while it runs, so a stopped study can interrupt it."""
     from continuousbench.files import write_text
 
     Path(log).parent.mkdir(parents=True, exist_ok=True)
@@ -30,12 +36,44 @@ def execute(argv: Sequence[str], log: str, stdout: str | None = None, env: dict 
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ continuousbench {redact(subprocess.list2cmdline(list(argv)))}\n")  # no key in a log
         out.flush()
-        done = subprocess.run(command, stdout=subprocess.PIPE if stdout else out, stderr=out, text=True,
-                              env={**os.environ, **(env or {})})  # fmt: skip
-    if stdout and done.returncode == 0:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out, text=True,
+                                 env={**os.environ, **(env or {})})  # fmt: skip
+        if live is not None:
+            live.add(child)
+        try:
+            printed, _ = child.communicate()
+        except KeyboardInterrupt:  # a cancelled Ray task: its command is stopped as Ctrl-C stops it
+            interrupt({child}, grace=0)
+            raise
+        finally:
+            if live is not None:
+                live.discard(child)
+    if stdout and child.returncode == 0:
         Path(stdout).parent.mkdir(parents=True, exist_ok=True)
-        write_text(stdout, done.stdout)
-    return done.returncode
+        write_text(stdout, printed)
+    return child.returncode
+
+
+def interrupt(children: set[subprocess.Popen], grace: float = 5.0, patience: float = 120.0) -> None:
+    """Stop running jobs as Ctrl-C stops a command: SIGINT (each keeps its finished work for ``--resume``),
+    then wait. A Ctrl-C at a terminal reached them already, so they get ``grace`` seconds to end on their
+    own first (a second SIGINT could cut their cleanup); what outlives ``patience`` is killed."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + grace
+    for child in list(children):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(max(0.0, deadline - time.monotonic()))
+    for child in list(children):
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    for child in list(children):
+        try:
+            child.wait(patience)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 def run_on_slurm(argv: Sequence[str], log: str, stdout: str | None = None) -> None:
@@ -71,6 +109,8 @@ class LocalExecutor:
         self.total = self.gpus.qsize()
         self.parallel = parallel or self.total or os.cpu_count() or 1
         self.pool = ThreadPoolExecutor(self.parallel)
+        self.live: set[subprocess.Popen] = set()  # the running jobs' processes
+        self.stopping = False
 
     def _run(self, job: Job, argv: Sequence[str]) -> int:
         wanted = min(job.gpus, self.total)
@@ -78,13 +118,20 @@ class LocalExecutor:
         env = {"CUDA_VISIBLE_DEVICES": ",".join(held)} if held else {"OMP_NUM_THREADS": "1",
                                                                       "CUDA_VISIBLE_DEVICES": ""}
         try:
-            return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env)
+            if self.stopping:  # the study was stopped while this job waited for a GPU
+                return 130
+            return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env, self.live)
         finally:
             for gpu in held:
                 self.gpus.put(gpu)
 
     def start(self, job: Job, argv: Sequence[str]) -> tuple[Future, str]:
         return self.pool.submit(self._run, job, argv), f"pid-pool-{os.getpid()}"
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Interrupt the running jobs and wait for them (the study was stopped; see :func:`interrupt`)."""
+        self.stopping = True
+        interrupt(self.live, grace)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -106,6 +153,7 @@ class RayExecutor:
             kwargs = {"address": "auto"} if os.environ.get("RAY_ADDRESS") else {"num_cpus": num_cpus}
             ray.init(**kwargs, include_dashboard=False, log_to_driver=False)
         self.task = ray.remote(execute)
+        self.refs: list = []
         self.total = int(ray.cluster_resources().get("GPU", 0))  # a GPU job on a CPU cluster: no GPU asked
 
     def start(self, job: Job, argv: Sequence[str]) -> tuple[Future, str]:
@@ -114,7 +162,14 @@ class RayExecutor:
             list(argv), str(job.log), str(job.stdout) if job.stdout else None,
             None if gpus else {"OMP_NUM_THREADS": str(self.cpus), "CUDA_VISIBLE_DEVICES": ""},
         )  # fmt: skip
+        self.refs.append(ref)
         return ref.future(), ref.hex()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Cancel the running tasks (Ray interrupts a task as Ctrl-C would; ``force`` would kill it)."""
+        for ref in self.refs:
+            with contextlib.suppress(Exception):  # a finished task cannot be cancelled
+                self.ray.cancel(ref)
 
     def close(self) -> None:
         if self.started:
@@ -126,15 +181,16 @@ class SlurmExecutor:
 
     name = "slurm"
 
-    def __init__(self, folder: Path, partition: str | None, time_min: int, cpus_per_job: int):
-        if not partition:
-            raise UserError("--executor slurm needs --partition <slurm partition>")
+    def __init__(self, folder: Path, cluster: ClusterArguments):
+        cluster.check_cluster()
         try:
             import submitit
         except ImportError:
             raise ImportError("--executor slurm needs submitit: pip install 'continuousbench[slurm]'") from None  # noqa: E501
         self.executor = submitit.SlurmExecutor(folder=str(folder / "%j"))
-        self.common = {"partition": partition, "time": time_min, "cpus_per_task": cpus_per_job}
+        self.common = {"partition": cluster.partition, "time": slurm_minutes(cluster.time),
+                       "cpus_per_task": cluster.cpus_per_task,
+                       "mem_per_cpu": f"{round(cluster.mem_per_cpu_gb * 1024)}M"}  # fmt: skip
 
     def submit(self, job: Job, argv: Sequence[str], after: Sequence[str]) -> str:
         """Queue ``job`` after the Slurm jobs ``after``; returns its Slurm job id."""

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from continuousbench.errors import UserError
 from continuousbench.study.schema import Report, Study
 
-KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
 CPU_KINDS = ("build", "report", "compare")  # no GPU: their work is bookkeeping
 
 
@@ -47,12 +47,20 @@ def argv(options: dict[str, Any]) -> list[str]:
     return out
 
 
-def read_recipe(path: str | None) -> dict[str, Any]:
-    import yaml
+def read_recipe(path: str | None, job: str) -> dict[str, Any]:
+    """The recipe a job names (its command reads it again, strictly); a missing one is refused before
+    anything runs, naming the job."""
+    from continuousbench.commands import load_yaml
 
-    if path is None or not Path(path).is_file():
+    if path is None:
         return {}
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    if not Path(path).is_file():
+        raise UserError(
+            f"job {job}: its config {path} does not exist (relative paths are read from the study file's "
+            "folder); fix the study file"
+        )
+    recipe = load_yaml(Path(path).read_text(encoding="utf-8"), f"job {job}: config {path}") or {}
+    return recipe if isinstance(recipe, dict) else {}
 
 
 class _Graph:
@@ -64,7 +72,7 @@ class _Graph:
         name = f"{kind}/{what}"
         config = self.study.path(config) if config else None
         options = {k: self.study.option(v) for k, v in (options or {}).items()}
-        recipe = {**read_recipe(config), **options}
+        recipe = {**read_recipe(config, name), **options}
         gpus = self.study.gpus.get(kind, 0 if kind in CPU_KINDS else 1)
         full = [*command, *(["--config", config] if config else []), *argv(options or {})]
         log = self.out / "logs" / f"{name.replace('/', '--')}.log"

@@ -59,8 +59,26 @@ class Study:
                 if recorded != _line(job.argv):
                     raise UserError(
                         f"job {name} finished with another command than the study file gives now "
-                        f"({recorded}); remove {job.out} to run it again, or use another --out"
+                        f"({changed_options(recorded, _line(job.argv))}); remove {job.out} to run it again, "
+                        "or use another --out"
                     )
+                self._check_recipes(job, entry.get("inputs", {}))
+
+    @staticmethod
+    def _check_recipes(job: Job, recorded: dict[str, str]) -> None:
+        """A finished job's recipe files must still be the ones it ran with (their sha256 is in the
+        manifest): a changed recipe would leave its runs answering another question, unseen."""
+        for recipe in job.inputs:
+            before = recorded.get(recipe)
+            if before is None:
+                continue
+            now = sha256_file(recipe) if Path(recipe).is_file() else "missing"
+            if now != before:
+                raise UserError(
+                    f"{recipe} changed since job {job.name} ran with it (sha256 {before[:12]} in "
+                    f"{MANIFEST}, {now[:12]} now); restore it, or remove {job.out} to run the job again "
+                    "with the new recipe, or use another --out"
+                )
 
     def record(self, job: Job, **entry) -> None:
         self.manifest["jobs"].setdefault(job.name, {}).update(entry)
@@ -85,13 +103,53 @@ def _line(argv: Sequence[str]) -> str:
     return redact("continuousbench " + shlex.join(argv))
 
 
+def _options(line: str) -> dict[str, str]:
+    """``--key value...`` of a recorded command line, each key's values joined; positionals under ''."""
+    found: dict[str, list[str]] = {}
+    key = ""
+    for word in shlex.split(line)[2:]:
+        if word.startswith("--"):
+            key = word
+            found.setdefault(key, [])
+        else:
+            found.setdefault(key, []).append(word)
+    return {k: " ".join(v) or "(set)" for k, v in found.items()}
+
+
+def changed_options(before: str, now: str) -> str:
+    """What differs between two command lines of a job, option by option: ``--steps: 50 -> 100``."""
+    old, new = _options(before), _options(now)
+    changes = [f"{k or 'arguments'}: {old.get(k, '(not given)')} -> {new.get(k, '(not given)')}"
+               for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]  # fmt: skip
+    return "; ".join(changes) or f"was: {before}"
+
+
 def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
     """Run every unfinished job, close the executor, and fail in one line naming the failed jobs (their
     logs say why) and how to continue (``rerun``); returns each job's final status."""
+    import signal
+    import threading
+
+    alone = []  # set when SIGTERM came: sent to the study alone, its jobs have not been told
+
+    def stop(signum, frame):  # SIGTERM (a scheduler, `kill`) stops the study as Ctrl-C does
+        alone.append(signum)
+        raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()  # signals go to the main thread only
+    previous = signal.signal(signal.SIGTERM, stop) if main else None
     try:
         statuses = run_jobs(study, executor)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM turned into the same by `stop`
+        executor.stop(grace=0.0 if alone else 5.0)  # each running job interrupted as Ctrl-C would, waited for
+        for name in study.jobs:
+            if study.status(name) == "running" and not study.jobs[name].done.exists():
+                study.record(study.jobs[name], status="stopped")
+        raise
     finally:
         executor.close()
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     failed = [name for name, status in statuses.items() if status != "done"]
     if failed:
         more = ", ..." if len(failed) > 5 else ""

@@ -8,14 +8,31 @@ relative to the file's folder when they exist there.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from continuousbench.errors import UserError
 
 Options = dict[str, Any]
+KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
+
+
+def _path_part(name: str) -> str:
+    """Names become folder and file names of the study folder (``runs/<evaluator>/<corpus>-seed<k>``), so
+    a name with ``/``, a leading dot or ``..`` would write outside it, or over another job's output."""
+    if not SAFE_NAME.fullmatch(name) or ".." in name:
+        raise ValueError(
+            f"name {name!r} must be letters, digits, '.', '_', '+' or '-' (a folder name of the study), "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+Name = Annotated[str, AfterValidator(_path_part)]
 
 
 class Section(BaseModel):
@@ -32,14 +49,14 @@ class Build(Section):
 class Generator(Section):
     """A generator: trained on the real corpus, then sampled (``synthesize``) into the corpus ``name``."""
 
-    name: str
+    name: Name
     config: str
     epsilon: float | None = None  # None: non-private (Syn, epsilon = infinity)
     options: Options = Field(default_factory=dict)
 
 
 class PrivateEvolution(Section):
-    name: str
+    name: Name
     config: str | None = None
     options: Options = Field(default_factory=dict)  # api, embedding_model, ...
 
@@ -48,7 +65,7 @@ class Evaluator(Section):
     """An evaluator recipe, trained on each corpus of ``corpora`` (``none``: scored without training,
     ``real``: the release's own corpus, else a generator's or PE's name; default: all of them)."""
 
-    name: str
+    name: Name
     config: str
     corpora: list[str] | None = None
     options: Options = Field(default_factory=dict)
@@ -60,7 +77,7 @@ class Mauve(Section):
 
 
 class Audit(Section):
-    name: str
+    name: Name
     options: Options = Field(default_factory=dict)
 
 
@@ -76,19 +93,19 @@ class Report(Section):
 
 
 class Study(Section):
-    name: str
+    name: Name
     release: str | None = None  # a release id or folder; omitted when ``build`` makes it
     build: Build | None = None
     generators: list[Generator] = Field(default_factory=list)
     synthesis: Options = Field(default_factory=dict)  # options of every synthesize job
     pe: list[PrivateEvolution] = Field(default_factory=list)
     evaluators: list[Evaluator] = Field(default_factory=list)
-    seeds: list[int] = Field(default_factory=lambda: [0])  # evaluator seeds: one run per seed
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: [0], min_length=1)  # a run each
     mauve: Mauve | None = None
     audit: list[Audit] = Field(default_factory=list)
     report: Report | bool = True  # true: every run, named by its folder; false: no report job
     compare: list[tuple[str, str]] = Field(default_factory=list)  # corpus pairs, per evaluator and seed
-    gpus: dict[str, int] = Field(default_factory=dict)  # GPUs per job of a kind (default 1; build, report: 0)
+    gpus: dict[str, Annotated[int, Field(ge=0, le=64)]] = Field(default_factory=dict)  # per job of a kind
     parameters: dict[str, float] = Field(default_factory=dict)  # model -> parameter count (for --plan)
     root: Path = Path(".")  # the study file's folder: relative paths are read from here
 
@@ -100,6 +117,15 @@ class Study(Section):
         for name in names:
             if names.count(name) > 1 or name in ("none", "real"):
                 raise ValueError(f"corpus name {name!r} is used twice or reserved; rename it")
+        named = {"evaluator": [e.name for e in self.evaluators], "audit": [a.name for a in self.audit],
+                 "seed": self.seeds}  # fmt: skip
+        for what, given in named.items():
+            twice = next((n for i, n in enumerate(given) if n in given[:i]), None)
+            if twice is not None:  # one would silently take the other's folder
+                raise ValueError(f"{what} {twice!r} is given twice; give each its own name")
+        unknown = sorted(set(self.gpus) - set(KINDS))
+        if unknown:
+            raise ValueError(f"gpus names unknown job kind(s) {', '.join(unknown)}; use {', '.join(KINDS)}")
         known = {"none", "real", *names}
         for ev in self.evaluators:
             unknown = set(ev.corpora or ()) - known
@@ -166,15 +192,16 @@ class Study(Section):
 
 def load_study(path: str | Path) -> Study:
     """The study file at ``path``, validated; a mistake is one line naming the key."""
-    import yaml
+    from continuousbench.commands import load_yaml
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"--config {path} does not exist; pass a study file (see recipes/paper/)") from None
-    except yaml.YAMLError:
-        raise UserError(f"--config {path} is not valid YAML; fix the file") from None
+    except (IsADirectoryError, UnicodeDecodeError) as err:
+        raise UserError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
+    data = load_yaml(text, f"--config {path}")  # the recipes' strict loader: a key given twice is refused
     if not isinstance(data, dict):
         raise UserError(f"--config {path} must hold a mapping (name, release, generators, ...)")
     try:
@@ -182,4 +209,5 @@ def load_study(path: str | Path) -> Study:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(map(str, first["loc"])) or "the file"
-        raise UserError(f"--config {path}: {where}: {first['msg']}; fix the study file") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise UserError(f"--config {path}: {where}: {message}; fix the study file") from None

@@ -77,8 +77,10 @@ class EvaluatorTrainer(SFTTrainer):
                 folder.mkdir(parents=True, exist_ok=True)
                 marker.touch()
             super()._save_checkpoint(model, trial)
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
+        except Exception as err:  # safetensors and torch.save report a full disk in their own errors
+            from continuousbench.commands import disk_full
+
+            if disk_full(err):
                 raise OSError(
                     errno.ENOSPC, "no space left on the device while writing a checkpoint", str(folder)
                 ) from None

@@ -51,3 +51,20 @@ def test_a_dp_run_at_epsilon_1_stays_within_its_claim(invoke, tmp_path, small_co
     assert record["claimed_epsilon"] == pytest.approx(1, rel=0.01) and record["delta"] == 1e-5
     assert record["can_refute_claim"] and record["largest_reachable_bound"] > 2
     assert record["epsilon_lower_bound"] <= 1 and record["within_claim"]
+
+
+def test_scoring_many_canaries_shows_progress_and_the_same_scores(dp_model_dir, monkeypatch, caplog):
+    """Scoring is chunked with a progress line after each chunk (many canaries were silent); the scores
+    are those of one pass."""
+    import logging
+
+    from continuousbench import stages
+    from continuousbench.diagnostics import audit
+
+    canaries = [{"text": f"canary {i} " * 3, "included": i % 2 == 0} for i in range(40)]
+    whole = audit.score(dp_model_dir, canaries, 32, "loss")
+    monkeypatch.setattr(audit, "SCORE_CHUNK", 16)
+    monkeypatch.setattr(stages, "PROGRESS_EVERY", 0.0)
+    with caplog.at_level(logging.INFO, logger="continuousbench.stages"):
+        assert audit.score(dp_model_dir, canaries, 32, "loss") == whole
+    assert "audit: scoring canaries under the generator: 16 of 40 canaries, about" in caplog.text

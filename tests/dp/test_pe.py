@@ -138,3 +138,21 @@ def test_sentence_transformers_folders_use_their_own_pipeline(dp_model_dir, tmp_
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)  # its Normalize module ran
     with pytest.raises(FileNotFoundError, match="--embedding_model"):
         make_embedder(str(tmp_path / "missing"))
+
+
+def test_a_large_generation_shows_progress_and_gives_the_texts_of_one_call(monkeypatch, caplog):
+    """The PE API asks in chunks with a progress line after each (a large --num_samples was silent);
+    prompt i keeps seed + i, so the texts are exactly those of one call."""
+    import logging
+
+    from continuousbench import stages
+    from continuousbench.llm import OFFLINE
+
+    OFFLINE["pe-seeded"] = lambda prompt, seed, **_: f"{prompt[-12:]} {seed}"
+    api = pe.PEApi(make_generator("offline:pe-seeded"))
+    whole = api.random(10, np.random.default_rng(0))
+    monkeypatch.setattr(pe, "CHUNK", 4)
+    monkeypatch.setattr(stages, "PROGRESS_EVERY", 0.0)
+    with caplog.at_level(logging.INFO, logger="continuousbench.stages"):
+        assert api.random(10, np.random.default_rng(0)) == whole
+    assert "pe: RANDOM_API: 4 of 10 texts, about" in caplog.text and "8 of 10 texts" in caplog.text

@@ -252,3 +252,53 @@ def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch
         args = B.GeminonBuildArguments(out=str(tmp_path), namer="offline:same", realizer="offline:same")
         B.build_release(args, progress=False)
     assert built == ["offline:same"]
+
+
+@pytest.mark.slow
+def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_build_resumes(
+    tiny_release, tmp_path
+):
+    """Two builds of one release started together: the second refuses at once naming the first's pid
+    (before, both built into one work folder and raced to publish); the first, killed, resumes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "continuousbench.cli", "build", "geminon", "--size", "tiny", "--out",
+            str(tmp_path)]  # fmt: skip
+    quiet = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    first = subprocess.Popen(argv, **quiet)
+    try:
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / ".work").glob("*/settings.json")):  # its work has started
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()[0]
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGSTOP)  # held mid-build, whatever the machine's load
+        second = subprocess.run(argv, timeout=120, **quiet)
+        assert second.returncode == 2, second.stdout
+        (line,) = [ln for ln in second.stdout.splitlines() if ln.startswith("error:")]
+        assert f"pid {first.pid}" in line and "geminon-tiny-2026q1" in line, second.stdout
+        assert not (tmp_path / "geminon-tiny-2026q1").exists()
+    finally:
+        os.kill(first.pid, signal.SIGKILL)  # killed mid-build: its lock dies with it, its work stays
+        first.wait()
+    assert list((tmp_path / ".work").glob("*/settings.json"))
+    again = subprocess.run(argv, timeout=300, **quiet)
+    assert again.returncode == 0, again.stdout
+    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
+    assert not (tmp_path / ".work").exists()
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(tiny_release, tmp_path):
+    """Writes past the file size limit (``ulimit -f``, a full disk's stand-in) end the build in one line
+    naming where it wrote (before: "[Errno 27] File too large"); the rerun finishes the same release."""
+    from hostile import one_error_line, with_file_limit
+
+    argv = ["build", "geminon", "--size", "tiny", "--out", tmp_path]
+    line = one_error_line(with_file_limit(argv, 50_000, tmp_path))
+    assert line.startswith(f"error: no space left on the device writing {tmp_path}/"), line
+    assert with_file_limit(argv, 2**40, tmp_path).returncode == 0
+    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)

@@ -207,3 +207,14 @@ def test_resume_extracts_a_replaced_warc_again(tmp_path, monkeypatch):
     assert sorted(u for u in urls if u.endswith("-new")) == sorted(r["url"] + "-new" for r in records[8:12])
     assert not set(urls) & {r["url"] for r in records[4:8]}  # the replaced file's old pages are gone
     assert {r["url"] for r in records[:4]} <= set(urls) and (out / stats_a).stat().st_mtime_ns == before
+
+
+def test_a_full_disk_is_one_line_naming_the_output(warc_dir, tmp_path):
+    """Writes past the file size limit (``ulimit -f``) in a datatrove task: one line naming the output
+    folder (before: "[Errno 27] File too large", no path)."""
+    from hostile import one_error_line, with_file_limit
+
+    out = tmp_path / "extracted"
+    argv = ["news", "extract", "--warc", warc_dir / "a.warc.gz", "--output", out]
+    line = one_error_line(with_file_limit(argv, 8_000, tmp_path))
+    assert line.startswith(f"error: no space left on the device writing {out}"), line

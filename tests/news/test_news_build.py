@@ -127,3 +127,22 @@ def test_a_key_in_the_llm_spec_reaches_the_server_and_no_file(warc_dir, tmp_path
     assert "key=REDACTED" in (out / "release.json").read_text()
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-news" in p.read_bytes()]
     assert not leaked and "k3y-news" not in "".join(capsys.readouterr())
+
+def test_a_build_of_a_release_being_built_is_refused_naming_the_builder(warc_dir, tmp_path):
+    """`build news` takes the release's lock like `build geminon`: one line with the holder's pid, no work."""
+    import subprocess
+    import sys
+
+    hold = ("import sys, time; from pathlib import Path; from continuousbench.release.ids import ReleaseId; "
+            "from continuousbench.release.write import release_lock\n"
+            "with release_lock(ReleaseId.parse('news-tiny-2026q1'), Path(sys.argv[1])):\n"
+            "    print('held', flush=True); time.sleep(60)")  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ValueError, match=f"news-tiny-2026q1 .* is being built by .*pid {holder.pid}"):
+            build(warc_dir, tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [p.name for p in (tmp_path / ".work").iterdir()] == ["news-tiny-2026q1.lock"]  # no work began

@@ -5,8 +5,10 @@ killed study resumes; a failing job is named with its log; ``--plan`` of a paper
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 from fake_slurm import FakeSlurm
 
-from continuousbench.files import read_json
+from continuousbench.files import read_json, sha256_file
 from continuousbench.study import command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,14 +111,15 @@ def test_slurm_stand_in_gives_the_local_table_and_refuses_a_rerun_while_queued(
 
 @pytest.mark.slow
 def test_a_failing_job_is_named_with_its_log_and_fails_its_dependants(tmp_path, capsys):
-    study = _study(tmp_path, extra=", qa_batch_size: 0")  # out of range: evaluate refuses it
+    # parses (so --plan passes it: an option's own mistakes are refused before anything runs), fails when run
+    study = _study(tmp_path, extra=f", replay_corpus: {tmp_path / 'nope.parquet'}")
     with pytest.raises(SystemExit) as failed:
         command.cli(["--config", str(study), "--out", str(tmp_path / "out")])
     assert failed.value.code == 2
     out = capsys.readouterr()
     log = tmp_path / "out" / "logs" / "evaluate--tiny--real-seed0.log"
     assert f"evaluate/tiny/real-seed0 FAILED (exit status 2): see its log {log}" in out.out
-    assert "--qa_batch_size 0 is out of range" in log.read_text()
+    assert "nope.parquet" in log.read_text().splitlines()[-1]
     assert "report/all not run: it needs evaluate/tiny/" in out.out
     assert "jobs failed" in out.err and "rerun with --resume" in out.err
     manifest = read_json(tmp_path / "out" / "manifest.json")["jobs"]
@@ -143,6 +146,7 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "evaluate/tiny/none-seed0 started (resuming)" in done.stdout
+    assert "Wilson 95% interval" in done.stdout  # a finished study prints its report
     assert "build/geminon" not in done.stdout.split("to run")[1]  # finished already: not run again
     manifest = read_json(out / "manifest.json")["jobs"]
     assert manifest["evaluate/tiny/none-seed0"]["command"].endswith("--resume")
@@ -151,6 +155,7 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
 
 def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CONTINUOUSBENCH_HUB_REPO", "org/releases")  # where its release comes from
     plan = command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
     jobs = set(plan["jobs"])
     for gen in ("syn", "dp-syn-eps100", "dp-syn-eps10"):
@@ -166,6 +171,7 @@ def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "recipes" / "paper").glob("*.yaml")))
 def test_every_paper_study_expands_with_known_model_sizes(name):
+    from continuousbench.study.check import check_jobs
     from continuousbench.study.graph import expand
     from continuousbench.study.plan import gpu_hours
     from continuousbench.study.schema import load_study
@@ -175,6 +181,7 @@ def test_every_paper_study_expands_with_known_model_sizes(name):
     assert jobs and all(gpu_hours(j, study.parameters) is not None for j in jobs)
     for job in jobs:  # every recipe a job names exists
         assert all(Path(p).is_file() for p in job.inputs), job.name
+    check_jobs(jobs, name)  # and every job's command line parses, recipe included
 
 
 def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
@@ -206,3 +213,122 @@ def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
     executor = Counting()
     assert set(run_jobs(Study(jobs, tmp_path), executor).values()) == {"done"}
     assert executor.peak == 2
+
+
+def test_plan_refuses_a_release_it_cannot_find(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CONTINUOUSBENCH_HUB_REPO", raising=False)
+    with pytest.raises(SystemExit):
+        command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
+    assert "release geminon-small-2026q1 not found under" in capsys.readouterr().err
+
+
+def test_plan_of_a_cpu_study_gives_cpu_hours_and_whole_normalised_paths(tmp_path, monkeypatch, capsys):
+    """A CPU study's plan: CPU-hours beside its 0 GPU-hours (the model's size read from its folder), and
+    the model's path normalised, whole (before: "0.0 GPU-hours" alone, the path as given and cut)."""
+    monkeypatch.chdir(tmp_path)
+    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("{extra}", "")
+    (tmp_path / "cpu.yaml").write_text(text + "gpus: {evaluate: 0}\n")
+    plan = command.cli(["--config", str(tmp_path / "cpu.yaml"), "--plan"])
+    out = capsys.readouterr().out
+    total = re.search(r"total: 0\.0 GPU-hours; ([0-9.]+) CPU-hours", out)
+    assert plan["gpu_hours"] == 0 and total and float(total.group(1)) > 0, out[-800:]
+    assert f" {DEMO / 'base'} " in out and "../demo" not in out and "…" not in out
+
+
+def _finished(tmp_path: Path, recipe_text: str = "steps: 2\n"):
+    """A study of one finished job (recipe, done marker, manifest) as a run leaves it."""
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, _line
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(recipe_text)
+    job = Job(name="evaluate/e/real-seed0", kind="evaluate", argv=("evaluate", "--config", str(recipe),
+              "--steps", "2"), out=tmp_path / "run", done=tmp_path / "run" / "results.json",
+              inputs=(str(recipe),), log=tmp_path / "log")  # fmt: skip
+    job.out.mkdir()
+    job.done.write_text("{}")
+    state = Study([job], tmp_path)
+    state.record(job, command=_line(job.argv), inputs={str(recipe): sha256_file(recipe)}, status="done")
+    return job, recipe
+
+
+def test_resume_after_a_recipe_changed_is_refused_naming_the_file(tmp_path):
+    """Before: "all jobs done", with runs made from the old recipe."""
+    from continuousbench.study.runner import Study
+
+    job, recipe = _finished(tmp_path)
+    Study([job], tmp_path).check(resume=True)  # unchanged: resumes
+    recipe.write_text("steps: 3\n")
+    with pytest.raises(ValueError, match=f"{recipe} changed since job evaluate/e/real-seed0 ran with it"):
+        Study([job], tmp_path).check(resume=True)
+
+
+def test_a_changed_option_is_refused_saying_what_changed(tmp_path):
+    from dataclasses import replace
+
+    from continuousbench.study.runner import Study
+
+    job, _ = _finished(tmp_path)
+    changed = replace(job, argv=(*job.argv[:-1], "3", "--bf16", "true"))
+    with pytest.raises(ValueError, match="--steps: 2 -> 3; --bf16: \\(not given\\) -> true"):
+        Study([changed], tmp_path).check(resume=True)
+
+
+@pytest.mark.parametrize("given, minutes", [("90", 90), ("30:30", 31), ("1:30:00", 90), ("2-00", 2880),
+                                            ("1-01:30", 1530), ("24:00:00", 1440)])  # fmt: skip
+def test_time_means_the_same_for_study_and_news(given, minutes):
+    """``--time`` is read as sbatch reads it, for both: study passes minutes to submitit, news HH:MM:SS."""
+    from continuousbench.news.executors import _hms
+    from continuousbench.news.slurm_options import slurm_minutes
+
+    assert slurm_minutes(given) == minutes
+    assert slurm_minutes(_hms(given)) == minutes
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_study_like_ctrl_c_leaving_no_orphan(tmp_path):
+    """SIGTERM to the study alone (a scheduler, `kill`): its running job (a `small` build, minutes long)
+    is interrupted and waited for, and recorded as stopped, resumable; before, the study died and its
+    job ran on as an orphan."""
+    study = tmp_path / "s.yaml"
+    study.write_text("name: s\nbuild: {track: geminon, options: {size: small}}\n")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "continuousbench.cli", "study", "--config", str(study), "--out", str(out)]
+    started = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    jobs: list[int] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not list((out / "releases" / ".work").glob("*/settings.json")):  # the build has begun
+            assert started.poll() is None and time.monotonic() < deadline, "the build never started"
+            time.sleep(0.1)
+        jobs = _children(started.pid)
+        assert jobs
+        started.send_signal(signal.SIGTERM)
+        _, err = started.communicate(timeout=180)
+        assert started.returncode == 130, err[-2000:]
+        assert err.strip().splitlines()[-1].startswith("interrupted: "), err[-2000:]
+        for job in jobs:
+            with pytest.raises(ProcessLookupError):  # the job ended with the study
+                os.kill(job, 0)
+    finally:
+        for pid in [started.pid, *jobs]:  # whatever a failure left running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        started.wait()
+    assert read_json(out / "manifest.json")["jobs"]["build/geminon"]["status"] == "stopped"
+    assert "interrupted" in (out / "logs" / "build--geminon.log").read_text()  # stopped as Ctrl-C stops it
