@@ -52,6 +52,10 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.leakage",
         "Sensitive singleton facts a corpus repeats verbatim.",
     ),
+    "gate": (
+        "continuousbench.diagnostics.gates",
+        "Release gates: unsolvable without the corpus, learnable, fresh against earlier releases.",
+    ),
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),
