@@ -100,12 +100,11 @@ def closed_book_questions(release: str | Path, **kw: Any):
 
 def closed_book(model: str, qa, track: str, *, batch_size: int, max_new_tokens: int) -> dict[str, Any]:
     """A model's closed-book accuracy (the most lenient default matcher) and its Wilson interval."""
+    from continuousbench.diagnostics.contamination import load_scoring_model
     from continuousbench.harness.qa_eval import generate_answers, score_answers
     from continuousbench.stats import wilson_interval
-    from continuousbench.training.modeling import load_model_and_tokenizer
 
-    net, tokenizer = load_model_and_tokenizer(model, tuning="full")
-    net.eval()
+    net, tokenizer = load_scoring_model(model)
     answers = generate_answers(
         net, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
     )
