@@ -52,6 +52,10 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.leakage",
         "Sensitive singleton facts a corpus repeats verbatim.",
     ),
+    "release": (
+        "continuousbench.study.quarterly",
+        "A quarter's releases: build every track, gate, report, publish only when every gate passes.",
+    ),
     "gate": (
         "continuousbench.diagnostics.gates",
         "Release gates: unsolvable without the corpus, learnable, fresh against earlier releases.",

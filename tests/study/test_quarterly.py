@@ -1,0 +1,84 @@
+"""``release --quarter``: a tiny Geminon quarter built, gated against the quarter before it, reported and
+published (fake Hub); a failing gate publishes nothing; bad quarters are refused in one line."""
+
+import json
+from datetime import date
+
+import pytest
+from fake_hub import SECRET, fake_hub
+
+from continuousbench.study.quarterly import check_quarter, redact
+
+
+@pytest.fixture
+def root_with_q1(tmp_path):
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+
+    build_release(GeminonBuildArguments(size="tiny", quarter="2026q1", out=str(tmp_path)), progress=False)
+    return tmp_path
+
+
+def _errors(result):
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+QUARTER = ["release", "--quarter", "2026q2", "--tracks", "geminon", "--size", "tiny"]
+
+
+def test_quarter_is_built_gated_reported_and_published(invoke, monkeypatch, root_with_q1):
+    hub = fake_hub(monkeypatch, "geminon-tiny-2026q2")
+    result = invoke([*QUARTER, "--root", root_with_q1, "--publish", "my-org/cb"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((root_with_q1 / ".quarterly/2026q2/report.json").read_text())
+    assert report["passed"] and report["published_to"] == "my-org/cb"
+    q2 = report["releases"]["geminon-tiny-2026q2"]
+    assert q2["gates"]["gates"]["fresh"]["previous"] == ["geminon-tiny-2026q1"]
+    assert q2["rows"]["qa_public"] == {"test": 104, "validation": 52}
+    assert sum(q2["gates"]["gates"]["learnable"]["histograms"]["qa_public"].values()) == 156
+    assert hub.calls["create_tag"][1]["tag"] == "geminon-tiny-2026q2"
+    page = (root_with_q1 / ".quarterly/2026q2/report.md").read_text()
+    assert "| geminon-tiny-2026q2 | " in page and "fresh: corpus 13-gram overlap" in page
+    assert SECRET not in page + json.dumps(report)
+    # a rerun resumes: the release is kept, not rebuilt
+    stamp = (root_with_q1 / "geminon-tiny-2026q2/release.json").stat().st_mtime_ns
+    assert invoke([*QUARTER, "--root", root_with_q1]).exit_code == 0
+    assert (root_with_q1 / "geminon-tiny-2026q2/release.json").stat().st_mtime_ns == stamp
+
+
+def test_failing_gate_publishes_nothing(invoke, monkeypatch, root_with_q1):
+    hub = fake_hub(monkeypatch, "geminon-tiny-2026q2")
+    result = invoke([*QUARTER, "--root", root_with_q1, "--publish", "my-org/cb", "--min_support", "100000"])
+    (line,) = _errors(result)
+    assert result.exit_code == 2 and "nothing published" in line
+    assert "gate learnable failed: public questions with support under 100000 156 (threshold 0)" in line
+    assert "create_commit" not in hub.calls and "create_tag" not in hub.calls
+    assert json.loads((root_with_q1 / ".quarterly/2026q2/report.json").read_text())["passed"] is False
+
+
+@pytest.mark.parametrize(
+    ("quarter", "tracks", "message"),
+    [
+        ("2027q5", ["geminon"], "bad quarter '2027q5'"),
+        ("2026q4", ["news"], "--quarter 2026q4 ends on 2026-12-31"),
+        ("2026q1", ["sports"], "--tracks sports"),
+    ],
+)
+def test_bad_quarter_is_refused_in_one_line(quarter, tracks, message):
+    from continuousbench.errors import UserError
+
+    with pytest.raises(UserError, match=message.replace("(", r"\(")):
+        check_quarter(quarter, tracks, today=date(2026, 11, 27))
+    assert check_quarter("2026q3", ["news"], today=date(2026, 11, 27)) == ["2026q3"]
+
+
+def test_plan_prints_jobs_and_gpu_hours(invoke):
+    result = invoke(["release", "--quarter", "2027q1", "--models", "google/gemma-3-1b-pt", "--plan"])
+    assert result.exit_code == 0, result.output
+    assert "gate/geminon-small-2027q1" in result.stdout and "build/geminon-small-2027q1" in result.stdout
+    assert "total:" in result.stdout and "GPU-hours" in result.stdout
+
+
+def test_credentials_are_redacted_from_endpoint_specs():
+    spec = "endpoint:https://user:hf_secret@api.example.com:8443/v1?api_key=k#google/gemma-3-27b-it"
+    assert redact(spec) == "endpoint:https://api.example.com:8443/v1#google/gemma-3-27b-it"
+    assert redact("offline:news") == "offline:news"
