@@ -200,6 +200,7 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
                             max_overlap=args.max_overlap, root=root)  # fmt: skip
         report["releases"][own] = {
             "folder": str(folder),
+            "built": date.fromtimestamp((folder / "release.json").stat().st_mtime).isoformat(),
             "rows": manifest["rows"],
             "gates": gated,
             "seconds": {"build": built - started, "gates": time.monotonic() - built},
