@@ -82,3 +82,31 @@ def test_credentials_are_redacted_from_endpoint_specs():
     spec = "endpoint:https://user:hf_secret@api.example.com:8443/v1?api_key=k#google/gemma-3-27b-it"
     assert redact(spec) == "endpoint:https://api.example.com:8443/v1#google/gemma-3-27b-it"
     assert redact("offline:news") == "offline:news"
+
+
+def test_the_workflow_runs_the_release_command_with_options_it_takes():
+    import re
+    import shlex
+    from pathlib import Path
+
+    import yaml
+
+    from continuousbench.study.quarterly import make_parser
+
+    workflow = yaml.safe_load(
+        (Path(__file__).parents[2] / ".github/workflows/quarterly-release.yml").read_text()
+    )
+    assert workflow[True]["schedule"][0]["cron"] == "0 6 1 1,4,7,10 *"  # YAML 1.1 reads the key `on` as True
+    steps = workflow["jobs"]["release"]["steps"]
+    lines = [
+        line for s in steps for line in s.get("run", "").splitlines() if "continuousbench release" in line
+    ]
+    assert len(lines) == 4
+    for line in lines:
+        line = re.sub(r"\$\{\{[^}]*\}\}", "2026q1", line)
+        line = re.sub(r'"\$\{?\w+[^"]*"', "value", line)
+        argv = shlex.split(line.split("continuousbench release", 1)[1])
+        args = make_parser().parse(argv)[0]
+        assert args.quarter in ("2026q1", "value") and args.tracks in (["geminon"], ["news"])
+    env = workflow["jobs"]["release"]["env"]
+    assert env["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}" and "echo $HF_TOKEN" not in json.dumps(steps)
