@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from continuousbench.commands import bounds, command
+from continuousbench.diagnostics.gates import ReportArguments, options
 from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -258,32 +259,12 @@ class ContaminationArguments:
     seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the document sample."))
     batch_size: int = field(default=8, metadata=bounds("[1, inf)", "Documents per forward pass."))
     max_length: int = field(default=256, metadata=bounds("[2, inf)", "Tokens scored per document."))
-    root: str | None = field(default=None, metadata={"help": "Release root (default $CONTINUOUSBENCH_HOME)."})
-    output: str | None = field(default=None, metadata={"help": "Write the report as JSON here."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
 
-def main(args: ContaminationArguments) -> dict[str, Any]:
-    from continuousbench.files import check_output_files, write_json
-
+def main(args: ContaminationArguments, out: ReportArguments) -> dict[str, Any]:
     if not args.model or not args.release:
         raise UserError("continuousbench contamination --model <id|folder> --release <id|folder>: give both")
-    output = check_output_files({"--output": args.output}, overwrite=args.overwrite).get("--output")
-    report = contamination(
-        args.model,
-        args.release,
-        control=args.control,
-        documents=args.documents,
-        k=args.k,
-        alpha=args.alpha,
-        seed=args.seed,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        root=Path(args.root).expanduser() if args.root else None,
-    )
-    if output is not None:
-        write_json(output, report)
-    return report
+    return out.run(lambda root: contamination(**options(args), root=root))
 
 
 def _report(report: dict[str, Any]) -> None:
@@ -294,7 +275,7 @@ def _report(report: dict[str, Any]) -> None:
 
 
 make_parser, cli = command(
-    ContaminationArguments,
+    (ContaminationArguments, ReportArguments),
     "continuousbench contamination",
     "Membership test (Min-K%++, Min-K%) of a model on a release's corpus against an unseen control.",
     main,

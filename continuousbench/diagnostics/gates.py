@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -379,36 +379,50 @@ class GateArguments:
     max_overlap: float = field(default=MAX_OVERLAP, metadata=bounds("(0, 1]", "Corpus 13-gram overlap."))
     batch_size: int = field(default=32, metadata=bounds("[1, inf)", "Closed-book decoding batch size."))
     max_new_tokens: int = field(default=32, metadata=bounds("[1, inf)", "Closed-book answer length."))
+
+
+@dataclass
+class ReportArguments:
+    """Where releases are looked up and where a report goes (``gate`` and ``contamination``)."""
+
     root: str | None = field(default=None, metadata={"help": "Release root (default $CONTINUOUSBENCH_HOME)."})
-    output: str | None = field(default=None, metadata={"help": "Write the gate report as JSON here."})
+    output: str | None = field(default=None, metadata={"help": "Write the report as JSON here."})
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
+    def run(self, work: Callable[[Path | None], dict[str, Any]]) -> dict[str, Any]:
+        """``work(root)``, its report written to ``--output`` (checked before any work), even when it failed
+        a gate (:class:`GateFailure` carries the report)."""
+        from continuousbench.files import check_output_files, write_json
 
-def main(args: GateArguments) -> dict[str, Any]:
-    from continuousbench.files import check_output_files, write_json
+        output = check_output_files({"--output": self.output}, overwrite=self.overwrite).get("--output")
+        try:
+            report = work(Path(self.root).expanduser() if self.root else None)
+        except GateFailure as failure:
+            if output is not None:
+                write_json(output, failure.report)
+            raise
+        if output is not None:
+            write_json(output, report)
+        return report
 
+
+def options(args: Any, *left_out: str) -> dict[str, Any]:
+    """A command's parsed options as keyword arguments of its library function."""
+    return {k: v for k, v in vars(args).items() if k not in left_out}
+
+
+def main(args: GateArguments, out: ReportArguments) -> dict[str, Any]:
     if not args.release:
         raise UserError("no release given: continuousbench gate --release <id or folder>")
-    output = check_output_files({"--output": args.output}, overwrite=args.overwrite).get("--output")
-    root = Path(args.root).expanduser() if args.root else None
-    previous = args.previous or earlier_releases(args.release, root)
-    report = run_gates(
-        args.release,
-        previous=previous,
-        models=args.models,
-        gates=args.gates,
-        max_accuracy=args.max_accuracy,
-        min_support=args.min_support,
-        max_overlap=args.max_overlap,
-        batch_size=args.batch_size,
-        max_new_tokens=args.max_new_tokens,
-        root=root,
-    )
-    if output is not None:
-        write_json(output, report)
-    if not report["passed"]:
-        raise GateFailure(f"{report['release']}: " + " | ".join(report["failed"]), report)
-    return report
+
+    def work(root: Path | None) -> dict[str, Any]:
+        previous = args.previous or earlier_releases(args.release, root)
+        report = run_gates(args.release, **options(args, "release", "previous"), previous=previous, root=root)
+        if not report["passed"]:
+            raise GateFailure(f"{report['release']}: " + " | ".join(report["failed"]), report)
+        return report
+
+    return out.run(work)
 
 
 def _report(report: dict[str, Any]) -> None:
@@ -416,7 +430,7 @@ def _report(report: dict[str, Any]) -> None:
 
 
 make_parser, cli = command(
-    GateArguments,
+    (GateArguments, ReportArguments),
     "continuousbench gate",
     "Release gates: unsolvable without the corpus, learnable from it, fresh against earlier releases.",
     main,
