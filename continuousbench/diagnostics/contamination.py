@@ -45,7 +45,10 @@ MAX_UNKNOWN = 0.01  # share of <unk> tokens above which the tokenizer cannot sco
 
 
 def load_scoring_model(model: str):
-    """(model, tokenizer) for scoring: a trainer's LoRA folder merged onto its base, else a full model."""
+    """(model, tokenizer) for scoring, on the GPU when there is one: a trainer's LoRA folder merged onto
+    its base, else a full model."""
+    import torch
+
     from continuousbench.training.modeling import load_model_and_tokenizer, load_trained
 
     if (Path(model).expanduser() / "adapter_config.json").is_file():
@@ -54,7 +57,7 @@ def load_scoring_model(model: str):
             tokenizer.pad_token = tokenizer.eos_token
     else:
         net, tokenizer = load_model_and_tokenizer(model, tuning="full")
-    return net.eval(), tokenizer
+    return net.to("cuda" if torch.cuda.is_available() else "cpu").eval(), tokenizer
 
 
 def min_k(values: np.ndarray, k: float) -> float:
