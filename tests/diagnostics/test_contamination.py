@@ -65,7 +65,7 @@ def test_scores_match_a_direct_computation(tiny_model_dir):
     (lp, mu, sigma), _ = C.token_statistics(model, tok, texts, batch_size=2)  # padded beside a shorter one
     ids = tok(texts[0])["input_ids"]
     with torch.no_grad():
-        logits = model(input_ids=torch.tensor([ids])).logits[0, :-1].double()
+        logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0, :-1].double().cpu()
     direct = torch.log_softmax(logits, -1)
     for t, token in enumerate(ids[1:]):
         p = direct[t].exp()
