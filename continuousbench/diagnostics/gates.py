@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 GATES = ("unsolvable", "learnable", "fresh")
 MAX_ACCURACY = 0.05  # closed-book Wilson upper bound
-MAX_OVERLAP = 0.05  # share of distinct 13-grams seen before; two unrelated tiny worlds share ~0.6%
+MAX_OVERLAP = 0.05  # share of distinct 13-grams seen before; two unrelated tiny worlds share 0.22%
 NGRAM = 13
 GEMINON_MIN_SUPPORT = 20  # a public Geminon fact: tiny releases have >= 40 documents, small hundreds
 WORST = 5  # documents listed as the worst overlaps
@@ -203,29 +203,59 @@ class NgramHasher:
     """Word ``n``-grams of many texts as 64-bit hashes, the same for the same words in every corpus.
 
     Words get ids from one shared vocabulary; an n-gram's hash is a polynomial in those ids (numpy's
-    uint64 arithmetic wraps, which is the modulus), computed for all documents at once.
+    uint64 arithmetic wraps, which is the modulus), built in ``n`` vectorised steps over all documents
+    at once, so memory stays a few arrays of the corpus's length (no n-gram is materialised).
     """
+
+    BASE = np.uint64(1_000_003)
 
     def __init__(self, n: int = NGRAM):
         self.n = n
         self.vocab: dict[str, int] = {}
-        self.powers = np.uint64(1_000_003) ** np.arange(n - 1, -1, -1, dtype=np.uint64)
 
     def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(hashes, document index of each hash), n-grams crossing documents left out."""
-        ids, docs = [], []
-        for i, text in enumerate(texts):
+        from array import array
+
+        ids, lengths = array("q"), array("q")
+        for text in texts:
             words = [self.vocab.setdefault(w, len(self.vocab) + 1) for w in _WORD.findall(text.lower())]
             ids.extend(words)
-            docs.extend([i] * len(words))
-        if len(ids) < self.n:
+            lengths.append(len(words))
+        doc_of = np.repeat(np.arange(len(lengths)), np.frombuffer(lengths, np.int64))
+        count = len(ids) - self.n + 1
+        if count < 1:
             return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-        windows = np.lib.stride_tricks.sliding_window_view(np.asarray(ids, np.uint64), self.n)
-        doc_of = np.asarray(docs, np.int64)
-        within = doc_of[: len(windows)] == doc_of[self.n - 1 :]
+        words = np.frombuffer(ids, np.int64).astype(np.uint64)
+        hashes = np.zeros(count, np.uint64)
         with np.errstate(over="ignore"):
-            hashes = (windows[within] * self.powers).sum(axis=1, dtype=np.uint64)
-        return hashes, doc_of[: len(windows)][within]
+            for j in range(self.n):
+                hashes = hashes * self.BASE + words[j : j + count]
+        within = doc_of[:count] == doc_of[self.n - 1 :]
+        return hashes[within], doc_of[:count][within]
+
+
+def corpus_overlap(
+    texts: Sequence[str], earlier: Sequence[Sequence[str]], n: int = NGRAM
+) -> tuple[float, int, np.ndarray]:
+    """(share of the distinct ``n``-grams of ``texts`` found in any ``earlier`` corpus, how many distinct
+    n-grams ``texts`` has, each document's share of its own distinct n-grams found earlier)."""
+    hasher = NgramHasher(n)
+    before = [hasher(other)[0] for other in earlier]
+    old = np.unique(np.concatenate(before)) if before else np.zeros(0, np.uint64)
+    hashes, doc_of = hasher(texts)
+    order = np.lexsort((hashes, doc_of))  # each n-gram once per document
+    hashes, doc_of = hashes[order], doc_of[order]
+    first = np.ones(len(hashes), bool)
+    first[1:] = (hashes[1:] != hashes[:-1]) | (doc_of[1:] != doc_of[:-1])
+    hashes, doc_of = hashes[first], doc_of[first]
+    hit = np.isin(hashes, old)
+    distinct, where = np.unique(hashes, return_index=True)
+    overlap = float(hit[where].mean()) if len(distinct) else 0.0
+    per_doc = np.bincount(doc_of, weights=hit, minlength=len(texts)) / np.maximum(
+        np.bincount(doc_of, minlength=len(texts)), 1
+    )
+    return overlap, int(len(distinct)), per_doc
 
 
 def _questions(release: str | Path, **kw: Any) -> list[dict[str, Any]]:
@@ -274,20 +304,9 @@ def fresh_gate(
     pairs = [(r["name"], r["answer"]) for r in rows if r.get("name")]
     repeated_pairs = [p for p in pairs if (_norm(p[0]), _norm(p[1])) in seen_pairs]
 
-    hasher = NgramHasher(n)
-    before = [hasher(load_release(p, "corpus", "train", verify=False, **kw)["text"])[0] for p in previous]
-    old = np.unique(np.concatenate(before)) if before else np.zeros(0, np.uint64)
     corpus = load_release(release, "corpus", "train", verify=False, **kw)
-    hashes, doc_of = hasher(corpus["text"])
-    pairs_u, first = np.unique(np.stack([hashes, doc_of.astype(np.uint64)]), axis=1, return_index=True)
-    del pairs_u
-    hashes, doc_of = hashes[first], doc_of[first]  # each n-gram once per document
-    distinct, where = np.unique(hashes, return_index=True)
-    overlap = float(np.isin(distinct, old).mean()) if len(distinct) else 0.0
-    hit = np.isin(hashes, old)
-    per_doc = np.bincount(doc_of, weights=hit, minlength=len(corpus)) / np.maximum(
-        np.bincount(doc_of, minlength=len(corpus)), 1
-    )
+    earlier = [load_release(p, "corpus", "train", verify=False, **kw)["text"] for p in previous]
+    overlap, distinct, per_doc = corpus_overlap(corpus["text"], earlier, n)
     top = [int(i) for i in np.argsort(-per_doc, kind="stable")[:worst] if per_doc[i] > 0]
     gate = Gate(
         "fresh",
@@ -299,7 +318,7 @@ def fresh_gate(
         {
             "previous": ids,
             "ngram": n,
-            "distinct_ngrams": int(len(distinct)),
+            "distinct_ngrams": distinct,
             "repeated_questions": repeated_q[:worst],
             "repeated_pairs": [list(p) for p in repeated_pairs[:worst]],
             "worst_overlaps": [
