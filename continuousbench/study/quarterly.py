@@ -89,6 +89,16 @@ def check_quarter(quarter: str, tracks: list[str], today: date | None = None) ->
     return [rid.period for _ in tracks]
 
 
+def gate_questions(track: str, size: str) -> int:
+    """Closed-book questions a gate asks, for the plan: Geminon at tiny's 156 test questions per 18 entities;
+    NEWS at its cap (12 questions for each of the 500 largest clusters, 80% of them in test)."""
+    if track == "news":
+        return 12 * 500 * 4 // 5
+    from continuousbench.geminon.sizes import get_size
+
+    return round(get_size(size).n_entities * 156 / 18)
+
+
 def plan_jobs(args: QuarterArguments) -> list:
     """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release."""
     from continuousbench.study.graph import Job
@@ -99,8 +109,8 @@ def plan_jobs(args: QuarterArguments) -> list:
         build = Job(
             f"build/{rid}", "build", ("build", track), root / rid, root / rid / "release.json", gpus=0
         )
-        recipe = {"model": args.models[0] if args.models else None, "questions": 156 if args.size == "tiny"
-                  else 3000, "max_new_tokens": 32, "models": len(args.models)}  # fmt: skip
+        recipe = {"model": args.models[0] if args.models else None, "max_new_tokens": 32,
+                  "questions": gate_questions(track, args.size), "models": len(args.models)}  # fmt: skip
         gate = Job(f"gate/{rid}", "gate", ("gate", "--release", rid), root, root, after=(build.name,),
                    gpus=1 if args.models else 0, recipe=recipe)  # fmt: skip
         jobs += [build, gate]
