@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -58,6 +59,11 @@ class QuarterArguments:
     plan: bool = field(
         default=False, metadata={"help": "Print the quarter's jobs and GPU-hours; run nothing."}
     )
+    executor: str = field(
+        default="inprocess",
+        metadata={"help": "Where the gates run: this process, or study's local or ray executor.",
+                  "choices": ["inprocess", "local", "ray"]},
+    )  # fmt: skip
 
 
 def redact(spec: str | None) -> str | None:
@@ -174,6 +180,82 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def gate_all(
+    args: QuarterArguments, built: dict[str, tuple[Path, float]], root: Path, out: Path
+) -> tuple[dict[str, dict], dict[str, float]]:
+    """Every release's gate report and seconds: in this process, or as ``gate`` jobs on ``study``'s
+    local or Ray executor (``--executor``; the closed-book answers get a GPU each there)."""
+    names = G.GATES if args.models else ("learnable", "fresh")
+    previous = {rid: args.previous or [p for p in G.earlier_releases(folder, root) if p not in built]
+                for rid, (folder, _) in built.items()}  # fmt: skip
+    if args.executor != "inprocess":
+        return gate_jobs(args, built, previous, names, root, out)
+    reports, seconds = {}, {}
+    for rid, (folder, _) in built.items():
+        started = time.monotonic()
+        reports[rid] = G.run_gates(folder, previous=previous[rid], models=args.models, gates=names,
+                                   max_accuracy=args.max_accuracy, min_support=args.min_support,
+                                   max_overlap=args.max_overlap, root=root)  # fmt: skip
+        seconds[rid] = time.monotonic() - started
+    return reports, seconds
+
+
+def gate_jobs(
+    args: QuarterArguments,
+    built: dict[str, tuple[Path, float]],
+    previous: dict[str, list[str]],
+    names: Sequence[str],
+    root: Path,
+    out: Path,
+) -> tuple[dict[str, dict], dict[str, float]]:
+    """The gates as ``continuousbench gate`` jobs of a study under ``<out>/gates`` (a finished job is
+    kept on a rerun); a failed gate still writes its report, which is what is read back."""
+    from continuousbench.files import read_json
+    from continuousbench.study import executors
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, run_jobs
+
+    jobs = []
+    for rid, (folder, _) in built.items():
+        result = out / "gates" / f"{rid}.json"
+        argv = [
+            "gate",
+            "--release",
+            str(folder),
+            "--root",
+            str(root),
+            "--gates",
+            *names,
+            "--output",
+            str(result),
+            "--max_accuracy",
+            str(args.max_accuracy),
+            "--max_overlap",
+            str(args.max_overlap),
+        ]
+        argv += ["--models", *args.models] if args.models else []
+        argv += ["--previous", *previous[rid]] if previous[rid] else []
+        argv += ["--min_support", str(args.min_support)] if args.min_support else []
+        log_file = out / "logs" / f"gate--{rid}.log"
+        jobs.append(Job(f"gate/{rid}", "gate", tuple(argv), result.parent, result,
+                        gpus=int(bool(args.models)), log=log_file))  # fmt: skip
+    study = Study(jobs, out / "gates")
+    study.check(resume=True)
+    executor = executors.LocalExecutor() if args.executor == "local" else executors.RayExecutor()
+    try:
+        run_jobs(study, executor)
+    finally:
+        executor.close()
+    reports, seconds = {}, {}
+    for job in jobs:
+        rid = job.name.split("/", 1)[1]
+        if not job.done.is_file():
+            raise UserError(f"the gate job of {rid} wrote no report; its log {job.log} says why")
+        reports[rid] = read_json(job.done)
+        seconds[rid] = float(study.manifest["jobs"].get(job.name, {}).get("wall_s", 0.0))
+    return reports, seconds
+
+
 def run_quarter(args: QuarterArguments) -> dict[str, Any]:
     """Build, gate, report and (only when every gate passes) publish; returns the report."""
     from continuousbench.files import check_writable_dir, write_json, write_text
@@ -196,24 +278,20 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
         "releases": {},
         "published_to": None,
     }
+    built: dict[str, tuple[Path, float]] = {}
     for track in args.tracks:
         started = time.monotonic()
         folder = build(track, args, root)
-        built = time.monotonic()
+        built[read_manifest(folder)["id"]] = (folder, time.monotonic() - started)
+    gated, seconds = gate_all(args, built, root, out)
+    for rid, (folder, build_s) in built.items():
         manifest = read_manifest(folder)
-        own = manifest["id"]
-        previous = args.previous or [p for p in G.earlier_releases(folder, root) if
-                                     p not in report["releases"]]  # fmt: skip
-        gated = G.run_gates(folder, previous=previous, models=args.models,
-                            gates=G.GATES if args.models else ("learnable", "fresh"),
-                            max_accuracy=args.max_accuracy, min_support=args.min_support,
-                            max_overlap=args.max_overlap, root=root)  # fmt: skip
-        report["releases"][own] = {
+        report["releases"][rid] = {
             "folder": str(folder),
             "built": date.fromtimestamp((folder / "release.json").stat().st_mtime).isoformat(),
             "rows": manifest["rows"],
-            "gates": gated,
-            "seconds": {"build": built - started, "gates": time.monotonic() - built},
+            "gates": gated[rid],
+            "seconds": {"build": build_s, "gates": seconds[rid]},
         }
     report["passed"] = all(r["gates"]["passed"] for r in report["releases"].values())
     failed = [line for r in report["releases"].values() for line in r["gates"]["failed"]]

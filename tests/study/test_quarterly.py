@@ -2,6 +2,7 @@
 published (fake Hub); a failing gate publishes nothing; bad quarters are refused in one line."""
 
 import json
+import shutil
 from datetime import date
 
 import pytest
@@ -110,3 +111,26 @@ def test_the_workflow_runs_the_release_command_with_options_it_takes():
         assert args.quarter in ("2026q1", "value") and args.tracks in (["geminon"], ["news"])
     env = workflow["jobs"]["release"]["env"]
     assert env["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}" and "echo $HF_TOKEN" not in json.dumps(steps)
+
+
+def test_gates_run_as_study_jobs_on_the_local_executor(invoke, root_with_q1):
+    result = invoke([*QUARTER, "--root", root_with_q1, "--executor", "local"])
+    assert result.exit_code == 0, result.output
+    out = root_with_q1 / ".quarterly/2026q2"
+    manifest = json.loads((out / "gates/manifest.json").read_text())
+    assert manifest["jobs"]["gate/geminon-tiny-2026q2"]["status"] == "done"
+    assert "--previous geminon-tiny-2026q1" in manifest["jobs"]["gate/geminon-tiny-2026q2"]["command"]
+    report = json.loads((out / "report.json").read_text())
+    assert report["passed"] and report["releases"]["geminon-tiny-2026q2"]["seconds"]["gates"] > 0
+    # other thresholds over a finished gate job: refused in one line (its report answers another question)
+    failing = [*QUARTER, "--root", root_with_q1, "--executor", "local", "--min_support", "100000"]
+    result = invoke(failing)
+    assert result.exit_code == 2 and "finished with another command" in result.stderr
+    # a gate job that fails still writes its report: read back, one line, nothing passes
+    shutil.rmtree(out / "gates")
+    result = invoke(failing)
+    (line,) = _errors(result)
+    assert (
+        result.exit_code == 2 and "gate learnable failed: public questions with support under 100000" in line
+    )
+    assert json.loads((out / "report.json").read_text())["passed"] is False
