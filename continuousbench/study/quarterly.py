@@ -45,8 +45,8 @@ class QuarterArguments:
     warc: list[str] | None = field(default=None, metadata={"help": "NEWS: CC-News WARC files or globs."})
     articles: list[str] | None = field(default=None, metadata={"help": "NEWS: extracted articles instead."})
     llm: str | None = field(default=None, metadata={"help": "NEWS: the LLM stages' model spec."})
-    encoder: str | None = field(
-        default=None, metadata={"help": "NEWS: cluster encoder (default the build's)."}
+    news_config: str | None = field(
+        default=None, metadata={"help": "NEWS: a `build news` recipe (builders/configs/news-*.yaml)."}
     )
     models: list[str] = field(default_factory=list, metadata={"help": "Closed-book models of the gate."})
     previous: list[str] = field(
@@ -139,16 +139,14 @@ def build(track: str, args: QuarterArguments, root: Path) -> Path:
             GeminonBuildArguments(size=args.size, quarter=args.quarter, seed=args.seed, out=str(root)),
             progress=False,
         )
-    from continuousbench.news.build import NewsBuildArguments
     from continuousbench.news.build import main as build_news
-    from continuousbench.news.executors import ExecutorArguments
-    from continuousbench.news.models import ModelArguments
+    from continuousbench.news.build import make_parser as news_parser
 
-    news = NewsBuildArguments(warc=args.warc, articles=args.articles, size=args.size, quarter=args.quarter,
-                              seed=args.seed, out=str(root))  # fmt: skip
-    if args.encoder:
-        news.encoder = args.encoder
-    result = build_news(news, ModelArguments(llm=args.llm), ExecutorArguments())
+    argv = [*(["--config", args.news_config] if args.news_config else []), "--size", args.size, "--quarter",
+            args.quarter, "--seed", str(args.seed), "--out", str(root)]  # fmt: skip
+    argv += ["--warc", *args.warc] if args.warc else ["--articles", *(args.articles or [])]
+    argv += ["--llm", args.llm] if args.llm else []
+    result = build_news(*news_parser().parse(argv))  # the recipe's settings, ours on top
     if not isinstance(result, Path):
         raise UserError(f"NEWS is queued on Slurm ({result}); rerun the same release command once it is done")
     return result
@@ -263,8 +261,10 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
     from continuousbench.release.load import read_manifest
 
     check_quarter(args.quarter, args.tracks)
-    if "news" in args.tracks and (not (args.warc or args.articles) or not args.llm):
-        raise UserError("the news track needs --warc (or --articles) and --llm <model spec>")
+    if "news" in args.tracks and (not (args.warc or args.articles) or not (args.llm or args.news_config)):
+        raise UserError(
+            "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
+        )
     if args.publish:
         from continuousbench.release.push import check_repo_id
 

@@ -34,3 +34,18 @@ def test_news_release_gates(news_release):
     fresh = gates.fresh_gate(news_release, [news_release])
     assert not fresh.passed and fresh.checks[1].passed  # NEWS questions carry no entity name: no pairs
     assert fresh.checks[2].figure == 1.0
+
+
+def test_release_command_builds_and_gates_a_news_quarter(invoke, warc_dir, tmp_path):
+    import json
+    from pathlib import Path
+
+    recipe = Path(__file__).parents[2] / "builders/configs/news-tiny.yaml"
+    argv = ["release", "--quarter", "2026q1", "--tracks", "news", "--size", "tiny", "--root", tmp_path,
+            "--warc", f"{warc_dir}/*.warc*", "--news_config", recipe]  # fmt: skip
+    result = invoke(argv)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / ".quarterly/2026q1/report.json").read_text())
+    gated = report["releases"]["news-tiny-2026q1"]["gates"]
+    assert report["passed"] and set(gated["gates"]) == {"learnable", "fresh"}
+    assert gated["gates"]["learnable"]["min_support"] == 2  # the recipe's canonical minimum
