@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from continuousbench.commands import bounds, command
-from continuousbench.diagnostics.gates import ReportArguments, options
+from continuousbench.diagnostics.gates import ReportArguments, load_scoring_model, options
 from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -42,22 +42,6 @@ log = logging.getLogger(__name__)
 SCORES = ("min_k_plus_plus", "min_k")  # the first gives the verdict
 CONTROL_SEED_OFFSET = 1_000_003  # a control world's seed: the release's plus this (never a published one)
 MAX_UNKNOWN = 0.01  # share of <unk> tokens above which the tokenizer cannot score the corpus
-
-
-def load_scoring_model(model: str):
-    """(model, tokenizer) for scoring, on the GPU when there is one: a trainer's LoRA folder merged onto
-    its base, else a full model."""
-    import torch
-
-    from continuousbench.training.modeling import load_model_and_tokenizer, load_trained
-
-    if (Path(model).expanduser() / "adapter_config.json").is_file():
-        net, tokenizer = load_trained(model, "--model")
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-    else:
-        net, tokenizer = load_model_and_tokenizer(model, tuning="full")
-    return net.to("cuda" if torch.cuda.is_available() else "cpu").eval(), tokenizer
 
 
 def min_k(values: np.ndarray, k: float) -> float:
