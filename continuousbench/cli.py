@@ -52,6 +52,18 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.leakage",
         "Sensitive singleton facts a corpus repeats verbatim.",
     ),
+    "release": (
+        "continuousbench.study.quarterly",
+        "A quarter's releases: build every track, gate, report, publish only when every gate passes.",
+    ),
+    "gate": (
+        "continuousbench.diagnostics.gates",
+        "Release gates: unsolvable without the corpus, learnable, fresh against earlier releases.",
+    ),
+    "contamination": (
+        "continuousbench.diagnostics.contamination",
+        "Has a model seen a release's corpus? Min-K%++ and Min-K% against an unseen control.",
+    ),
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),

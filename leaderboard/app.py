@@ -12,7 +12,7 @@ import os
 import gradio as gr
 
 from continuousbench import leaderboard as lb
-from continuousbench.leaderboard import page
+from continuousbench.leaderboard import page, timeline
 
 SOURCE = os.environ.get("CONTINUOUSBENCH_RESULTS", "continuousbench/results")
 # System fonts: the default theme would fetch web fonts from a third party on every page view.
@@ -35,6 +35,7 @@ def build(source: str) -> gr.Blocks:
 
     def load() -> str:
         data["subs"], problems = lb.load_submissions(source)
+        data["timeline"] = timeline.load_timeline(source)
         return lb.left_out_html(problems)
 
     left_out_now = load()
@@ -52,6 +53,7 @@ def build(source: str) -> gr.Blocks:
         )  # fmt: skip
         plural = "" if len(rows) == 1 else "s"
         note = f"**{release}**: {len(rows)} submission{plural} ranked by `{metric}` on `{lb.PART}`."
+        note += timeline.annotate(rows, release, data["timeline"])
         return page.table_html(rows, metric, source), lb.support_figure(rows, metric), note
 
     def pick_release(release, track):

@@ -533,6 +533,23 @@ CLI = [
                          with_option(e.synthesize(), "--generator", "audited")), 2,
          "--generator audited was trained by `continuousbench audit` (.audit-work is there)",
          id="synthesize-stopped-audit"),
+    # --- gate, contamination, release (the quarterly cycle) ---
+    case(["gate"], 2, "no release given", id="gate-no-release"),
+    case(lambda e: ["gate", "--release", str(e.release()), "--gates", "unsolvable"], 2,
+         "needs at least one closed-book model", id="gate-unsolvable-without-models"),
+    case(lambda e: ["gate", "--release", str(e.release()), "--previous", "missing-folder/x", "--models", "m"],
+         2, "missing-folder/x does not exist", id="gate-previous-missing"),
+    case(lambda e: ["gate", "--release", str(e.release()), "--gates", "fast"], 2, "unknown gate 'fast'",
+         id="gate-unknown-gate"),
+    case(lambda e: ["contamination", "--model", str(e.model()), "--release", str(e.release()), "--control",
+                    str(e.release())], 2, "is the release itself", id="contamination-control-is-release"),
+    case(lambda e: ["contamination", "--release", str(e.release())], 2, "give both",
+         id="contamination-no-model"),
+    case(["release", "--quarter", "2027q5"], 2, "bad quarter '2027q5'", id="release-malformed-quarter"),
+    case(["release", "--quarter", "2999q1", "--tracks", "news"], 2, "ends on 2999-03-31",
+         id="release-news-quarter-not-ended"),
+    case(["release", "--quarter", "2026q1", "--tracks", "news"], 2, "needs --warc",
+         id="release-news-no-warc"),
 ]  # fmt: skip
 
 

@@ -17,7 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from continuousbench.credentials import redact
-from continuousbench.errors import UserError
 from continuousbench.news.slurm_options import ClusterArguments, slurm_minutes
 from continuousbench.study.graph import Job
 

@@ -60,6 +60,9 @@ def tokens(job: Job) -> tuple[str, float]:
     if job.kind == "mauve":
         seeds = len(r.get("seeds") or [0, 1, 2])
         return "generate", 2 * seeds * _number(r.get("n_samples"), 1000) * _number(r.get("max_length"), 256)
+    if job.kind == "gate":  # closed-book answers of every model (`release --plan`)
+        answers = _number(r.get("models"), 0) * _number(r.get("questions"))
+        return "generate", answers * _number(r.get("max_new_tokens"))
     return "none", 0.0
 
 

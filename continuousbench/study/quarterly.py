@@ -1,0 +1,341 @@
+"""``continuousbench release --quarter 2027q1``: the quarter's releases, gated, reported, then published.
+
+    continuousbench release --quarter 2027q1 --tracks geminon --models google/gemma-3-1b-pt --plan
+    continuousbench release --quarter 2027q1 --tracks geminon news --warc 'cc-news/2027/0[1-3]/*.warc.gz' \\
+        --llm endpoint:http://localhost:8000/v1#google/gemma-3-27b-it --models google/gemma-3-1b-pt \\
+        --publish my-org/continuousbench
+
+Every track is built (a release already under the root is kept: a rerun resumes), every release passes
+through :mod:`continuousbench.diagnostics.gates` against every earlier release under the root, and the
+release report is written as ``<root>/.quarterly/<quarter>/report.{json,md}``: sizes, support
+histograms, gate results, the models and endpoints used (credentials removed) and timings. Only when
+every gate of every release passes is anything published (one commit and tag per release, as
+``publish release`` does); a failed gate stops with one line naming it, its figure and its threshold.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from continuousbench.commands import bounds, command
+from continuousbench.diagnostics import gates as G
+from continuousbench.errors import UserError
+from continuousbench.release.ids import TRACKS, release_id
+
+log = logging.getLogger(__name__)
+
+REPORT_DIR = ".quarterly"
+
+
+@dataclass
+class QuarterArguments:
+    quarter: str = field(default="", metadata={"help": "The quarter, YYYYqN (NEWS: one that has ended)."})
+    tracks: list[str] = field(default_factory=lambda: ["geminon"], metadata={"help": "geminon and/or news.",
+                                                                             "distinct": True})  # fmt: skip
+    size: str = field(default="small", metadata={"help": "Release size of every track."})
+    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of every build."))
+    root: str | None = field(default=None, metadata={"help": "Release root (default $CONTINUOUSBENCH_HOME)."})
+    warc: list[str] | None = field(default=None, metadata={"help": "NEWS: CC-News WARC files or globs."})
+    articles: list[str] | None = field(default=None, metadata={"help": "NEWS: extracted articles instead."})
+    llm: str | None = field(default=None, metadata={"help": "NEWS: the LLM stages' model spec."})
+    news_config: str | None = field(
+        default=None, metadata={"help": "NEWS: a `build news` recipe (builders/configs/news-*.yaml)."}
+    )
+    models: list[str] = field(default_factory=list, metadata={"help": "Closed-book models of the gate."})
+    previous: list[str] = field(
+        default_factory=list, metadata={"help": "Earlier releases (default: every other under the root)."}
+    )
+    max_accuracy: float = field(default=G.MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book bound."))
+    min_support: int | None = field(default=None, metadata=bounds("[1, inf)", "Least public support."))
+    max_overlap: float = field(default=G.MAX_OVERLAP, metadata=bounds("(0, 1]", "Corpus 13-gram overlap."))
+    publish: str | None = field(default=None, metadata={"help": "Hub dataset repo to publish to, org/name."})
+    plan: bool = field(
+        default=False, metadata={"help": "Print the quarter's jobs and GPU-hours; run nothing."}
+    )
+    executor: str = field(
+        default="inprocess",
+        metadata={"help": "Where the gates run: this process, or study's local or ray executor.",
+                  "choices": ["inprocess", "local", "ray"]},
+    )  # fmt: skip
+
+
+def redact(spec: str | None) -> str | None:
+    """A model spec as it may be recorded: no user:password, query string or fragment secrets in a URL."""
+    if not spec or "://" not in spec:
+        return spec
+    head, _, url = spec.partition(":") if spec.startswith("endpoint:") else ("", "", spec)
+    url, _, model = url.partition("#")
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    clean = urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
+    return (f"{head}:" if head else "") + clean + (f"#{model}" if model else "")
+
+
+def check_quarter(quarter: str, tracks: list[str], today: date | None = None) -> list[str]:
+    """The release ids of the quarter; a malformed quarter, an unknown track, or (NEWS) a quarter that has
+    not ended yet are refused in one line."""
+    unknown = [t for t in tracks if t not in TRACKS]
+    if unknown or not tracks:
+        raise UserError(f"--tracks {' '.join(unknown) or '(none)'}: choose from {', '.join(TRACKS)}")
+    rid = release_id("geminon", "tiny", quarter)  # the quarter's format, before any track's size
+    last = rid.days[1]
+    today = today or date.today()
+    if "news" in tracks and last >= today:
+        raise UserError(
+            f"--quarter {quarter} ends on {last}: NEWS holds a quarter's news only once it has ended; "
+            "build it from the day after"
+        )
+    return [rid.period for _ in tracks]
+
+
+def gate_questions(track: str, size: str) -> int:
+    """Closed-book questions a gate asks, for the plan: Geminon at tiny's 156 test questions per 18 entities;
+    NEWS at its cap (12 questions for each of the 500 largest clusters, 80% of them in test)."""
+    if track == "news":
+        return 12 * 500 * 4 // 5
+    from continuousbench.geminon.sizes import get_size
+
+    return round(get_size(size).n_entities * 156 / 18)
+
+
+def plan_jobs(args: QuarterArguments) -> list:
+    """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release."""
+    from continuousbench.study.graph import Job
+
+    jobs, root = [], Path(args.root or ".")
+    for track in args.tracks:
+        rid = str(release_id(track, args.size, args.quarter))
+        build = Job(
+            f"build/{rid}", "build", ("build", track), root / rid, root / rid / "release.json", gpus=0
+        )
+        recipe = {"model": args.models[0] if args.models else None, "max_new_tokens": 32,
+                  "questions": gate_questions(track, args.size), "models": len(args.models)}  # fmt: skip
+        gate = Job(f"gate/{rid}", "gate", ("gate", "--release", rid), root, root, after=(build.name,),
+                   gpus=1 if args.models else 0, recipe=recipe)  # fmt: skip
+        jobs += [build, gate]
+    return jobs
+
+
+def build(track: str, args: QuarterArguments, root: Path) -> Path:
+    """One track's release for the quarter; kept as it is when already built (the rerun resumes)."""
+    from continuousbench.release.layout import release_dir
+
+    rid = release_id(track, args.size, args.quarter)
+    folder = release_dir(rid, root)
+    if folder.is_dir():
+        log.info("%s: built before, kept", rid)
+        return folder
+    if track == "geminon":
+        from continuousbench.geminon.build import GeminonBuildArguments, build_release
+
+        return build_release(
+            GeminonBuildArguments(size=args.size, quarter=args.quarter, seed=args.seed, out=str(root)),
+            progress=False,
+        )
+    from continuousbench.news.build import main as build_news
+    from continuousbench.news.build import make_parser as news_parser
+
+    argv = [*(["--config", args.news_config] if args.news_config else []), "--size", args.size, "--quarter",
+            args.quarter, "--seed", str(args.seed), "--out", str(root)]  # fmt: skip
+    argv += ["--warc", *args.warc] if args.warc else ["--articles", *(args.articles or [])]
+    argv += ["--llm", args.llm] if args.llm else []
+    result = build_news(*news_parser().parse(argv))  # the recipe's settings, ours on top
+    if not isinstance(result, Path):
+        raise UserError(f"NEWS is queued on Slurm ({result}); rerun the same release command once it is done")
+    return result
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The release report as a page: one table of releases, then every gate's checks."""
+    lines = [f"# Quarterly release {report['quarter']}", "",
+             f"Every gate passed: {'yes' if report['passed'] else 'no'}. "
+             f"Published to: {report['published_to'] or 'nothing'}.", "",
+             "| release | documents (train) | questions | build s | gates s |",
+             "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for rid, r in report["releases"].items():
+        rows = r["rows"]
+        questions = sum(sum(v.values()) for k, v in rows.items() if k.startswith("qa_"))
+        lines.append(f"| {rid} | {rows['corpus']['train']} | {questions} | {r['seconds']['build']:.1f} | "
+                     f"{r['seconds']['gates']:.1f} |")  # fmt: skip
+    for rid, r in report["releases"].items():
+        lines += ["", f"## {rid}", ""]
+        for name, gate in r["gates"]["gates"].items():
+            for c in gate["checks"]:
+                mark = "pass" if c["passed"] else "FAIL"
+                lines.append(
+                    f"- {name}: {c['what']} = {c['figure']:.4g} (threshold {c['threshold']:g}): {mark}"
+                )
+        for part, hist in r["gates"]["gates"].get("learnable", {}).get("histograms", {}).items():
+            lines.append(f"- support of {part}: " + ", ".join(f"{k}: {v}" for k, v in hist.items()))
+    lines += ["", "Models and endpoints: " + ", ".join(f"{k} = {v}" for k, v in report["models"].items()), ""]
+    return "\n".join(lines)
+
+
+def gate_all(
+    args: QuarterArguments, built: dict[str, tuple[Path, float]], root: Path, out: Path
+) -> tuple[dict[str, dict], dict[str, float]]:
+    """Every release's gate report and seconds: in this process, or as ``gate`` jobs on ``study``'s
+    local or Ray executor (``--executor``; the closed-book answers get a GPU each there)."""
+    names = G.GATES if args.models else ("learnable", "fresh")
+    previous = {rid: args.previous or [p for p in G.earlier_releases(folder, root) if p not in built]
+                for rid, (folder, _) in built.items()}  # fmt: skip
+    if args.executor != "inprocess":
+        return gate_jobs(args, built, previous, names, root, out)
+    reports, seconds = {}, {}
+    for rid, (folder, _) in built.items():
+        started = time.monotonic()
+        reports[rid] = G.run_gates(folder, previous=previous[rid], models=args.models, gates=names,
+                                   max_accuracy=args.max_accuracy, min_support=args.min_support,
+                                   max_overlap=args.max_overlap, root=root)  # fmt: skip
+        seconds[rid] = time.monotonic() - started
+    return reports, seconds
+
+
+def gate_jobs(
+    args: QuarterArguments,
+    built: dict[str, tuple[Path, float]],
+    previous: dict[str, list[str]],
+    names: Sequence[str],
+    root: Path,
+    out: Path,
+) -> tuple[dict[str, dict], dict[str, float]]:
+    """The gates as ``continuousbench gate`` jobs of a study under ``<out>/gates`` (a finished job is
+    kept on a rerun); a failed gate still writes its report, which is what is read back."""
+    from continuousbench.files import read_json
+    from continuousbench.study import executors
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, run_jobs
+
+    jobs = []
+    for rid, (folder, _) in built.items():
+        result = out / "gates" / f"{rid}.json"
+        argv = [
+            "gate",
+            "--release",
+            str(folder),
+            "--root",
+            str(root),
+            "--gates",
+            *names,
+            "--output",
+            str(result),
+            "--max_accuracy",
+            str(args.max_accuracy),
+            "--max_overlap",
+            str(args.max_overlap),
+        ]
+        argv += ["--models", *args.models] if args.models else []
+        argv += ["--previous", *previous[rid]] if previous[rid] else []
+        argv += ["--min_support", str(args.min_support)] if args.min_support else []
+        log_file = out / "logs" / f"gate--{rid}.log"
+        jobs.append(Job(f"gate/{rid}", "gate", tuple(argv), result.parent, result,
+                        gpus=int(bool(args.models)), log=log_file))  # fmt: skip
+    study = Study(jobs, out / "gates")
+    study.check(resume=True)
+    executor = executors.LocalExecutor() if args.executor == "local" else executors.RayExecutor()
+    try:
+        run_jobs(study, executor)
+    finally:
+        executor.close()
+    reports, seconds = {}, {}
+    for job in jobs:
+        rid = job.name.split("/", 1)[1]
+        if not job.done.is_file():
+            raise UserError(f"the gate job of {rid} wrote no report; its log {job.log} says why")
+        reports[rid] = read_json(job.done)
+        seconds[rid] = float(study.manifest["jobs"].get(job.name, {}).get("wall_s", 0.0))
+    return reports, seconds
+
+
+def run_quarter(args: QuarterArguments) -> dict[str, Any]:
+    """Build, gate, report and (only when every gate passes) publish; returns the report."""
+    from continuousbench.files import check_writable_dir, write_json, write_text
+    from continuousbench.release.layout import HOME_ENV, default_root
+    from continuousbench.release.load import read_manifest
+
+    check_quarter(args.quarter, args.tracks)
+    if "news" in args.tracks and (not (args.warc or args.articles) or not (args.llm or args.news_config)):
+        raise UserError(
+            "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
+        )
+    if args.publish:
+        from continuousbench.release.push import check_repo_id
+
+        check_repo_id(args.publish, "--publish")
+    root = check_writable_dir(Path(args.root).expanduser() if args.root else default_root(),
+                              "--root" if args.root else f"${HOME_ENV}")  # fmt: skip
+    out = root / REPORT_DIR / args.quarter
+    report: dict[str, Any] = {
+        "quarter": args.quarter,
+        "models": {"closed_book": args.models, "llm": redact(args.llm)},
+        "releases": {},
+        "published_to": None,
+    }
+    built: dict[str, tuple[Path, float]] = {}
+    for track in args.tracks:
+        started = time.monotonic()
+        folder = build(track, args, root)
+        built[read_manifest(folder)["id"]] = (folder, time.monotonic() - started)
+    gated, seconds = gate_all(args, built, root, out)
+    for rid, (folder, build_s) in built.items():
+        manifest = read_manifest(folder)
+        report["releases"][rid] = {
+            "folder": str(folder),
+            "built": date.fromtimestamp((folder / "release.json").stat().st_mtime).isoformat(),
+            "rows": manifest["rows"],
+            "gates": gated[rid],
+            "seconds": {"build": build_s, "gates": seconds[rid]},
+        }
+    report["passed"] = all(r["gates"]["passed"] for r in report["releases"].values())
+    failed = [line for r in report["releases"].values() for line in r["gates"]["failed"]]
+    if report["passed"] and args.publish:
+        from continuousbench.release.push import push_release
+
+        for rid, r in report["releases"].items():
+            try:
+                r["url"] = push_release(r["folder"], args.publish)
+            except FileExistsError:  # tagged by an earlier run of this command that stopped after it
+                r["url"] = f"already tagged {rid} in {args.publish}"
+            log.info("%s: published (%s)", rid, r["url"])
+        report["published_to"] = args.publish
+    write_json(out / "report.json", report)
+    write_text(out / "report.md", markdown(report))
+    report["report"] = str(out / "report.md")
+    if failed:
+        raise G.GateFailure(f"{args.quarter}: nothing published; " + " | ".join(failed), report)
+    return report
+
+
+def main(args: QuarterArguments) -> dict[str, Any] | float:
+    if not args.quarter:
+        raise UserError("no quarter given: continuousbench release --quarter YYYYqN")
+    if args.plan:
+        from continuousbench.study.plan import print_plan
+
+        check_quarter(args.quarter, args.tracks)
+        return print_plan(plan_jobs(args), {})
+    return run_quarter(args)
+
+
+def _report(result: dict[str, Any] | float) -> None:
+    if isinstance(result, dict):
+        where = f"; published to {result['published_to']}" if result["published_to"] else ""
+        print(f"{result['quarter']}: every gate passed ({', '.join(result['releases'])}){where}")
+        print(f"report: {result['report']}")
+
+
+make_parser, cli = command(
+    QuarterArguments,
+    "continuousbench release",
+    "The quarter's releases: build every track, gate them, write the release report, publish if all pass.",
+    main,
+    report=_report,
+    resume_hint="built releases are kept; rerun the same command to continue",
+)
