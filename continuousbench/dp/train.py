@@ -22,13 +22,17 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import continuousbench
 from continuousbench import processes
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.training.config import GeneratorConfig, ModelArguments
+from continuousbench.training.arguments import GeneratorOptions, ModelArguments
+from continuousbench.training.options import DPOptions
+
+if TYPE_CHECKING:  # imports torch: loaded when arguments are parsed, not for --help
+    from continuousbench.training.config import GeneratorConfig
 
 logger = logging.getLogger(__name__)
 
@@ -278,10 +282,18 @@ def _report(out: Path) -> None:
         print(out)
 
 
+def generator_config() -> type:
+    """The generator's trainer configuration (TRL's SFTConfig with our presets; imports torch)."""
+    from continuousbench.training.config import GeneratorConfig
+
+    return GeneratorConfig
+
+
 make_parser, cli = command(
-    (GeneratorArguments, ModelArguments, GeneratorConfig),
+    lambda: (GeneratorArguments, ModelArguments, generator_config()),
     "continuousbench train-generator",
     "Train a generator on a corpus: non-private (TRL) or DP-SGD (Opacus, PLD accounting).",
     main,
     report=_report,
+    brief=(GeneratorArguments, ModelArguments, GeneratorOptions, DPOptions),
 )

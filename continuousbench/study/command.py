@@ -18,7 +18,9 @@ EXECUTORS = ("local", "slurm", "ray")
 
 @dataclass
 class StudyArguments:
-    study: str = field(metadata={"help": "The study file (YAML; see recipes/paper/ and docs/study.md)."})
+    study: str = field(
+        metadata={"help": "The study file (YAML; recipes/paper/, docs/study.md).", "aliases": ["--config"]}
+    )
     executor: str = field(
         default="local", metadata={"help": "local, slurm or ray.", "choices": list(EXECUTORS)}
     )
