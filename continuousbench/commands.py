@@ -283,4 +283,5 @@ def command(
         return {"types": types, "full": brief is None, **texts}
 
     make_parser.help_of = help_of  # type: ignore[attr-defined]
+    cli.make_parser = make_parser  # type: ignore[attr-defined]
     return make_parser, cli
