@@ -216,11 +216,12 @@ def _help_parser(types: Sequence[type], **kwargs: Any) -> argparse.ArgumentParse
         hints = typing.get_type_hints(dc)
         for f in dataclasses.fields(dc):
             meta, hint = f.metadata, hints[f.name]
-            inner = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+            union = typing.get_origin(hint) in (typing.Union, type(int | None))
+            inner = [a for a in typing.get_args(hint) if a is not type(None)] if union else [hint]
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             options: dict[str, Any] = {"help": meta.get("help", ""), "choices": meta.get("choices")}
             if default is not dataclasses.MISSING:  # an unset option says nothing ("(default: None)")
-                options["default"] = argparse.SUPPRESS if default is None else default
+                options["default"] = argparse.SUPPRESS if default in (None, []) else default
             nargs = "+" if typing.get_origin(inner[0]) is list else "?" if inner == [bool] else None
             if meta.get("positional"):
                 parser.add_argument(f.name, nargs="*", **options)
@@ -243,7 +244,9 @@ def short_help(
         if not full:
             note = f"{HELP_ALL} lists every option, the trainer's (transformers' TrainingArguments) included."
             kwargs["epilog"] = f"{kwargs['epilog']} {note}" if kwargs.get("epilog") else note
-        _help_parser(types, usage=f"{kwargs['prog']} [options]", **kwargs).print_help()
+        words = [f.name.upper() for t in types for f in dataclasses.fields(t) if f.metadata.get("positional")]
+        usage = " ".join([kwargs["prog"], *(f"{w} ..." for w in words), "[options]"])
+        _help_parser(types, usage=usage, **kwargs).print_help()
         raise SystemExit(0)
     return ["--help" if a == HELP_ALL and not full else a for a in args]
 
