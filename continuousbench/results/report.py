@@ -50,7 +50,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "model": r["base_model"],
             "tuning": r["tuning"],
             "steps": r["steps"],
-            "corpus": (r["corpus"]["fingerprint"] or "private")[:8],  # a DP model's corpus has none
+            "corpus": corpus_name(r["corpus"]),
             "kind": results.kind_label(r),
             "epsilon": results.epsilon_label(r),
             "seed": r.get("seed"),
@@ -64,6 +64,14 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
                     row[f"{part}/{m}/count"] = metrics[m].get("count")
         rows.append(row)
     return rows
+
+
+def corpus_name(corpus: dict) -> str:
+    """The corpus as a reader knows it: a local file's or folder's name (``syn-eps10``, ``mine.jsonl``;
+    the release's own corpus: the release folder's), else the source as given (a Hub id)."""
+    source = str(corpus.get("source") or corpus.get("path") or "?")
+    local = Path(str(corpus.get("path") or "")).is_absolute()  # the harness resolves local paths
+    return Path(source.rstrip("/")).name if local else source
 
 
 def group_key(record: dict) -> tuple:
@@ -172,11 +180,12 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
 
 
 def wide_console():
-    """A rich console; in pipes and logs 200 columns wide, so that the table is not squeezed into 80."""
+    """A rich console as wide as ``COLUMNS`` or the terminal; in pipes and logs without ``COLUMNS``,
+    200 columns wide, so that the table is not squeezed into 80."""
     from rich.console import Console
 
     console = Console()
-    return console if console.is_terminal else Console(width=200)
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=200)
 
 
 def _mauve_cell(row: dict) -> str:
