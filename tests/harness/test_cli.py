@@ -93,7 +93,7 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count('"output_dir"') == 1  # the scores are printed by one process
+    assert proc.stdout.count(f"-> {out}") == 1  # the scores are printed by one process
     # 4 validation questions per pass, 6 test questions per part: each process answered half
     assert "4 items answered in 2 shares: 2 + 2" in proc.stderr
     assert proc.stderr.count("6 items answered in 2 shares: 3 + 3") == 2
