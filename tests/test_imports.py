@@ -121,7 +121,7 @@ print(json.dumps(failed))
 # - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
 #   ``__init__`` (its lazy ``load_release`` is the public face of release/).
 LAYERS: tuple[set[str], ...] = (
-    {"errors", "files"},
+    {"errors", "files", "hub"},
     {"commands", "parser", "processes", "stats", "stages"},
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},

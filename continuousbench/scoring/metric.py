@@ -65,7 +65,7 @@ def push_metric(repo_id: str, private: bool = False, token: str | None = None) -
     """Create (or reuse) a Gradio Space ``repo_id`` and upload the metric files; returns the Space URL."""
     from huggingface_hub import HfApi
 
-    from continuousbench.release.push import check_repo_id
+    from continuousbench.hub import check_repo_id
 
     check_repo_id(repo_id, "--repo_id")
     api = HfApi(token=token)
