@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import continuousbench
 from continuousbench import processes
 from continuousbench.commands import bounds, command
+from continuousbench.dp.published import publishable
 from continuousbench.errors import UserError
 from continuousbench.training.arguments import GeneratorOptions, ModelArguments
 from continuousbench.training.options import DPOptions
@@ -255,7 +256,7 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
         )  # fmt: skip
         if sweep is not None:  # "epsilon" is what the published adapter satisfies: the sweep's
             record.update(epsilon=sweep.epsilon, epsilon_per_run=guarantee.epsilon, runs_accounted=len(runs))
-    write_json(staged.work / PRIVACY_FILE, record)
+    write_json(staged.work / PRIVACY_FILE, publishable(record))
     details = {
         "base_model": model_args.model,
         "lora_rank": model_args.lora_r,
