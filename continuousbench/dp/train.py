@@ -16,7 +16,6 @@ corpus or setting.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import math
 import os
@@ -104,23 +103,16 @@ def _learning_rates(args: GeneratorArguments, config: GeneratorConfig) -> list[f
     return rates
 
 
-def fingerprint(*parts: list[str]) -> str:
-    """SHA-256 of the records (a resume on another corpus is refused); kept in the work folder only."""
-    digest = hashlib.sha256()
-    for texts in parts:
-        for text in texts:
-            digest.update(hashlib.sha256(text.encode()).digest())
-        digest.update(b"\x00split\x00")
-    return digest.hexdigest()
-
-
 def settings(args, model_args, config, train: list[str], val: list[str]) -> dict[str, Any]:
-    """Every option of the run plus the corpus's identity: what ``--resume`` must find unchanged."""
+    """Every option of the run plus the corpus's identity: what ``--resume`` must find unchanged (the
+    fingerprint is kept in the work folder only)."""
+    from continuousbench.training.data import corpus_fingerprint
+
     pinned = {**dataclasses.asdict(args), **dataclasses.asdict(model_args), **config.to_dict()}
     if config.samples_per_step is not None:  # derived from it and the number of processes
         pinned.pop("gradient_accumulation_steps")
     pinned.update(
-        train_records=len(train), validation_records=len(val), corpus_sha256=fingerprint(train, val)
+        train_records=len(train), validation_records=len(val), corpus_sha256=corpus_fingerprint(train, val)
     )
     return {k: v for k, v in pinned.items() if k not in OUTPUT_ONLY}
 
