@@ -146,6 +146,15 @@ def configure_logging(level: int = logging.INFO) -> None:
     logging.getLogger("continuousbench").setLevel(level)
 
 
+def wide_console(width: int = 200):
+    """A rich console as wide as ``COLUMNS`` or the terminal; in pipes and logs without ``COLUMNS``,
+    ``width`` columns wide, so that a command's table is not squeezed into 80."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=width)
+
+
 def _leave_process_group() -> None:
     """Destroy the process group of a ``torchrun``/``accelerate launch`` run before the interpreter exits.
 

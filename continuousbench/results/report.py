@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import command
+from continuousbench.commands import command, wide_console
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
@@ -177,15 +177,6 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
             extra = [""] if mauve else []
             table.add_row(f"[bold]{escape(label)}", *[""] * 7, *cells, *extra, end_section=True)
     (console or wide_console()).print(table)
-
-
-def wide_console():
-    """A rich console as wide as ``COLUMNS`` or the terminal; in pipes and logs without ``COLUMNS``,
-    200 columns wide, so that the table is not squeezed into 80."""
-    from rich.console import Console
-
-    console = Console()
-    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=200)
 
 
 def _mauve_cell(row: dict) -> str:
