@@ -39,7 +39,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-
 def bounds(interval: str, help: str = "", **metadata: Any) -> dict[str, Any]:
     """Field metadata for a numeric option with a valid range, e.g. ``bounds("(0, 1)", "Delta.")``.
 

@@ -18,7 +18,10 @@ def test_a_copied_guarantee_keeps_only_published_keys(tmp_path):
               "validation": {"private": False, "loss": 2.0, "per_record_loss": [0.1]}}  # fmt: skip
     (tmp_path / "privacy.json").write_text(json.dumps(stated))
     assert _guarantee(tmp_path) == {
-        "private": True, "epsilon": 3.0, "delta": 1e-5, "validation": {"private": False, "loss": 2.0}
+        "private": True,
+        "epsilon": 3.0,
+        "delta": 1e-5,
+        "validation": {"private": False, "loss": 2.0},
     }
 
 
