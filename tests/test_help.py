@@ -110,3 +110,12 @@ def test_help_names_only_options_the_parser_takes(target):
     assert helped <= taken, helped - taken
     if shown["full"]:
         assert helped == taken, taken - helped
+
+
+def test_the_parser_subclasses_transformers_parser_without_trl():
+    """CommandParser is transformers' HfArgumentParser made strict (public methods only); it was trl's
+    TrlParser with a private method overridden."""
+    code = "import sys; import continuousbench.parser as p; from transformers import HfArgumentParser; "
+    done = _python(code + "print(issubclass(p.CommandParser, HfArgumentParser), 'trl' in sys.modules)")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "False"]
