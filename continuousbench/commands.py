@@ -246,9 +246,10 @@ def short_help(
 ) -> list[str]:
     """``argv`` as a list; ``--help`` prints the options of ``types`` (``kwargs``: prog, description,
     epilog) and exits before anything heavy is imported. Where ``types`` are only the
-    command's own options (``full`` False), ``--help_all`` becomes the full parser's ``--help``."""
+    command's own options (``full`` False), ``--help_all`` becomes the full parser's ``--help``;
+    elsewhere it is ``--help``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if HELP_ALL not in args and ("-h" in args or "--help" in args):
+    if (full or HELP_ALL not in args) and ({"-h", "--help", HELP_ALL} & set(args)):
         if not full:
             note = f"{HELP_ALL} lists every option, the trainer's (transformers' TrainingArguments) included."
             kwargs["epilog"] = f"{kwargs['epilog']} {note}" if kwargs.get("epilog") else note

@@ -81,6 +81,7 @@ def test_help_all_lists_the_trainer_options(invoke):
     assert result.exit_code == 0
     assert "--gradient_accumulation_steps" in result.output and "--release" in result.output
     assert "--gradient_accumulation_steps" not in invoke(["evaluate", "--help"]).output
+    assert invoke(["compare", "--help_all"]).output == invoke(["compare", "--help"]).output  # all already
 
 
 def _option_strings(parser) -> set[str]:
