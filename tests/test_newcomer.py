@@ -45,6 +45,7 @@ def test_the_participants_path_from_the_readme(invoke, tiny_release, tmp_path, m
         assert done.exit_code == 0, done.output
         (line,) = done.stdout.strip().splitlines()  # one line: scores with intervals, and where the run is
         assert line.startswith("qa_public: EM ") and " contains " in line and line.endswith(f"-> {run}")
+        assert "Loading weights" not in done.stderr and "it/s]" not in done.stderr  # the recipe: no bars
     assert "step 2/2 (100%)" in caplog.text and "ETA" in caplog.text  # training progress with an ETA
     assert "missing keys" not in caplog.text  # the tied LM head of the reloaded best checkpoint
     record = json.loads(Path("runs/mine/results.json").read_text())

@@ -292,6 +292,10 @@ def main(
 
     h, m, t = harness_args, model_args, training_args
     _check_arguments(h, m, t)
+    if t.disable_tqdm:  # bars off (recipes for logs and job files): transformers' load and save bars too
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
     staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
