@@ -1,35 +1,42 @@
-"""The one parser family and the one error path of every ``continuousbench`` command.
+"""The one error path and the one ``--help`` of every ``continuousbench`` command.
 
-A command is a module with ``make_parser()`` (a :class:`CommandParser` over dataclasses), ``main(...)``
-and ``cli(argv=None)``; ``cli`` is ``run(lambda: main(*make_parser().parse(argv)), report=...)``. The
-``continuousbench`` program and the ``recipes/*.py`` scripts call the same ``cli``, so the two cannot
-drift. Bad input becomes ``error: <what is wrong>; <how to fix it>`` on stderr and exit status 2.
+A command is a module with ``make_parser()`` (a :class:`~continuousbench.parser.CommandParser` over
+dataclasses), ``main(...)`` and ``cli(argv=None)``, made by :func:`command`: ``cli`` is
+``run(lambda: main(*make_parser().parse(argv)), report=...)``. Two commands wrap what ``command()``
+makes: ``evaluate`` (its ``cli`` records the recipe file and repeats argv in its resume hint) and
+``study`` (``--config`` names the study file, not a recipe of its options). The ``continuousbench``
+program and the ``recipes/*.py`` scripts call the same ``cli``, so the two cannot drift. Bad input
+becomes ``error: <what is wrong>; <how to fix it>`` on stderr and exit status 2. ``--help`` is printed
+from the dataclasses without importing transformers or torch, so it answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import errno
 import logging
-import math
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from trl import TrlParser
+from continuousbench.errors import UserError, flatten
 
-from continuousbench import credentials
-from continuousbench.errors import UserError
+if TYPE_CHECKING:
+    from continuousbench.parser import CommandParser
 
 T = TypeVar("T")
 
-OUR_METADATA = {"bounds", "positional", "distinct", "allow_empty"}
-_INTERVAL = re.compile(r"^\s*([\[(])\s*([^,]+?)\s*,\s*([^\])]+?)\s*([\])])\s*$")
+
+def __getattr__(name: str) -> Any:
+    """``CommandParser`` lives in :mod:`continuousbench.parser`, imported on first use (it needs
+    transformers, which ``--help`` and the error path do not)."""
+    if name == "CommandParser":
+        from continuousbench.parser import CommandParser
+
+        return CommandParser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def bounds(interval: str, help: str = "", **metadata: Any) -> dict[str, Any]:
@@ -40,63 +47,31 @@ def bounds(interval: str, help: str = "", **metadata: Any) -> dict[str, Any]:
     return {"help": f"{help} Range {interval}.".strip(), "bounds": interval, **metadata}
 
 
-def _check_bounds(instance: Any) -> None:
-    for f in dataclasses.fields(instance):
-        interval = f.metadata.get("bounds")
-        value = getattr(instance, f.name)
-        if interval is None or value is None:
-            continue
-        left, low, high, right = _INTERVAL.match(interval).groups()
-        lo, hi = float(low), float(high)
-        for item in value if isinstance(value, list) else [value]:  # a list option: every item
-            ok = (lo < item if left == "(" else lo <= item) and (item < hi if right == ")" else item <= hi)
-            if not ok or (isinstance(item, float) and math.isnan(item)):
-                raise UserError(f"--{f.name} {item} is out of range: it must lie in {interval}")
+# --- the one error path -------------------------------------------------------------------------------
+
+# Exceptions from libraries whose own message is not enough, by class name (no heavy imports here).
+_HINTS = {
+    "OfflineModeIsEnabled": "the Hugging Face Hub cannot be reached while HF_HUB_OFFLINE=1; pass a local "
+    "folder instead of a Hub id, or unset HF_HUB_OFFLINE",
+    "RepositoryNotFoundError": "no such repository on the Hub (or no access); check the id and $HF_TOKEN",
+    "LocalEntryNotFoundError": "not in the local cache and the Hub is unreachable; pass a local folder",
+    "HFValidationError": "not a valid local folder or Hub id; check the path",
+    "SafetensorError": "a .safetensors file is damaged; re-save or re-download the model",
+    "HeaderTooLarge": "a .safetensors file is damaged; re-save or re-download the model",
+    "DatasetNotFoundError": "dataset not found (the Hub is unreachable offline); pass a local folder or file",
+    "DataFilesNotFoundError": "no data files found; check the folder or file pattern",
+    "EmptyDatasetError": "the dataset has no data files; check the folder",
+    "YAMLError": "not valid YAML; fix the file",
+    "JSONDecodeError": "not valid JSON; fix or restore the file",
+}
 
 
-def _check_values(instance: Any) -> None:
-    """No option is set to the empty string unless that is its default or it is marked ``allow_empty``
-    (an unset shell variable in ``--out $OUT`` would otherwise silently mean the default folder), no
-    list holds an empty item, and a list marked ``distinct`` holds no value twice (the same path
-    written two ways counts as one)."""
-    for f in dataclasses.fields(instance):
-        value = getattr(instance, f.name)
-        items = value if isinstance(value, list) else [value]
-        if "" in items and f.default != "" and not f.metadata.get("allow_empty"):
-            raise UserError(f"--{f.name} is empty; give it a value, or leave the option out")
-        if f.metadata.get("distinct") and isinstance(value, list):
-            seen: dict[Any, Any] = {}
-            for item in value:
-                key = os.path.realpath(item) if isinstance(item, str) and os.path.exists(item) else item
-                if key in seen:
-                    raise UserError(f"--{f.name} names {item} twice; give each value once")
-                seen[key] = item
+DEBUG_ENV = "CONTINUOUSBENCH_DEBUG"
 
 
-def _expand_home(instance: Any) -> None:
-    """``~`` and ``~/...`` in any string option become the home folder, as the shell would do.
-
-    The shell does not expand ``--out=~/x`` or a YAML value, and neither do ``datasets`` or ``transformers``;
-    no option of ours is text that legitimately starts with ``~/``.
-    """
-
-    def expand(value: str) -> str:
-        return os.path.expanduser(value) if value == "~" or value.startswith("~/") else value
-
-    _map_strings(instance, expand)
-
-
-def _map_strings(instance: Any, change: Callable[[str], str]) -> None:
-    """Every string option (and string in a list option) of ``instance`` passed through ``change``."""
-
-    def one(value: Any) -> Any:
-        return change(value) if isinstance(value, str) else value
-
-    for f in dataclasses.fields(instance):
-        value = getattr(instance, f.name)
-        new = [one(v) for v in value] if isinstance(value, list) else one(value)
-        if new != value:  # set only what changes (some configs are frozen or derive fields from others)
-            setattr(instance, f.name, new)
+def debugging() -> bool:
+    """``CONTINUOUSBENCH_DEBUG=1``: every error keeps its traceback (user errors too), for bug reports."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
 class _DuplicateKey(Exception):
@@ -131,177 +106,6 @@ def load_yaml(text: str, source: str) -> Any:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise UserError(f"{source} is not valid YAML{where}; fix the file") from None
-
-
-class CommandParser(TrlParser):
-    """``trl.TrlParser`` (defaults < ``--config`` YAML < command line) that is strict about the YAML.
-
-    Beyond TrlParser: ``--config=path`` works, the YAML must be a mapping of known keys whose values have
-    the option's type (``max_steps: ten`` is an error, not a string), numeric ranges declared with
-    :func:`bounds` are checked, and ``config_path`` tells which recipe was used.
-    """
-
-    def __init__(self, dataclass_types, **kwargs: Any):
-        super().__init__(dataclass_types, **kwargs)
-        self.config_path: str | None = None
-
-    @staticmethod
-    def _parse_dataclass_field(parser, field: dataclasses.Field) -> None:
-        """Our metadata keys (``bounds``, ``positional``) are read by us, not handed to argparse."""
-        if OUR_METADATA & set(field.metadata):
-            field = copy.copy(field)
-            field.metadata = {k: v for k, v in field.metadata.items() if k not in OUR_METADATA}
-        TrlParser._parse_dataclass_field(parser, field)
-
-    def error(self, message: str):
-        """argparse's own errors (a bad int, a missing required option) as one line, not the usage text."""
-        raise UserError(f"{message.rstrip('.')}; see `{self.prog} --help`")
-
-    def _actions_by_dest(self) -> dict[str, Any]:
-        return {a.dest: a for a in self._actions if a.dest != "help"}
-
-    def _typed_config(self, path: str) -> dict[str, Any]:
-        try:
-            text = Path(path).expanduser().read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FileNotFoundError(
-                f"--config {path} does not exist; pass the path of a recipe YAML"
-            ) from None
-        except (IsADirectoryError, UnicodeDecodeError) as err:
-            raise UserError(f"--config {path} is not a readable YAML file ({type(err).__name__})") from None
-        config = load_yaml(text, f"--config {path}")
-        if config is None:
-            config = {}
-        if not isinstance(config, dict):
-            raise UserError(
-                f"--config {path} must hold a mapping of option: value, not {type(config).__name__}"
-            )
-        actions = self._actions_by_dest()
-        unknown = [k for k in config if k not in actions and k != "env"]
-        if unknown:
-            raise UserError(
-                f"--config {path} has unknown key(s) {', '.join(map(str, unknown))}; "
-                f"see `--help` for the options this command takes"
-            )
-        typed = {}
-        for key, value in config.items():
-            if key == "env":
-                if not isinstance(value, dict):
-                    raise UserError(f"--config {path}: env must be a mapping of NAME: value; fix the file")
-                typed[key] = value
-                continue
-            typed[key] = self._coerce(actions[key], key, value, path)
-        return typed
-
-    @staticmethod
-    def _coerce(action, key: str, value: Any, path: str) -> Any:
-        """Value of a YAML key converted by the option's own type, or one line naming the key."""
-        if value is None:
-            return None
-        convert = action.type or (lambda v: v)
-        try:
-            if action.nargs in ("+", "*"):
-                if not isinstance(value, list):
-                    raise TypeError("a list")
-                out = [convert(v) if isinstance(v, str) else v for v in value]
-            elif isinstance(value, (dict, list)) and action.type is not None:
-                raise TypeError("a single value")
-            elif isinstance(value, bool) and action.type in (int, float):
-                raise TypeError("a number")
-            elif action.type is float and isinstance(value, int):
-                out = float(value)
-            elif action.type is not None and not isinstance(value, (dict, list)):
-                out = convert(str(value) if not isinstance(value, str) else value)
-            else:
-                out = value
-        except (TypeError, ValueError, argparse.ArgumentTypeError) as err:  # the last: a bool's "maybe"
-            expected = str(err) if isinstance(err, TypeError) else getattr(convert, "__name__", "its type")
-            expected = "true or false" if expected == "string_to_bool" else expected
-            raise UserError(
-                f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
-            ) from None
-        if action.choices is not None and out not in action.choices:
-            raise UserError(
-                f"--config {path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}"
-            )
-        return out
-
-    def _positional(self, args: list[str]) -> list[str]:
-        """Leading bare words go to the one field marked ``positional`` (``report RUN_A RUN_B``)."""
-        fields = [
-            f for dc in self.dataclass_types for f in dataclasses.fields(dc) if f.metadata.get("positional")
-        ]
-        if not fields:
-            return args
-        n = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
-        return ([f"--{fields[0].name}", *args[:n]] if n else []) + args[n:]
-
-    def parse(self, argv: Sequence[str] | None = None) -> tuple:
-        """Parse ``argv`` (default ``sys.argv[1:]``) into the dataclasses, YAML first."""
-        args: list[str] = []
-        for arg in sys.argv[1:] if argv is None else argv:
-            args.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
-        self.config_path = None
-        args = self._positional(args)
-        if args.count("--config") > 1:
-            raise UserError("--config is given more than once; pass one recipe (other options override it)")
-        if "--config" in args:
-            i = args.index("--config")
-            if i + 1 >= len(args):
-                raise UserError("--config needs a path: --config <recipe.yaml>")
-            self.config_path = args[i + 1]
-            config = self._typed_config(self.config_path)
-            for key, value in config.pop("env", {}).items():
-                os.environ[str(key)] = str(value)
-            self.set_defaults_with_config(**config)
-            del args[i : i + 2]
-        try:
-            groups = self.parse_args_into_dataclasses(args=args)
-        except ValueError as err:  # the arguments' own checks (ours and TrainingArguments'): user errors
-            message = str(err)
-            if "not used by the HfArgumentParser" in message:
-                unused = message.split(":", 1)[1].strip()
-                raise UserError(f"unknown argument(s) {unused}; see `--help`") from None
-            if isinstance(err, UserError):
-                raise
-            raise UserError(_flatten(message)) from err
-        for group in groups:
-            _check_values(group)
-            _expand_home(group)
-            _map_strings(group, credentials.hold)  # the one redaction: records and logs see only this form
-            _check_bounds(group)
-        return groups
-
-
-# --- the one error path -------------------------------------------------------------------------------
-
-# Exceptions from libraries whose own message is not enough, by class name (no heavy imports here).
-_HINTS = {
-    "OfflineModeIsEnabled": "the Hugging Face Hub cannot be reached while HF_HUB_OFFLINE=1; pass a local "
-    "folder instead of a Hub id, or unset HF_HUB_OFFLINE",
-    "RepositoryNotFoundError": "no such repository on the Hub (or no access); check the id and $HF_TOKEN",
-    "LocalEntryNotFoundError": "not in the local cache and the Hub is unreachable; pass a local folder",
-    "HFValidationError": "not a valid local folder or Hub id; check the path",
-    "SafetensorError": "a .safetensors file is damaged; re-save or re-download the model",
-    "HeaderTooLarge": "a .safetensors file is damaged; re-save or re-download the model",
-    "DatasetNotFoundError": "dataset not found (the Hub is unreachable offline); pass a local folder or file",
-    "DataFilesNotFoundError": "no data files found; check the folder or file pattern",
-    "EmptyDatasetError": "the dataset has no data files; check the folder",
-    "YAMLError": "not valid YAML; fix the file",
-    "JSONDecodeError": "not valid JSON; fix or restore the file",
-}
-
-
-def _flatten(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-DEBUG_ENV = "CONTINUOUSBENCH_DEBUG"
-
-
-def debugging() -> bool:
-    """``CONTINUOUSBENCH_DEBUG=1``: every error keeps its traceback (user errors too), for bug reports."""
-    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
 FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)  # no space, over `ulimit -f`, over a quota
@@ -343,7 +147,7 @@ def one_line(err: BaseException) -> str | None:
     names = [cls.__name__ for cls in type(err).__mro__]
     for name in names:
         if name in _HINTS:
-            detail = _flatten(str(err)).split(". ")[0][:200]
+            detail = flatten(str(err)).split(". ")[0][:200]
             return f"{_HINTS[name]} ({detail})" if detail else _HINTS[name]
     if isinstance(err, UnicodeDecodeError):
         return f"a file is not UTF-8 text (byte {err.start}: {err.reason}); convert it to UTF-8"
@@ -360,13 +164,13 @@ def one_line(err: BaseException) -> str | None:
     if isinstance(err, FileExistsError) and err.filename and err.strerror:  # a file where a folder goes
         return f"{err.filename} already exists and is not a folder; move it away or choose another path"
     if isinstance(err, OSError) and type(err) is OSError and err.args:  # transformers' "can't load" errors
-        return _flatten(str(err))
+        return flatten(str(err))
     if isinstance(err, ModuleNotFoundError):  # a missing optional extra: the environment's fault
-        return _flatten(str(err)) + "; install the missing package (README: extras)"
+        return flatten(str(err)) + "; install the missing package (README: extras)"
     if isinstance(err, ImportError) and "pip install" in str(err):  # a library's own install hint
-        return _flatten(str(err))
+        return flatten(str(err))
     if isinstance(err, (UserError, FileExistsError, FileNotFoundError)) or "GenerationError" in names:
-        return _flatten(str(err))  # our own errors: already "what is wrong; how to fix it"
+        return flatten(str(err))  # our own errors: already "what is wrong; how to fix it"
     return None  # any other ValueError is a bug (ours or a library's): its traceback is the useful output
 
 
@@ -402,6 +206,15 @@ def configure_logging(level: int = logging.INFO) -> None:
         handler.addFilter(_ours_or_warning)
         root.addHandler(handler)
     logging.getLogger("continuousbench").setLevel(level)
+
+
+def wide_console(width: int = 200):
+    """A rich console as wide as ``COLUMNS`` or the terminal; in pipes and logs without ``COLUMNS``,
+    ``width`` columns wide, so that a command's table is not squeezed into 80."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal or os.environ.get("COLUMNS") else Console(width=width)
 
 
 def _leave_process_group() -> None:
@@ -453,23 +266,97 @@ def run(
     return result
 
 
+HELP_ALL = "--help_all"
+
+
+def _dataclasses(arguments: type | Sequence[type] | Callable[[], Sequence[type]]) -> Sequence[type]:
+    if isinstance(arguments, type):
+        return (arguments,)
+    # a function: the trainer's dataclasses are imported only when arguments are parsed
+    return tuple(arguments() if callable(arguments) else arguments)
+
+
+def _help_parser(types: Sequence[type], **kwargs: Any) -> argparse.ArgumentParser:
+    """A parser that only prints help: one entry per dataclass field, named and explained as
+    :class:`CommandParser` parses it, without importing transformers (whose import takes most of a
+    second). Fields marked ``positional`` are shown as the bare words they are given as."""
+    import typing
+
+    parser = argparse.ArgumentParser(formatter_class=argparse.ArgumentDefaultsHelpFormatter, **kwargs)
+    for dc in types:
+        hints = typing.get_type_hints(dc)
+        for f in dataclasses.fields(dc):
+            meta, hint = f.metadata, hints[f.name]
+            union = typing.get_origin(hint) in (typing.Union, type(int | None))
+            inner = [a for a in typing.get_args(hint) if a is not type(None)] if union else [hint]
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            options: dict[str, Any] = {"help": meta.get("help", ""), "choices": meta.get("choices")}
+            if default is not dataclasses.MISSING:  # an unset option says nothing ("(default: None)")
+                options["default"] = argparse.SUPPRESS if default in (None, []) else default
+            nargs = "+" if typing.get_origin(inner[0]) is list else "?" if inner == [bool] else None
+            if meta.get("positional"):
+                parser.add_argument(f.name, nargs="*", **options)
+                continue
+            aliases = meta.get("aliases", [])
+            names = [f"--{f.name}", *([aliases] if isinstance(aliases, str) else aliases)]
+            metavar = {int: "N", float: "X", bool: "BOOL"}.get(inner[0], "VALUE")  # short: one line each
+            parser.add_argument(*names, nargs=nargs, metavar=metavar, **options)
+    return parser
+
+
+def short_help(
+    argv: Sequence[str] | None, types: Sequence[type], *, full: bool = False, **kwargs: Any
+) -> list[str]:
+    """``argv`` as a list; ``--help`` prints the options of ``types`` (``kwargs``: prog, description,
+    epilog) and exits before anything heavy is imported. Where ``types`` are only the
+    command's own options (``full`` False), ``--help_all`` becomes the full parser's ``--help``;
+    elsewhere it is ``--help``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if (full or HELP_ALL not in args) and ({"-h", "--help", HELP_ALL} & set(args)):
+        if not full:
+            note = f"{HELP_ALL} lists every option, the trainer's (transformers' TrainingArguments) included."
+            kwargs["epilog"] = f"{kwargs['epilog']} {note}" if kwargs.get("epilog") else note
+        words = [f.name.upper() for t in types for f in dataclasses.fields(t) if f.metadata.get("positional")]
+        usage = " ".join([kwargs["prog"], *(f"{w} ..." for w in words), "[options]"])
+        _help_parser(types, usage=usage, **kwargs).print_help()
+        raise SystemExit(0)
+    return ["--help" if a == HELP_ALL and not full else a for a in args]
+
+
 def command(
-    arguments: type | Sequence[type],
+    arguments: type | Sequence[type] | Callable[[], Sequence[type]],
     prog: str,
     description: str,
     main: Callable[..., T],
     *,
     epilog: str | None = None,
+    brief: Sequence[type] | None = None,
     **run_options,
 ) -> tuple[Callable[[], CommandParser], Callable[[Sequence[str] | None], T]]:
     """``(make_parser, cli)`` of a command whose ``main`` takes the parsed dataclasses: the parser, and the
     entry point that parses ``argv`` and runs ``main`` through :func:`run` (``run_options``: its
-    ``report`` and ``resume_hint``). Every command is made this way."""
+    ``report`` and ``resume_hint``). Every command is made this way except ``evaluate``, whose ``cli``
+    also records the recipe file (it calls :func:`short_help` and ``make_parser`` itself).
+
+    ``arguments`` may be a function returning the dataclasses, so that importing the command stays
+    light; ``brief`` lists the light dataclasses whose options ``--help`` shows (``--help_all``: all),
+    for commands whose full parser needs torch (TrainingArguments).
+    """
 
     def make_parser() -> CommandParser:
-        return CommandParser(arguments, prog=prog, description=description, epilog=epilog)
+        from continuousbench.parser import CommandParser
+
+        return CommandParser(_dataclasses(arguments), prog=prog, description=description, epilog=epilog)
 
     def cli(argv: Sequence[str] | None = None) -> T:
-        return run(lambda: main(*make_parser().parse(argv)), **run_options)
+        args = short_help(argv, **help_of())
+        return run(lambda: main(*make_parser().parse(args)), **run_options)
 
+    def help_of() -> dict[str, Any]:
+        types = _dataclasses(arguments) if brief is None else brief
+        texts = {"prog": prog, "description": description, "epilog": epilog}
+        return {"types": types, "full": brief is None, **texts}
+
+    make_parser.help_of = help_of  # type: ignore[attr-defined]
+    cli.make_parser = make_parser  # type: ignore[attr-defined]
     return make_parser, cli

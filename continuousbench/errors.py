@@ -10,3 +10,8 @@ from __future__ import annotations
 
 class UserError(ValueError):
     """What is wrong and how to fix it, in one line."""
+
+
+def flatten(text: object) -> str:
+    """``text`` on one line: runs of whitespace (newlines included) become one space."""
+    return " ".join(str(text).split())

@@ -356,6 +356,8 @@ class StagedOutput:
     ):
         self.out = check_writable_dir(Path(out), option)
         check_not_an_input(self.out, inputs, option)
+        # the folders this run creates, deepest first: an abandoned new run removes them again
+        self.created = [p for p in (self.out, *self.out.parents) if not p.exists()]
         self.command = command
         self.work = self.out / f".{command}-work"
         self.owned_file = self.out / OWNED_FILE.format(command=command)
@@ -493,12 +495,19 @@ def abandon_new_runs() -> None:
 
     Called on the one error path (:func:`continuousbench.commands.run`): a run that fails on bad input
     (a dead endpoint, an empty corpus, a plan that cannot be met) leaves nothing to resume, and a work
-    folder left behind would make the next attempt, with the input fixed, ask for ``--resume``.
+    folder left behind would make the next attempt, with the input fixed, ask for ``--resume``. The
+    output folders the run created go too (an empty ``runs/eval-1`` after a typo looks like a run).
     """
     while _NEW_RUNS:
         staged = _NEW_RUNS.pop()
-        if staged.work.is_dir() and not staged.has_progress():
-            staged.discard()
+        if staged.work.is_dir() and staged.has_progress():
+            continue
+        staged.discard()
+        if staged.locked:
+            release_folder(staged.out)
+        for folder in staged.created:  # and the folders it made, unless something else is in them
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def forget_new_runs() -> None:

@@ -124,9 +124,9 @@ def dp_evaluate_args():
 def _interrupt_training(evaluation: int, monkeypatch) -> None:
     """Ctrl-C during training: validation pass number ``evaluation`` of the next run raises
     KeyboardInterrupt (the checkpoints of the passes before it are saved)."""
-    from continuousbench.harness import run
+    from continuousbench.harness import qa_eval
 
-    real, calls = run.selection_eval, []
+    real, calls = qa_eval.selection_eval, []
 
     def selection_eval(*args, **kwargs):
         eval_fn = real(*args, **kwargs)
@@ -139,7 +139,7 @@ def _interrupt_training(evaluation: int, monkeypatch) -> None:
 
         return interrupted
 
-    monkeypatch.setattr(run, "selection_eval", selection_eval)
+    monkeypatch.setattr(qa_eval, "selection_eval", selection_eval)  # the harness looks it up per run
 
 
 @pytest.fixture(scope="session")

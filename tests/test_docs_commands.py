@@ -105,8 +105,9 @@ def _launcher_args(tool: str, words: list[str]) -> list[str]:
     return words[at:]
 
 
-def capture(command: str) -> Parsed:
-    """Run the command's real entry point until it parses; return the parser and the arguments."""
+def capture(command: str) -> Parsed | None:
+    """Run the command's real entry point until it parses; return the parser and the arguments (None:
+    the command asked for help, which is printed before parsing)."""
     words = shlex.split(_PLACEHOLDER.sub("PLACEHOLDER", command).replace("...", ""))
     if words[:2] == ["accelerate", "launch"]:
         words = ["python", *_launcher_args("accelerate", words[2:])]
@@ -122,13 +123,19 @@ def capture(command: str) -> Parsed:
     except Parsed as parsed:
         return parsed
     except SystemExit as exit_:
+        if exit_.code in (0, None) and {"--help", "--help_all", "-h"} & set(words):
+            return None  # help is printed before parsing, from the same dataclasses (tests/test_help.py)
         raise AssertionError(f"the entry point exited with {exit_.code} before parsing") from None
+    if words[:2] == ["continuousbench", "--help"]:
+        return None  # the list of commands
     raise AssertionError("the entry point never parsed its arguments")
 
 
 def check(command: Command) -> None:
     """AssertionError (or the parser's own one-line error) when the docs' command does not parse."""
     parsed = capture(command.text)
+    if parsed is None:
+        return
     parser, argv = parsed.parser, parsed.argv
     environ = dict(os.environ)  # a recipe's `env:` block sets variables while parsing
     try:
@@ -200,3 +207,23 @@ def test_a_wrong_command_or_flag_fails(capturing, doc, complete, problem):
     assert command.complete is complete
     with pytest.raises((AssertionError, ValueError, FileNotFoundError), match=problem):
         check(command)
+
+
+def test_every_make_target_in_the_docs_exists():
+    """``make install`` (the README's first step), ``make demo`` ... name targets of the Makefile."""
+    targets = set(re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), re.MULTILINE))
+    shown = {
+        (name, target)
+        for name in DOCS
+        for block in _FENCE.finditer((ROOT / name).read_text(encoding="utf-8"))
+        for target in re.findall(r"^make (?:[A-Z_]+=\S+ )*([\w-]+)", block.group(2), re.MULTILINE)
+    }
+    assert ("README.md", "install") in shown
+    assert not {t for _, t in shown} - targets, sorted(shown)
+
+
+def test_help_lines_in_the_docs_count_as_commands(capturing):
+    check(Command("doc.md:1", "continuousbench evaluate --help", True))
+    check(Command("doc.md:1", "continuousbench --help", True))
+    with pytest.raises(AssertionError, match="exited with 2"):
+        check(Command("doc.md:1", "continuousbench evalute --help", True))

@@ -166,3 +166,23 @@ def test_a_command_ending_in_one_thread_keeps_the_locks_of_stages_in_others(tmp_
         done.set()
         worker.join()
     assert not (tmp_path / "a" / LOCK_FILE).exists()
+
+
+def test_an_argument_error_leaves_no_output_folder_behind(tmp_path, capsys):
+    """A new run that fails before writing anything removes the folders it created (``runs/eval-1`` and
+    ``runs``), not those that were there before; it left an empty ``runs/eval-1`` behind."""
+    from continuousbench.commands import run
+    from continuousbench.errors import UserError
+
+    (tmp_path / "kept").mkdir()
+
+    def fails(out: Path) -> None:
+        StagedOutput(out, "evaluate")
+        raise UserError("bad input")
+
+    for out in (tmp_path / "runs" / "eval-1", tmp_path / "kept" / "eval-1"):
+        with pytest.raises(SystemExit):
+            run(lambda out=out: fails(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+    assert not any((tmp_path / "kept").iterdir())
+    assert capsys.readouterr().err.count("error: bad input") == 2

@@ -130,7 +130,8 @@ print(json.dumps(failed))
 
 # The layers of DESIGN.md, lowest first. A package may import its own layer or any layer below, never one
 # above; within a layer imports must stay acyclic (checked at package level below). Why this order:
-# - files/errors know nothing of ours; commands (the one parser), processes, stats and stages build on files.
+# - files/errors know nothing of ours; commands (the error path), parser (the one parser), processes, stats
+#   and stages build on files.
 # - llm, scoring (matchers, the judge on llm, the metric on release), results (the record, report, compare,
 #   submit: read by the leaderboard and the study, so neither imports the evaluator) and release are the
 #   shared services of every stage.
@@ -141,8 +142,8 @@ print(json.dumps(failed))
 # - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
 #   ``__init__`` (its lazy ``load_release`` is the public face of release/).
 LAYERS: tuple[set[str], ...] = (
-    {"errors", "files", "credentials"},
-    {"commands", "processes", "stats", "stages"},
+    {"errors", "files", "credentials", "hub"},
+    {"commands", "parser", "processes", "stats", "stages"},
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},
     {"dp"},

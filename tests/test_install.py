@@ -32,3 +32,29 @@ def test_the_torch_index_is_a_make_variable(index):
     line = next(x for x in dry.splitlines() if x.rstrip().endswith(" torch"))
     assert "-c constraints.txt" in line
     assert (f"--index-url {index}" in line) if index else ("--index-url" not in line)
+
+
+# Import names whose distribution is spelled otherwise.
+DISTRIBUTIONS = {"yaml": "pyyaml", "sklearn": "scikit-learn", "faiss": "faiss-cpu", "mauve": "mauve-text"}
+
+
+def test_every_library_the_package_imports_is_declared():
+    """A library imported by continuousbench itself is a dependency in pyproject.toml (core or an extra),
+    not only something another dependency happens to install today."""
+    import ast
+    import sys
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = [*project["dependencies"], *sum(project["optional-dependencies"].values(), [])]
+    declared = {Requirement(r).name.lower().replace("_", "-") for r in requirements}
+    imported = set()
+    for path in (ROOT / "continuousbench").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"continuousbench"}
+    missing = sorted(m for m in third_party if DISTRIBUTIONS.get(m, m).replace("_", "-") not in declared)
+    assert not missing, f"imported but not declared in pyproject.toml: {missing}"

@@ -34,9 +34,10 @@ import numpy as np
 
 from continuousbench import processes
 from continuousbench.commands import bounds, command
-from continuousbench.dp.train import GeneratorArguments, load_data
+from continuousbench.dp.train import GeneratorArguments, generator_config, load_data
 from continuousbench.errors import UserError
-from continuousbench.training.config import GeneratorConfig, ModelArguments
+from continuousbench.training.arguments import GeneratorOptions, ModelArguments
+from continuousbench.training.options import DPOptions
 
 logger = logging.getLogger(__name__)
 
@@ -209,10 +210,11 @@ def _report(record: dict) -> None:
 
 
 make_parser, cli = command(
-    (AuditArguments, GeneratorArguments, ModelArguments, GeneratorConfig),
+    lambda: (AuditArguments, GeneratorArguments, ModelArguments, generator_config()),
     "continuousbench audit",
     "Empirical lower bound on a generator recipe's epsilon from one training run "
         "(Steinke, Nasr and Jagielski 2023).",
     main,
     report=_report,
+    brief=(AuditArguments, GeneratorArguments, ModelArguments, GeneratorOptions, DPOptions),
 )

@@ -32,6 +32,7 @@ from continuousbench.dp.randomness import SecretStreams
 from continuousbench.dp.sampling import check_sampler
 from continuousbench.errors import UserError
 from continuousbench.files import replace_dir, secret_file
+from continuousbench.training.progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -330,14 +331,14 @@ def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DP
     if resume:
         restore(run, run_dir)
     eval_every, save_every = _every(config.eval_steps, plan.steps), _every(config.save_steps, plan.steps)
-    log_every = _every(config.logging_steps, plan.steps)
+    log_every, progress = _every(config.logging_steps, plan.steps), Progress(plan.steps, first=run.step)
     while run.step < plan.steps:
         loss, count = train_step(run, config.micro_batch_size)
         if run.step % log_every == 0 and procs.main:
             # a raw statistic of private records: shown to the operator, written nowhere
             logger.info(
-                "step %d/%d: private training loss %.4f on this process's %d records (not published)",
-                run.step, plan.steps, loss / max(count, 1), count,
+                "%s: private training loss %.4f on this process's %d records (not published)",
+                progress.line(run.step), loss / max(count, 1), count,
             )  # fmt: skip
         if run.step % eval_every == 0 or run.step == plan.steps:
             val = evaluate(run, run_dir)

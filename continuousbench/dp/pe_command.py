@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from continuousbench.commands import bounds, command
+from continuousbench.dp.published import publishable
 from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -225,7 +226,7 @@ def _write_outputs(
     record = {"version": __version__, "private_corpus": source, "validation_records": validation}
     record |= {"settings": settings, "guarantee": guarantee.to_dict(), **result}
     write_json(folder / "pe.json", record)
-    write_json(folder / "privacy.json", privacy_record(guarantee, args.epsilon))
+    write_json(folder / "privacy.json", publishable(privacy_record(guarantee, args.epsilon)))
 
 
 def privacy_record(guarantee, target_epsilon: float) -> dict:

@@ -92,12 +92,14 @@ def _sampling(args: SynthesisArguments) -> dict:
 
 
 def _guarantee(generator: Path) -> dict | None:
-    """The generator's privacy guarantee without its training losses (computed on private records)."""
+    """The generator's privacy guarantee, restricted to what a DP run may publish (an older generator's
+    file may hold keys no longer published)."""
+    from continuousbench.dp.published import publishable
+
     file = generator / "privacy.json"
     if not file.is_file():
         return None
-    stated = json.loads(file.read_text())
-    return {k: v for k, v in stated.items() if k not in ("history", "validation_loss", "truncated_batches")}
+    return publishable(json.loads(file.read_text()), strict=False)
 
 
 def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:

@@ -16,19 +16,23 @@ corpus or setting.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import continuousbench
 from continuousbench import processes
 from continuousbench.commands import bounds, command
+from continuousbench.dp.published import publishable
 from continuousbench.errors import UserError
-from continuousbench.training.config import GeneratorConfig, ModelArguments
+from continuousbench.training.arguments import GeneratorOptions, ModelArguments
+from continuousbench.training.options import DPOptions
+
+if TYPE_CHECKING:  # imports torch: loaded when arguments are parsed, not for --help
+    from continuousbench.training.config import GeneratorConfig
 
 logger = logging.getLogger(__name__)
 
@@ -99,23 +103,16 @@ def _learning_rates(args: GeneratorArguments, config: GeneratorConfig) -> list[f
     return rates
 
 
-def fingerprint(*parts: list[str]) -> str:
-    """SHA-256 of the records (a resume on another corpus is refused); kept in the work folder only."""
-    digest = hashlib.sha256()
-    for texts in parts:
-        for text in texts:
-            digest.update(hashlib.sha256(text.encode()).digest())
-        digest.update(b"\x00split\x00")
-    return digest.hexdigest()
-
-
 def settings(args, model_args, config, train: list[str], val: list[str]) -> dict[str, Any]:
-    """Every option of the run plus the corpus's identity: what ``--resume`` must find unchanged."""
+    """Every option of the run plus the corpus's identity: what ``--resume`` must find unchanged (the
+    fingerprint is kept in the work folder only)."""
+    from continuousbench.training.data import corpus_fingerprint
+
     pinned = {**dataclasses.asdict(args), **dataclasses.asdict(model_args), **config.to_dict()}
     if config.samples_per_step is not None:  # derived from it and the number of processes
         pinned.pop("gradient_accumulation_steps")
     pinned.update(
-        train_records=len(train), validation_records=len(val), corpus_sha256=fingerprint(train, val)
+        train_records=len(train), validation_records=len(val), corpus_sha256=corpus_fingerprint(train, val)
     )
     return {k: v for k, v in pinned.items() if k not in OUTPUT_ONLY}
 
@@ -251,7 +248,7 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
         )  # fmt: skip
         if sweep is not None:  # "epsilon" is what the published adapter satisfies: the sweep's
             record.update(epsilon=sweep.epsilon, epsilon_per_run=guarantee.epsilon, runs_accounted=len(runs))
-    write_json(staged.work / PRIVACY_FILE, record)
+    write_json(staged.work / PRIVACY_FILE, publishable(record))
     details = {
         "base_model": model_args.model,
         "lora_rank": model_args.lora_r,
@@ -278,10 +275,18 @@ def _report(out: Path) -> None:
         print(out)
 
 
+def generator_config() -> type:
+    """The generator's trainer configuration (TRL's SFTConfig with our presets; imports torch)."""
+    from continuousbench.training.config import GeneratorConfig
+
+    return GeneratorConfig
+
+
 make_parser, cli = command(
-    (GeneratorArguments, ModelArguments, GeneratorConfig),
+    lambda: (GeneratorArguments, ModelArguments, generator_config()),
     "continuousbench train-generator",
     "Train a generator on a corpus: non-private (TRL) or DP-SGD (Opacus, PLD accounting).",
     main,
     report=_report,
+    brief=(GeneratorArguments, ModelArguments, GeneratorOptions, DPOptions),
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from continuousbench.hub import hub_repo_id
 from continuousbench.release.layout import QA_PARTS
 
 METRIC_NAMES = {"exact_match": "Exact match", "contains": "Contains", "llm_match": "LLM match"}
@@ -37,28 +38,14 @@ def judge_lines(judge: dict | None) -> str:
     return text + "\n"
 
 
-def hub_id(text: str | None) -> str | None:
-    """``text`` when it is a Hub repo id (owner/name, not a local path), else None."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    local = text and (text.startswith((".", "~", "/")) or Path(text).expanduser().exists())
-    if not text or text.count("/") != 1 or local:
-        return None
-    try:
-        validate_repo_id(text)
-    except HFValidationError:
-        return None
-    return text
-
-
 def _data_statement(corpus: dict) -> str:
     """What the corpus promised: a DP data run names the generator's epsilon and delta and where its
     statement is; other corpora say they carry no guarantee."""
     privacy = corpus.get("privacy")
     source = corpus["source"]
     where = (
-        f"[the generator's statement](https://huggingface.co/datasets/{hub_id(source)})"
-        if hub_id(source)
+        f"[the generator's statement](https://huggingface.co/datasets/{hub_repo_id(source)})"
+        if hub_repo_id(source)
         else f"the generator's statement (`privacy.json` / `README.md` of the corpus `{Path(source).name}`)"
     )
     if privacy and privacy.get("private") and privacy.get("epsilon") is not None:
@@ -101,9 +88,9 @@ def model_card(results: dict, model_name: str):
         tags += ["differential-privacy", "dp-sgd", "opacus", "dp-model"]
     if not privacy and (results["corpus"].get("privacy") or {}).get("private"):
         tags += ["differential-privacy", "dp-synthetic-data"]
-    base = hub_id(results["base_model"]) if results.get("base_model_revision") or not Path(
+    base = hub_repo_id(results["base_model"]) if results.get("base_model_revision") or not Path(
         results["base_model"]).is_absolute() else None  # fmt: skip
-    published = hub_id(results["release"].get("given"))
+    published = hub_repo_id(results["release"].get("given"))
     data = ModelCardData(
         model_name=model_name,
         base_model=base,  # a Hub id only when the model came from the Hub; a local path fails its check

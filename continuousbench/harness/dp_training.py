@@ -129,6 +129,7 @@ def train_private(inputs, model_args, config, work: Path, plan, *, resume: bool)
 def _privacy(run, inputs, config) -> dict:
     """``results.json`` ``model_privacy``: the guarantee, how it is labelled, and the statement."""
     from continuousbench.dp.model_statement import KIND, SELECTION, UNIT, evaluator_statement
+    from continuousbench.dp.published import publishable
     from continuousbench.dp.statement import RunFacts, versions
     from continuousbench.dp.train import describe_tokenizer
 
@@ -144,11 +145,11 @@ def _privacy(run, inputs, config) -> dict:
         guarantee, facts, questions=len(inputs.qa_validation), corpus_documents=documents,
         replay_documents=replay,
     )  # fmt: skip
-    return {
+    return publishable({
         "kind": KIND, "private": run.streams.secret, **guarantee.to_dict(), "target_epsilon": config.epsilon,
         "unit": "record",
         "unit_description": UNIT, "adjacency": "add-or-remove", "accountant": "pld",
         "corpus_documents": documents, "replay_documents": replay, "max_tokens_per_record": config.max_length,
         "tokenizer": facts.tokenizer, "secure_noise": config.secure_noise, "checkpoint_selection": SELECTION,
         "versions": facts.versions, "statement": statement,
-    }  # fmt: skip
+    })  # fmt: skip

@@ -18,7 +18,8 @@ from typing import Any
 from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
 from continuousbench.release.layout import QA_PARTS as PARTS  # the QA parts a run scores
-from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
+from continuousbench.training.arguments import HarnessArguments, ModelArguments
+from continuousbench.training.config import EvaluatorConfig
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
 # Options a resumed run may change: they touch only the final scoring, logging or where things go.
 OUTPUT_ONLY = frozenset(
     {
-        "overwrite", "resume", "qa_test_limit", "qa_batch_size", "judge", "judge_min_accuracy",
+        "overwrite", "resume", "json", "qa_test_limit", "qa_batch_size", "judge", "judge_min_accuracy",
         "judge_max_false_accept", "judge_override_calibration", "output_dir", "report_to",
         "run_name", "project", "disable_tqdm", "push_to_hub", "save_total_limit", "local_rank", "debug",
         "skip_memory_metrics", "resume_from_checkpoint", "ddp_timeout", "include_num_input_tokens_seen",

@@ -24,27 +24,33 @@ import copy
 import json
 import logging
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuousbench import processes
-from continuousbench.commands import command
+from continuousbench.commands import command, run, short_help
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
-from continuousbench.harness import dp_training, outputs
-from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
-from continuousbench.harness.qa_eval import generate_answers, references, score_answers, selection_eval
-from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
-from continuousbench.training.options import DP_KEYS
-from continuousbench.training.sft import kept_checkpoints
+from continuousbench.harness import dp_training
+from continuousbench.training.arguments import HarnessArguments, ModelArguments, RecipeOptions
+from continuousbench.training.options import DP_KEYS, DPOptions
+
+if TYPE_CHECKING:  # the harness's heavy modules (torch, transformers) load when a run starts, not for --help
+    from continuousbench.harness.inputs import Inputs
+    from continuousbench.training.config import EvaluatorConfig
 
 logger = logging.getLogger(__name__)
 
-DATACLASSES = (HarnessArguments, ModelArguments, EvaluatorConfig)
+
+def dataclasses_() -> tuple[type, ...]:
+    """The parser's three argument groups; the trainer's (``EvaluatorConfig``) imports torch."""
+    from continuousbench.training.config import EvaluatorConfig
+
+    return HarnessArguments, ModelArguments, EvaluatorConfig
+
 TRAINING_KEYS = (
     "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
     "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -85,6 +91,9 @@ def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig)
 def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     """Step 1: (staged run folder, inputs, DP plan or None). The main process calibrates the DP plan here,
     so a bad DP setting fails before training. A new run that fails here leaves no work folder behind."""
+    from continuousbench.harness import outputs
+    from continuousbench.harness.inputs import load_inputs
+
     main = processes.current().main
     inputs = (h.release, h.corpus, h.replay_corpus, m.model)  # never written into
     staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main, inputs=inputs)
@@ -111,6 +120,8 @@ def _validation_history(log_history: Sequence[dict]) -> list[dict]:
 
 def _resume_from(work: Path, max_steps: int) -> bool:
     """Whether training continues from a checkpoint in ``work``; says so either way."""
+    from continuousbench.training.sft import kept_checkpoints
+
     checkpoints = kept_checkpoints(work, warn=processes.current().main)
     if checkpoints:
         logger.info("resuming from %s (of %d steps) in %s", checkpoints[-1], max_steps, work)
@@ -125,7 +136,9 @@ def train(
 ) -> Trained:  # fmt: skip
     """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA (by the DP
     loop under ``plan`` when ``t.private``; ``callbacks`` are the Trainer's)."""
-    from continuousbench.training.sft import continued_pretraining
+    from continuousbench.harness import outputs
+    from continuousbench.harness.qa_eval import selection_eval
+    from continuousbench.training.sft import continued_pretraining, kept_checkpoints
 
     if t.private:
         run = dp_training.train_private(inputs, m, t, work, plan, resume=resume)
@@ -164,6 +177,8 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
     them: ``{part: (split, qa, predictions, report)}``; None on the others."""
     import torch
 
+    from continuousbench.harness.qa_eval import generate_answers, score_answers
+
     with torch.inference_mode():
         answers = {
             part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
@@ -200,6 +215,7 @@ def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[in
 def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
     """results.json ``judge``: identity and calibration, the share of verdicts code took, and the
     judge's agreement with exact match and contains, per part."""
+    from continuousbench.harness.qa_eval import references
     from continuousbench.scoring.judge import decision_counts
     from continuousbench.scoring.match import judge_agreement
 
@@ -213,6 +229,8 @@ def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
 
 
 def _recipe(path: str | None) -> dict | None:
+    from continuousbench.harness.inputs import resolved
+
     if path is None:
         return None
     return {"given": path, "path": resolved(path), "sha256": sha256_file(Path(path).expanduser())}
@@ -241,7 +259,7 @@ def build_results(
         "model": inputs.model_record,
         "tuning": m.tuning,
         "model_args": dict(vars(m)),
-        "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume")},
+        "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume", "json")},
         "training_args": {k: getattr(t, k) for k in keys} | {"world_size": t.world_size},
         "recipe": _recipe(recipe),
         "corpus": corpus,
@@ -271,8 +289,14 @@ def main(
 ) -> dict:
     """Run the harness (arguments in the parser's order); return the results dict (also written to
     ``<output_dir>/results.json``), or {} on processes other than the main one."""
+    from continuousbench.harness import outputs
+
     h, m, t = harness_args, model_args, training_args
     _check_arguments(h, m, t)
+    if t.disable_tqdm:  # bars off (recipes for logs and job files): transformers' load and save bars too
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
     staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
@@ -301,31 +325,51 @@ def resume_hint(argv: Sequence[str]) -> str:
     )
 
 
+SUMMARY = (("exact_match", "EM"), ("contains", "contains"))  # the matchers the line shows, and their names
+
+
+def summary(results: dict, output_dir: str) -> str:
+    """The one line a finished run prints: EM and contains with their 95% intervals, per part, and where
+    the run is."""
+
+    def score(m: dict) -> str:
+        low, high = m["ci95"] or (None, None)
+        interval = f" [{low:.2f}, {high:.2f}]" if low is not None else ""
+        return "n/a" if m["accuracy"] is None else f"{m['accuracy']:.3f}{interval}"
+
+    parts = []
+    for part, block in results["metrics"].items():
+        metrics = block["metrics"]
+        shown = [f"{name} {score(metrics[key])}" for key, name in SUMMARY]
+        parts.append(f"{part}: {', '.join(shown)}")
+    return f"{'; '.join(parts)} -> {output_dir}"
+
+
 # The evaluator's three argument groups; ``--config`` reads a recipe YAML. Its entry point is the one
 # command that is not ``command()``'s: the results name the recipe file and the resume hint repeats argv.
 make_parser, _ = command(
-    DATACLASSES,
+    dataclasses_,
     "continuousbench evaluate",
     "Continue pretraining a base model on a candidate corpus, then score a release's QA.",
     main,
     epilog="--config <recipe.yaml> sets any of the options above (defaults < YAML < command line); "
     "recipes: recipes/configs/*.yaml, commands: recipes/README.md.",
+    brief=(HarnessArguments, ModelArguments, RecipeOptions, DPOptions),
 )
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:
-    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print the test scores."""
-    from continuousbench.commands import run
-
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Parse ``argv`` (default ``sys.argv[1:]``), run :func:`main`, print one line of test scores (the
+    whole results record with ``--json``)."""
+    args = short_help(argv, **make_parser.help_of())
 
     def work() -> dict:
         parser = make_parser()
         harness_args, model_args, training_args = parser.parse(args)
         results = main(harness_args, model_args, training_args, recipe=parser.config_path)
         if results:
-            test = {p: results["metrics"][p]["metrics"] for p in PARTS if p in results["metrics"]}
-            print(json.dumps({"output_dir": training_args.output_dir, "test": test}, indent=1))
+            out = training_args.output_dir
+            print(json.dumps(results, indent=1) if harness_args.json else summary(results, out))
         return results
 
     return run(work, resume_hint=resume_hint(args))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from continuousbench.hub import hub_repo_id
 from continuousbench.results import record as results
 from continuousbench.results.record import (  # noqa: F401 (the leaderboard's names for them)
     DP_DATA,
@@ -72,9 +73,7 @@ def _folder(source: str | Path) -> Path:
     path = Path(str(source)).expanduser()
     if path.is_dir():
         return path
-    from continuousbench.results.submit import is_hub_target
-
-    if not is_hub_target(str(source)):
+    if not hub_repo_id(str(source)):
         raise FileNotFoundError(
             f"results dataset {source} is neither a folder nor a Hub dataset repo org/name"
         )
@@ -186,7 +185,7 @@ def links(sub: Submission, source: str | Path) -> dict[str, str]:
         repo = str(source).removeprefix("hf://datasets/")
         record_url = f"{HUB}/datasets/{quote(repo)}/blob/main/{quote(sub.path)}"
     given = record["release"].get("given") or ""
-    release_repo = given if results_repo(given) else f"continuousbench/{record['release']['id']}"
+    release_repo = hub_repo_id(given) or f"continuousbench/{record['release']['id']}"
     return {
         "card": card_url(record),
         "record": record_url,
@@ -203,26 +202,13 @@ def card_url(record: dict) -> str:
     so it is the card of the scored model), else in ``model_repo`` - otherwise the base model's Hub page;
     '' for a local base model."""
     pushed = _MODEL_COMMIT.match(record.get("hub_commit") or "")
-    if pushed and results_repo(pushed.group(1)):
+    if pushed and hub_repo_id(pushed.group(1)):
         return f"{HUB}/{quote(pushed.group(1))}/blob/{pushed.group(2)}/README.md"
-    own = record.get("model_repo") or ""
-    if results_repo(own):
+    own = hub_repo_id(record.get("model_repo"))
+    if own:
         return f"{HUB}/{quote(own)}"
     model = record["base_model"]
-    return "" if Path(model).is_absolute() or not results_repo(model) else f"{HUB}/{quote(model)}"
-
-
-def results_repo(text: str) -> bool:
-    """``owner/name`` as the Hub spells a repo id."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    if text.count("/") != 1 or Path(text).expanduser().exists():
-        return False
-    try:
-        validate_repo_id(text)
-    except HFValidationError:
-        return False
-    return True
+    return "" if Path(model).is_absolute() or not hub_repo_id(model) else f"{HUB}/{quote(model)}"
 
 
 def _accuracy(record: dict, part: str, metric: str) -> dict | None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from huggingface_hub import DatasetCard, DatasetCardData
+if TYPE_CHECKING:  # huggingface_hub's Hub client takes most of a second to import: loaded when a card is made
+    from huggingface_hub import DatasetCard, DatasetCardData
 
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import ALL_PARTS, configs, data_file
@@ -82,6 +83,8 @@ def _infos(
 
 def read_infos(card_path: Path) -> dict[str, dict[str, Any]]:
     """part -> ``dataset_info`` entry, from a release's README.md."""
+    from huggingface_hub import DatasetCard
+
     entries = DatasetCard.load(card_path).data.to_dict().get("dataset_info") or []
     return {e["config_name"]: {k: v for k, v in e.items() if k != "config_name"} for e in entries}
 
@@ -115,6 +118,8 @@ Checkpoints are selected by `{evaluation["selection_metric"]}` accuracy on `{eva
 
 
 def _card(data: DatasetCardData, body: str) -> DatasetCard:
+    from huggingface_hub import DatasetCard
+
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.strip()}\n")
 
 
@@ -131,6 +136,8 @@ def release_card(
     evaluation: Mapping[str, Any] | None = None,
 ) -> DatasetCard:
     """The README.md of one release folder; ``corpus`` is the default config."""
+    from huggingface_hub import DatasetCardData
+
     track = release_id.track
     expected, described = configs(track), TRACK_ROW_MEANING[track]
     if track == "news":
@@ -216,6 +223,8 @@ def umbrella_card(
 
     ``infos[release id][part]`` are the releases' ``dataset_info`` entries, when known.
     """
+    from huggingface_hub import DatasetCardData
+
     ids = sorted(release_ids, key=str)
     entries, dataset_info = [], []
     for rid in ids:

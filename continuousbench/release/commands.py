@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from continuousbench.commands import command
 from continuousbench.errors import UserError
 
 
@@ -24,12 +24,10 @@ def verify_main(args: VerifyArguments) -> dict:
     return verify_release(args.release)
 
 
-def verify_cli(argv: Sequence[str] | None = None) -> dict:
-    from continuousbench.commands import CommandParser, run
+def _verified(manifest: dict) -> None:
+    print(f"{manifest['id']}: {len(manifest['files'])} files verified")
 
-    parser = CommandParser([VerifyArguments], prog="continuousbench verify", description=__doc__)
-    return run(
-        lambda: verify_main(*parser.parse(argv)),
-        report=lambda manifest: print(f"{manifest['id']}: {len(manifest['files'])} files verified"),
-        resume_hint=None,
-    )
+
+_, verify_cli = command(
+    VerifyArguments, "continuousbench verify", __doc__, verify_main, report=_verified, resume_hint=None
+)

@@ -44,9 +44,10 @@ def main(args: PublishArguments) -> dict:
     release, repo = args.release, args.repo
     if release is None or repo is None:
         raise UserError("continuousbench publish release <id or folder> --repo <org/name>: give both")
+    from continuousbench.hub import check_repo_id
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
-    from continuousbench.release.push import check_repo_id, hub_errors, hub_failure, push_release
+    from continuousbench.release.push import hub_errors, hub_failure, push_release
 
     check_repo_id(repo, "--repo")
     try:

@@ -33,20 +33,6 @@ def hub_failure(err: BaseException, action: str) -> UserError:
     )
 
 
-def check_repo_id(repo_id: str, option: str) -> str:
-    """``repo_id`` if it is a Hub id ``owner/name``, else one line naming ``option`` (before any work)."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    try:
-        if repo_id.count("/") != 1:
-            raise HFValidationError("it needs exactly one '/'")
-        validate_repo_id(repo_id)
-    except HFValidationError as err:
-        detail = " ".join(str(err).split()).split(". ")[0]
-        raise UserError(f"{option} {repo_id!r} is not a Hub repo id owner/name ({detail}); fix it") from None
-    return repo_id
-
-
 def _releases_in_repo(files: list[str]) -> list[ReleaseId]:
     found = set()
     for name in files:

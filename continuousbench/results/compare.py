@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds, command
+from continuousbench.commands import bounds, command, wide_console
 from continuousbench.errors import UserError
 from continuousbench.results.record import PREDICTIONS
 from continuousbench.results.record import load as load_record
@@ -190,7 +190,6 @@ def _lost(questions: dict) -> str:
 def print_comparison(result: dict, console=None, names: Sequence[str] | None = None) -> None:
     """A rich table: one row per part x stratum, the difference in points with its interval; the runs
     are called ``names`` (default: their folders' names)."""
-    from rich.console import Console
     from rich.table import Table
 
     names = names or (Path(result["run_a"]).name, Path(result["run_b"]).name)
@@ -218,7 +217,7 @@ def print_comparison(result: dict, console=None, names: Sequence[str] | None = N
     judges = result.get("judges")
     if judges and not judges["same"]:
         table.caption += f"\nDIFFERENT JUDGES: A by {judges['a']}, B by {judges['b']} (--different_judges)"
-    (console or Console(width=140)).print(table)
+    (console or wide_console(140)).print(table)
 
 
 def main(args: CompareArguments) -> dict:

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import command
+from continuousbench.commands import command, wide_console
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
@@ -50,7 +50,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "model": r["base_model"],
             "tuning": r["tuning"],
             "steps": r["steps"],
-            "corpus": (r["corpus"]["fingerprint"] or "private")[:8],  # a DP model's corpus has none
+            "corpus": corpus_name(r["corpus"]),
             "kind": results.kind_label(r),
             "epsilon": results.epsilon_label(r),
             "seed": r.get("seed"),
@@ -64,6 +64,14 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
                     row[f"{part}/{m}/count"] = metrics[m].get("count")
         rows.append(row)
     return rows
+
+
+def corpus_name(corpus: dict) -> str:
+    """The corpus as a reader knows it: a local file's or folder's name (``syn-eps10``, ``mine.jsonl``;
+    the release's own corpus: the release folder's), else the source as given (a Hub id)."""
+    source = str(corpus.get("source") or corpus.get("path") or "?")
+    local = Path(str(corpus.get("path") or "")).is_absolute()  # the harness resolves local paths
+    return Path(source.rstrip("/")).name if local else source
 
 
 def group_key(record: dict) -> tuple:
@@ -169,14 +177,6 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
             extra = [""] if mauve else []
             table.add_row(f"[bold]{escape(label)}", *[""] * 7, *cells, *extra, end_section=True)
     (console or wide_console()).print(table)
-
-
-def wide_console():
-    """A rich console; in pipes and logs 200 columns wide, so that the table is not squeezed into 80."""
-    from rich.console import Console
-
-    console = Console()
-    return console if console.is_terminal else Console(width=200)
 
 
 def _mauve_cell(row: dict) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 from continuousbench.commands import command
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
+from continuousbench.hub import hub_repo_id
 from continuousbench.results import record as results
 from continuousbench.results.record import PREDICTIONS
 
@@ -43,7 +44,6 @@ _SECRET_KEY = re.compile(
 _TOKEN_SHAPES = re.compile(
     r"\bhf_[A-Za-z0-9]{20,}|\bsk-[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bBearer\s+\S{10,}"
 )
-_HUB_REPO = re.compile(r"^(?:hf://datasets/)?([\w.-]+/[\w.-]+)$")
 
 
 def scrub(value: Any, where: str = "record") -> Any:
@@ -90,7 +90,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None) -> dict
     record = results.check(results.load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})
     if model_repo is not None:
-        from continuousbench.release.push import check_repo_id
+        from continuousbench.hub import check_repo_id
 
         recorded = record.get("model_repo")
         if recorded not in (None, check_repo_id(model_repo, "--model_repo")):
@@ -153,11 +153,6 @@ def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bo
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)), True
 
 
-def is_hub_target(to: str) -> bool:
-    """``org/name`` or ``hf://datasets/org/name`` that is not a local path."""
-    return bool(_HUB_REPO.match(to)) and not Path(to).expanduser().exists() and not to.startswith((".", "~"))
-
-
 @dataclass
 class SubmitArguments:
     run: str | None = field(
@@ -184,8 +179,8 @@ def main(args: SubmitArguments) -> dict:
     record = build_submission(args.run, args.model_repo)
     relative = submission_path(record, args.name or Path(args.run).resolve().name)
     data = _dump(record)
-    if is_hub_target(args.to):
-        where, added = _to_hub(data, _HUB_REPO.match(args.to).group(1), relative, args.pr)
+    if hub_repo_id(args.to):
+        where, added = _to_hub(data, hub_repo_id(args.to), relative, args.pr)
     else:
         folder = Path(args.to).expanduser()
         if folder.exists() and not folder.is_dir():

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from continuousbench.commands import command
 from continuousbench.files import atomic_write
 
 METRIC_NAME = "continuousbench/qa_match"
@@ -65,7 +65,7 @@ def push_metric(repo_id: str, private: bool = False, token: str | None = None) -
     """Create (or reuse) a Gradio Space ``repo_id`` and upload the metric files; returns the Space URL."""
     from huggingface_hub import HfApi
 
-    from continuousbench.release.push import check_repo_id
+    from continuousbench.hub import check_repo_id
 
     check_repo_id(repo_id, "--repo_id")
     api = HfApi(token=token)
@@ -93,30 +93,24 @@ class PushArguments:
     private: bool = field(default=False, metadata={"help": "Create the Space private."})
 
 
-def install_cli(argv: Sequence[str] | None = None) -> Path:
+def _install(args: InstallArguments) -> Path:
     """``continuousbench metric install``: place the metric where ``evaluate.load`` finds it offline."""
-    from continuousbench.commands import CommandParser, run
+    from continuousbench.files import check_writable_dir
 
-    parser = CommandParser([InstallArguments], prog="continuousbench metric install")
-
-    def work() -> Path:
-        from continuousbench.files import check_writable_dir
-
-        (args,) = parser.parse(argv)
-        cache_dir = check_writable_dir(Path(args.cache_dir), "--cache_dir") if args.cache_dir else None
-        return install_metric(cache_dir)
-
-    return run(work, report=print, resume_hint=None)
+    cache_dir = check_writable_dir(Path(args.cache_dir), "--cache_dir") if args.cache_dir else None
+    return install_metric(cache_dir)
 
 
-def push_cli(argv: Sequence[str] | None = None) -> str:
+def _push(args: PushArguments) -> str:
     """``continuousbench metric push --repo_id org/name``: publish the module to a Gradio Space."""
-    from continuousbench.commands import CommandParser, run
+    return push_metric(args.repo_id, private=args.private)
 
-    parser = CommandParser([PushArguments], prog="continuousbench metric push")
 
-    def work() -> str:
-        (args,) = parser.parse(argv)
-        return push_metric(args.repo_id, private=args.private)
-
-    return run(work, report=print, resume_hint=None)
+_, install_cli = command(
+    InstallArguments, "continuousbench metric install", "Install the metric where evaluate.load finds it "
+    "offline.", _install, report=print, resume_hint=None,
+)  # fmt: skip
+_, push_cli = command(
+    PushArguments, "continuousbench metric push", "Publish the metric module to a Gradio Space.", _push,
+    report=print, resume_hint=None,
+)  # fmt: skip

@@ -17,7 +17,9 @@ from continuousbench.news.slurm_options import ClusterArguments
 
 @dataclass
 class StudyArguments:
-    study: str = field(metadata={"help": "The study file (YAML; see recipes/paper/ and docs/study.md)."})
+    study: str = field(
+        metadata={"help": "The study file (YAML; recipes/paper/, docs/study.md).", "aliases": ["--config"]}
+    )
     out: str | None = field(default=None, metadata={"help": "Study folder (default studies/<name>)."})
     plan: bool = field(default=False, metadata={"help": "Check every job and print the graph; run nothing."})
     resume: bool = field(default=False, metadata={"help": "Rerun what failed or never ran."})

@@ -304,13 +304,22 @@ def shuffled_cycle(n: int, rng) -> Iterator[int]:
         yield from (int(i) for i in rng.permutation(n))
 
 
-def corpus_fingerprint(data) -> str:
-    """sha256 over the texts in order, each length-prefixed so that document boundaries count."""
+_PART_BOUNDARY = b"\xff" * 8  # no text's length prefix: between the parts of a multi-part fingerprint
+
+
+def corpus_fingerprint(*parts) -> str:
+    """The one corpus fingerprint: sha256 over the texts in order, each length-prefixed so that document
+    boundaries count. A part is a dataset or mapping with a ``text`` column, or a list of texts; several
+    parts (a generator's train and validation records) are hashed in order with a boundary between them,
+    so moving a record from one to the other is a change."""
     digest = hashlib.sha256()
-    for text in data["text"]:
-        raw = text.encode("utf-8")
-        digest.update(len(raw).to_bytes(8, "little"))
-        digest.update(raw)
+    for i, part in enumerate(parts):
+        if i:
+            digest.update(_PART_BOUNDARY)
+        for text in part if isinstance(part, (list, tuple)) else part["text"]:
+            raw = text.encode("utf-8")
+            digest.update(len(raw).to_bytes(8, "little"))
+            digest.update(raw)
     return digest.hexdigest()
 
 

@@ -27,8 +27,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from transformers import Trainer
+from transformers import PrinterCallback, Trainer, TrainerCallback
 from trl import SFTConfig, SFTTrainer
+
+from continuousbench.training.progress import Progress
 
 EvalFn = Callable[[Any], dict[str, float]]
 
@@ -53,6 +55,27 @@ def kept_checkpoints(work: Path, *, warn: bool = False) -> list[str]:
             found.append(path.name)
     return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
 
+class ProgressLog(TrainerCallback):
+    """Where the bar is off (``disable_tqdm``): a log line per ``logging_steps`` with the loss and an ETA,
+    and one per evaluation, instead of Trainer's printed dicts."""
+
+    progress: Progress | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.progress = Progress(state.max_steps, first=state.global_step)  # a resume starts later
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs or self.progress is None:
+            return
+        line = self.progress.line(state.global_step)
+        if "loss" in logs:
+            logger.info("%s: loss %.4f", line, logs["loss"])
+        evaluated = {k.removeprefix("eval_"): v for k, v in logs.items() if k.startswith("eval_")}
+        if evaluated:
+            shown = ", ".join(f"{k} {v:.4g}" for k, v in evaluated.items() if isinstance(v, (int, float)))
+            logger.info("step %d: validation %s", state.global_step, shown)
+
+
 class EvaluatorTrainer(SFTTrainer):
     """``SFTTrainer`` whose evaluation is ``eval_fn(model)`` (plus eval loss when given an eval dataset)."""
 
@@ -65,6 +88,13 @@ class EvaluatorTrainer(SFTTrainer):
         entropy and top-1 metrics) saves GPU memory on large vocabularies but costs ~25% of a CPU step
         for a small model; the loss is the same (checked by ``tests/harness/test_training_loss.py``)."""
         return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
+
+    def _issue_warnings_after_load(self, load_result) -> None:
+        """Trainer 5.x warns that a reloaded checkpoint misses ``lm_head.weight`` when the head is tied to
+        the embeddings: the checkpoint stores the shared tensor once, so nothing is missing."""
+        tied = set(getattr(self.model, "all_tied_weights_keys", None) or ())
+        missing = [k for k in load_result.missing_keys if k not in tied]
+        super()._issue_warnings_after_load(load_result._replace(missing_keys=missing))
 
     def _save_checkpoint(self, model, trial) -> None:
         """Trainer's checkpoint, marked incomplete until its last file is written (see the module doc)."""
@@ -148,6 +178,9 @@ def continued_pretraining(
         callbacks=list(callbacks),
         eval_fn=eval_fn,
     )
+    if args.disable_tqdm:  # no bar: our progress lines (with an ETA) replace Trainer's printed dicts
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(ProgressLog())
     try:
         trainer.train(resume_from_checkpoint=checkpoint)
     except BaseException:  # Ctrl-C, a full disk...

@@ -6,29 +6,27 @@ from pathlib import Path
 import pytest
 from dp_runs import walk_for_private_statistics
 
+from continuousbench.dp import published
+from continuousbench.dp.published import PUBLISHED_KEYS
+
 pytestmark = pytest.mark.slow
 
-# privacy.json may hold these keys and nothing else (anything new must be classified here first).
-ALLOWED_KEYS = {
-    "private", "dp_sgd", "learning_rate", "validation", "epsilon", "delta", "noise_multiplier",
-    "sampling_probability", "expected_batch_size", "steps", "dataset_size", "sampling", "physical_batch",
-    "truncation_analysis", "truncation_probability", "clip_norm", "event_json", "sampling_plan",
-    "secure_noise", "max_tokens_per_record", "tokenizer", "lr_sweep_accounted", "versions",
-    "epsilon_per_run", "runs_accounted", "target_epsilon",  # the requested budget: configuration
-}  # fmt: skip
-VALIDATION_KEYS = {"private", "note", "loss", "history", "learning_rates", "best_step"}
+# privacy.json may hold the keys continuousbench/dp/published.py classifies, and nothing else
+ALLOWED_KEYS, VALIDATION_KEYS = PUBLISHED_KEYS, published.VALIDATION_KEYS
 
 
 def test_generator_and_corpus_folders_hold_no_raw_training_statistic(tmp_path, dp_generator, dp_corpus):
     from continuousbench.dp.synthesize import cli as synthesize
-    from continuousbench.dp.train import GeneratorArguments, fingerprint, load_data
+    from continuousbench.dp.train import GeneratorArguments, load_data
+    from continuousbench.training.data import corpus_fingerprint
 
     folder = dp_generator.path
     privacy = json.loads((folder / "privacy.json").read_text())
     assert set(privacy) <= ALLOWED_KEYS, set(privacy) - ALLOWED_KEYS
     assert set(privacy["validation"]) <= VALIDATION_KEYS and privacy["validation"]["private"] is False
     _, train, val = load_data(GeneratorArguments(corpus=str(dp_corpus)))
-    secrets = [fingerprint(train, val), "train_loss", "training_loss", "truncated_batches", "batch_sizes"]
+    secrets = [corpus_fingerprint(train, val), "train_loss", "training_loss", "truncated_batches",
+               "batch_sizes"]  # fmt: skip
     assert not walk_for_private_statistics(folder, dp_generator.private_stats, secrets)
     assert not [p for p in folder.rglob("*") if "checkpoint" in p.name or p.name == "state.pt"]
 

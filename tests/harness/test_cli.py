@@ -27,10 +27,21 @@ def test_evaluate_help_shows_the_recipe_arguments(invoke):
 
 
 def test_evaluate_through_the_cli(invoke, run_argv, tmp_path, tiny_release, tiny_model_dir):
+    """A run ends with one line: EM and contains with their intervals per part, and the run folder;
+    ``--json`` prints the whole record instead (it printed a 45-line JSON digest)."""
     out = tmp_path / "cli"
     result = invoke(["evaluate", *run_argv(tiny_release, tiny_model_dir, out, steps=0)])
     assert result.exit_code == 0, result.output
-    assert json.loads((out / "results.json").read_text())["steps"] == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["steps"] == 0 and "json" not in results["harness_args"]
+    (line,) = result.stdout.strip().splitlines()
+    em = results["metrics"]["qa_public"]["metrics"]["exact_match"]
+    assert line.startswith(f"qa_public: EM {em['accuracy']:.3f} [{em['ci95'][0]:.2f}, {em['ci95'][1]:.2f}]")
+    assert "contains" in line and "qa_singleton: EM" in line and line.endswith(f"-> {out}")
+    argv = run_argv(tiny_release, tiny_model_dir, out, "--json", "--overwrite", steps=0)
+    again = invoke(["evaluate", *argv])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["metrics"] == results["metrics"]
 
 
 def test_evaluate_errors_are_one_line(invoke, run_argv, tmp_path, tiny_model_dir):
@@ -82,7 +93,7 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count('"output_dir"') == 1  # the scores are printed by one process
+    assert proc.stdout.count(f"-> {out}") == 1  # the scores are printed by one process
     # 4 validation questions per pass, 6 test questions per part: each process answered half
     assert "4 items answered in 2 shares: 2 + 2" in proc.stderr
     assert proc.stderr.count("6 items answered in 2 shares: 3 + 3") == 2

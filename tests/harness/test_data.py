@@ -69,6 +69,15 @@ def test_fingerprint_covers_content_order_and_boundaries():
     assert corpus_fingerprint(a) != corpus_fingerprint(Dataset.from_dict({"text": ["c", "ab"]}))
 
 
+def test_one_fingerprint_for_a_corpus_and_for_train_and_validation():
+    """The harness's fingerprint (recorded in results.json: unchanged) and the generator's resume check
+    (train and validation records, which had their own hash) are one function."""
+    single = "43ee655579de01ca739b3f95c1c2d3f46d353b2c0df818064ea594506cdb2617"
+    assert corpus_fingerprint({"text": ["ab", "c"]}) == corpus_fingerprint(["ab", "c"]) == single
+    splits = [(["ab"], ["c"]), (["ab", "c"], []), ([], ["ab", "c"])]
+    assert len({single, *(corpus_fingerprint(*s) for s in splits)}) == 4  # a record moved: a change
+
+
 def test_replay_mixture_is_a_fixed_seeded_share():
     from datasets import Dataset
 

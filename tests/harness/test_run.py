@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from transformers import TrainerCallback
 
-from continuousbench.harness import run
+from continuousbench.harness import qa_eval, run
 from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
 from continuousbench.results.record import SELECTION_RULE, validate
 
@@ -95,7 +95,8 @@ def test_selection_keeps_the_best_validation_checkpoint(
     from continuousbench.training.modeling import load_model_and_tokenizer
 
     scores = iter([0.1, 0.5, 0.3])
-    monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
+    scripted = lambda *a, **k: lambda model: {"qa_contains": next(scores)}  # noqa: E731
+    monkeypatch.setattr(qa_eval, "selection_eval", scripted)
     out = tmp_path / "selection"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
     assert results["selected_checkpoint"] == {
@@ -132,7 +133,8 @@ def test_a_validation_tie_is_recorded_and_the_earliest_step_kept(
     run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, caplog
 ):
     scores = iter([0.25, 0.5, 0.5])
-    monkeypatch.setattr(run, "selection_eval", lambda *a, **k: lambda model: {"qa_contains": next(scores)})
+    scripted = lambda *a, **k: lambda model: {"qa_contains": next(scores)}  # noqa: E731
+    monkeypatch.setattr(qa_eval, "selection_eval", scripted)
     out = tmp_path / "tie"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
     assert results["selected_checkpoint"] == {

@@ -9,6 +9,7 @@ import pytest
 from fake_hub import patch_hub
 from huggingface_hub import HfApi
 
+from continuousbench.hub import hub_repo_id
 from continuousbench.results import record as results
 from continuousbench.results import submit
 
@@ -95,5 +96,5 @@ def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch,
 
 
 def test_targets():
-    assert submit.is_hub_target("org/name") and submit.is_hub_target("hf://datasets/org/name")
-    assert not submit.is_hub_target("./org/name") and not submit.is_hub_target("/abs/folder")
+    assert hub_repo_id("org/name") == hub_repo_id("hf://datasets/org/name") == "org/name"
+    assert not hub_repo_id("./org/name") and not hub_repo_id("/abs/folder")
