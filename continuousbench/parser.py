@@ -19,8 +19,8 @@ from typing import Any
 from transformers import HfArgumentParser  # the parser alone: no torch, no TrainingArguments
 
 from continuousbench import credentials
-from continuousbench.commands import load_yaml
 from continuousbench.errors import UserError, flatten
+from continuousbench.strict_yaml import load_yaml
 
 OUR_METADATA = {"bounds", "positional", "distinct", "allow_empty"}  # field metadata read by us
 _INTERVAL = re.compile(r"^\s*([\[(])\s*([^,]+?)\s*,\s*([^\])]+?)\s*([\])])\s*$")

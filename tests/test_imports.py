@@ -142,7 +142,7 @@ print(json.dumps(failed))
 # - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
 #   ``__init__`` (its lazy ``load_release`` is the public face of release/).
 LAYERS: tuple[set[str], ...] = (
-    {"errors", "files", "credentials", "hub"},
+    {"errors", "files", "credentials", "hub", "strict_yaml"},
     {"commands", "parser", "processes", "stats", "stages"},
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},

@@ -50,7 +50,7 @@ def argv(options: dict[str, Any]) -> list[str]:
 def read_recipe(path: str | None, job: str) -> dict[str, Any]:
     """The recipe a job names (its command reads it again, strictly); a missing one is refused before
     anything runs, naming the job."""
-    from continuousbench.commands import load_yaml
+    from continuousbench.strict_yaml import load_yaml
 
     if path is None:
         return {}

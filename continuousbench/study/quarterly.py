@@ -266,7 +266,7 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
             "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
         )
     if args.publish:
-        from continuousbench.release.push import check_repo_id
+        from continuousbench.hub import check_repo_id
 
         check_repo_id(args.publish, "--publish")
     root = check_writable_dir(Path(args.root).expanduser() if args.root else default_root(),

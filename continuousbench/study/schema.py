@@ -192,7 +192,7 @@ class Study(Section):
 
 def load_study(path: str | Path) -> Study:
     """The study file at ``path``, validated; a mistake is one line naming the key."""
-    from continuousbench.commands import load_yaml
+    from continuousbench.strict_yaml import load_yaml
 
     path = Path(path)
     try:
