@@ -11,8 +11,12 @@ Schema 2 adds ``model_privacy``: the guarantee of an evaluator trained with DP-S
 (``evaluate --epsilon``, paper App. E) - a DP *model*, kept apart from ``corpus.privacy`` (DP *data*).
 Such a record leaves out the corpus's fingerprint (an un-noised function of the private documents).
 Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which the leaderboard links) and
-``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema-1 and schema-2
-records are still read: they are schema-3 records without those keys.
+``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema 4 adds to
+``recipe`` the fixed harness's identity: ``settings`` (what the recipe set, as applied), their digest in
+``sha256``, ``name`` and ``canonical`` (one of the benchmark's canonical recipes) or
+``why_not_canonical``; and ``corpus.privacy_source`` (where the corpus's statement came from). Records
+of schemas 1-3 are still read: they lack those keys (their ``recipe.sha256`` hashed every effective
+setting, hardware included).
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -41,8 +45,8 @@ PREDICTIONS = "predictions.parquet"
 logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # schemas 2 and 3 only added optional keys
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2 to 4 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -143,7 +147,23 @@ class Recipe(_Strict):
     given: str | None = Field(None, description="The --config YAML as given, when one was")
     path: str | None = Field(description="The --config YAML's resolved path, when one was given")
     file_sha256: Sha256 | None = Field(description="sha256 of that YAML file")
-    sha256: Sha256 = Field(description="sha256 of the effective settings (seed and input paths left out)")
+    sha256: Sha256 = Field(
+        description="sha256 of the recipe's settings (schema 4: `settings`; before: every effective setting)"
+    )
+    settings: dict[str, Any] | None = Field(
+        None, description="schema 4: what the recipe set, as applied (hardware knobs, seed, epsilon left out)"
+    )
+    name: str | None = Field(None, description="schema 4: the canonical recipe's name; null: not canonical")
+    canonical: bool | None = Field(None, description="schema 4: made with a canonical recipe, unchanged")
+    why_not_canonical: str | None = Field(None, description="schema 4: why the run is not canonical")
+
+    @model_validator(mode="after")
+    def _named(self) -> Recipe:
+        if self.canonical is not None and (self.name is not None) != self.canonical:
+            raise ValueError("a canonical recipe has a name; a non-canonical one has none")
+        if self.canonical is False and not self.why_not_canonical:
+            raise ValueError("a non-canonical recipe says why (why_not_canonical)")
+        return self
 
 
 _TARGET = (
@@ -303,7 +323,7 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1, 2, 3]
+    schema_version: Literal[1, 2, 3, 4]
     release: Release
     base_model: str
     base_model_revision: str | None
@@ -348,6 +368,8 @@ class Results(_Strict):
         newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
         if newer and self.schema_version < 3:
             raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
+        if self.recipe.canonical is not None and self.schema_version < 4:
+            raise ValueError("recipe.canonical needs schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():
@@ -507,13 +529,6 @@ def complete(results: dict, *, model=None) -> dict:
         "corpus": {**results["corpus"], "privacy": corpus_privacy(source), "generation": _generation(source)},
         "selected_checkpoint": selection(results["selected_checkpoint"], results["validation_history"]),
         "statistics": dict(INTERVAL),
-    }
-    given = results.get("recipe") or {}
-    record["recipe"] = {
-        "given": given.get("given"),
-        "path": given.get("path"),
-        "file_sha256": given.get("sha256"),
-        "sha256": recipe_hash(record),
     }
     return check(json.loads(json.dumps(record, default=str)), "the run's results.json")
 

@@ -24,6 +24,7 @@ from continuousbench.training.options import DP_STEPS, DPOptions
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
 NONPRIVATE_STEPS = 10_000  # Table 29
+REPLAY_FRACTION = 0.25  # share of a replay corpus in the training text, when one is given
 
 
 def _has_accelerator() -> bool:
@@ -225,9 +226,13 @@ class HarnessArguments:
             "model's own pretraining text; off by default. The same for every candidate."
         },
     )
-    replay_fraction: float = field(
-        default=0.25,
-        metadata=bounds("(0, 1)", "Share of the training text (characters) drawn from --replay_corpus."),
+    replay_fraction: float | None = field(
+        default=None,
+        metadata=bounds(
+            "(0, 1)",
+            f"Share of the training text (characters) drawn from --replay_corpus (default {REPLAY_FRACTION} "
+            "when one is given; set without one: refused).",
+        ),
     )
     max_document_blocks: int = field(
         default=64,
