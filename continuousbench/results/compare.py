@@ -25,7 +25,7 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.results.record import PREDICTIONS
+from continuousbench.results.record import PREDICTIONS, recipe_label
 from continuousbench.results.record import load as load_record
 from continuousbench.scoring.match import (
     MATCHERS,
@@ -118,12 +118,6 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
             "comparable; rescore with one judge, or pass --different_judges to compare anyway (flagged)"
         )
     return {"a": label(ja), "b": label(jb), "same": same}
-
-
-def recipe_label(record: dict) -> str:
-    """A run's recipe: its canonical name, else ``non-canonical <digest>``."""
-    recipe = record.get("recipe") or {}
-    return recipe.get("name") or f"non-canonical {str(recipe.get('sha256'))[:8]}"
 
 
 def _recipes(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, allow: bool) -> dict:

@@ -472,6 +472,12 @@ def recipe_hash(results: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def recipe_label(record: dict) -> str:
+    """A run's recipe: its canonical name, else ``non-canonical <digest>``."""
+    recipe = record.get("recipe") or {}
+    return recipe.get("name") or f"non-canonical {str(recipe.get('sha256'))[:8]}"
+
+
 def corpus_privacy(source: str | Path) -> dict | None:
     """The privacy guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none.
 
