@@ -191,6 +191,9 @@ class Corpus(_Strict):
     )
     replay: dict[str, Any] | None = None
     privacy: Privacy | None = Field(None, description="The generator's guarantee; null: no statement found")
+    privacy_source: str | None = Field(
+        None, description="schema 4: where it was stated: privacy.json, README.md or --corpus_privacy <file>"
+    )
     generation: dict[str, Any] | None = Field(None, description="The synthesis settings (sampling seed...)")
 
 
@@ -318,6 +321,15 @@ class JudgeInfo(_Strict):
     agreement: dict[Literal["qa_public", "qa_singleton"], Agreement]
 
 
+class Submitted(_Strict):
+    """What ``continuousbench submit`` adds: the submission's name and run folder, and what it found."""
+
+    name: str = Field(description="the submission's name (default: the run's parent and run folders)")
+    run_folder: str = Field(description="the run folder's last two parts, e.g. dp-direct/real-seed0")
+    canonical: bool = Field(description="made with a canonical recipe, unchanged (recipe.canonical)")
+    privacy_statement: bool = Field(description="the corpus (or the DP model) states a privacy guarantee")
+
+
 class Results(_Strict):
     """``results.json`` of one harness run (schema 1)."""
 
@@ -360,6 +372,7 @@ class Results(_Strict):
     judge: JudgeInfo | None = Field(
         None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
     )
+    submitted: Submitted | None = Field(None, description="schema 4: added by `continuousbench submit`")
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
@@ -479,28 +492,60 @@ def recipe_label(record: dict) -> str:
 
 
 def corpus_privacy(source: str | Path) -> dict | None:
-    """The privacy guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none.
+    """The guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none."""
+    return stated_privacy(source)[0]
 
-    Our DP generators protect one record (document) under add-or-remove adjacency; that is the unit
-    unless the statement names another.
+
+def stated_privacy(source: str | Path, statement: str | Path | None = None) -> tuple[dict | None, str | None]:
+    """(the corpus's guarantee, where it was stated): the ``statement`` file (``evaluate
+    --corpus_privacy``), else ``privacy.json`` in a corpus folder, else its card; (None, None) if none.
+
+    A statement file follows docs/results-format.md ("A corpus's privacy statement"); a malformed one is
+    one line naming it. Our DP generators protect one record (document) under add-or-remove adjacency;
+    that is the unit unless the statement names another.
     """
     folder = Path(str(source)).expanduser()
-    if not folder.is_dir():
-        return None
-    file = folder / "privacy.json"
-    if file.is_file():
-        stated = json.loads(file.read_text(encoding="utf-8"))
+    if statement is not None:
+        file = Path(statement).expanduser()
+        stated = _read_statement(file, f"--corpus_privacy {statement}")
+        where = f"--corpus_privacy {file.resolve()}"
+    elif (folder / "privacy.json").is_file():
+        stated, where = json.loads((folder / "privacy.json").read_text(encoding="utf-8")), "privacy.json"
     elif (folder / "README.md").is_file():
-        stated = _privacy_from_card((folder / "README.md").read_text(encoding="utf-8"))
+        stated, where = _privacy_from_card((folder / "README.md").read_text(encoding="utf-8")), "README.md"
     else:
-        return None
-    if stated is None or "private" not in stated:
-        return None
+        return None, None
+    if not isinstance(stated, dict) or "private" not in stated:
+        return None, None
     privacy = {k: stated[k] for k in _GUARANTEE if stated.get(k) is not None}
     if privacy["private"]:
         privacy.setdefault("unit", "record")
         privacy.setdefault("adjacency", "add-or-remove")
-    return privacy
+    return privacy, where
+
+
+def _read_statement(file: Path, option: str) -> dict:
+    """A privacy statement file, checked: ``private`` (bool); when private, a finite ``epsilon`` > 0 and
+    a ``delta`` in [0, 1); ``unit``, ``adjacency``, ``accountant`` text when given."""
+    try:
+        stated = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{option} does not exist; pass a JSON file stating the corpus's guarantee") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError):
+        raise UserError(f"{option} is not a JSON file; see docs/results-format.md for its keys") from None
+    fix = "see docs/results-format.md (a corpus's privacy statement)"
+    if not isinstance(stated, dict) or not isinstance(stated.get("private"), bool):
+        raise UserError(f'{option} must be a JSON object with "private": true or false; {fix}')
+    if stated["private"]:
+        eps, delta = stated.get("epsilon"), stated.get("delta")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:
+            raise UserError(f'{option} states "private": true without a finite "epsilon" > 0; {fix}')
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise UserError(f'{option} states "private": true without a "delta" in [0, 1); {fix}')
+    for key in ("unit", "adjacency", "accountant"):
+        if key in stated and not isinstance(stated[key], str):
+            raise UserError(f'{option}: "{key}" must be text; {fix}')
+    return stated
 
 
 def _privacy_from_card(card: str) -> dict | None:
@@ -532,7 +577,7 @@ def complete(results: dict, *, model=None) -> dict:
         "schema_version": SCHEMA_VERSION,
         **results,
         "base_model_revision": config if isinstance(config, str) else None,
-        "corpus": {**results["corpus"], "privacy": corpus_privacy(source), "generation": _generation(source)},
+        "corpus": {"privacy": corpus_privacy(source), **results["corpus"], "generation": _generation(source)},
         "selected_checkpoint": selection(results["selected_checkpoint"], results["validation_history"]),
         "statistics": dict(INTERVAL),
     }

@@ -214,6 +214,14 @@ class HarnessArguments:
             "file or Hub dataset id (default: the release's own corpus)."
         },
     )
+    corpus_privacy: str | None = field(
+        default=None,
+        metadata={
+            "help": "JSON file stating the corpus's DP guarantee (private, epsilon, delta, unit: "
+            "docs/results-format.md); default: privacy.json beside a corpus folder. Not --epsilon, which "
+            "trains the evaluator itself with DP."
+        },
+    )
     text_column: str = field(default="text", metadata={"help": "Column of the corpus holding the documents."})
     corpus_split: str = field(default="train", metadata={"help": "Split of the corpus to train on."})
     track: str | None = field(
