@@ -28,6 +28,7 @@ from continuousbench.files import sha256_file
 from continuousbench.training.config import REPLAY_FRACTION, EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.training.options import DP_KEYS
 
+DATACLASSES = (HarnessArguments, ModelArguments, EvaluatorConfig)  # the evaluator's argument groups
 # The trainer options results.json lists (DP runs: the DP loop's own).
 TRAINING_KEYS = (
     "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
@@ -132,9 +133,9 @@ def digest(values: dict) -> str:
 
 
 def _parse_alone(path: str) -> tuple:
-    from continuousbench.harness.run import make_parser
+    from continuousbench.commands import CommandParser
 
-    h, m, t = make_parser().parse(["--config", path, "--output_dir", os.devnull])
+    h, m, t = CommandParser(DATACLASSES).parse(["--config", path, "--output_dir", os.devnull])
     rebase(h, m, path)
     return h, m, t
 

@@ -37,13 +37,12 @@ from continuousbench.harness import dp_training, outputs
 from continuousbench.harness import recipe as recipes
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs
 from continuousbench.harness.qa_eval import generate_answers, references, score_answers, selection_eval
-from continuousbench.harness.recipe import DP_TRAINING_KEYS, TRAINING_KEYS
+from continuousbench.harness.recipe import DATACLASSES, DP_TRAINING_KEYS, TRAINING_KEYS
 from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.training.sft import kept_checkpoints
 
 logger = logging.getLogger(__name__)
 
-DATACLASSES = (HarnessArguments, ModelArguments, EvaluatorConfig)
 @dataclass
 class Trained:
     """The model to score and how it was selected."""
