@@ -434,7 +434,7 @@ CLI = [
     case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", split="validation")], 2,
          "b on ['validation']: compare runs scored on the same split", id="compare-other-split"),
     case(lambda e: ["compare", e.finished_run("a", light=True), e.finished_run("b", light=True),
-                    "--matcher", "llm_match"], 2, "was not scored with llm_match",
+                    "--matcher", "llm_match"], 2, "a was not judged (evaluated without --judge)",
                     id="compare-missing-matcher"),
     case(lambda e: ["compare", e.finished_run("a", light=True),
                     after(e.finished_run("b", light=True), (e.tmp / "b/predictions.parquet").unlink(),
@@ -479,6 +479,22 @@ CLI = [
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
     case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
+    # --- the fixed harness and a participant's corpus ---
+    case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", lambda r: r["recipe"]
+                    .update(sha256="f" * 64, settings={**r["recipe"]["settings"], "max_steps": 3}))], 2,
+         "b with non-canonical ffffffff (max_steps 2 vs 3): a difference would mix the corpus with the",
+         id="compare-different-recipes"),
+    case(lambda e: e.evaluate("--replay_fraction", "0.3"), 2,
+         "replay_fraction 0.3 is set but no replay corpus is given", id="evaluate-replay-fraction-alone"),
+    case(lambda e: e.evaluate("--corpus_privacy", e.file("p.json", '{"private": true, "epsilon": 1}')), 2,
+         'p.json states "private": true without a "delta" in [0, 1)',
+         id="evaluate-corpus-privacy-no-delta"),
+    case(lambda e: e.evaluate("--corpus_privacy", "missing.json"), 2,
+         "--corpus_privacy missing.json does not exist", id="evaluate-corpus-privacy-missing"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", ONE_EVALUATOR.replace(
+                    "config: c}", "config: c, corpora: [none, ../mine.jsonl]}"))], 2,
+         "trains on unknown corpora ['../mine.jsonl']; the names known are none, real",
+         id="study-corpus-path-not-name"),
 ]  # fmt: skip
 
 
