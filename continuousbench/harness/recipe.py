@@ -167,11 +167,11 @@ def why_not(values: dict, path: str | None) -> str:
     if path is None:
         return "no recipe file (--config)"
     own = file_settings(path)
+    if digest(own) not in CANONICAL.values():
+        return f"{Path(path).name} is not one of the canonical recipes (recipes/configs)"
     changed = [k for k in sorted(own) if own[k] != values.get(k)]
-    if changed:
-        shown = ", ".join(f"{k} {own[k]} -> {values.get(k)}" for k in changed[:4])
-        return f"changed on the command line: {shown}"
-    return f"{Path(path).name} is not one of the canonical recipes (recipes/configs)"
+    shown = ", ".join(f"{k} {own[k]} -> {values.get(k)}" for k in changed[:4])
+    return f"changed on the command line: {shown}"
 
 
 def main(paths: list[str]) -> None:
