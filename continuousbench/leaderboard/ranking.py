@@ -369,9 +369,6 @@ def table(rows: list[dict], metric: str):
         {
             "#": [r["rank"] for r in rows],
             "submission": [r["submission"] for r in rows],
-            "method": [r["method"] for r in rows],
-            "run": [r["run"] for r in rows],
-            "recipe": [r["recipe"] for r in rows],
             "evaluator": [r["base_model"] for r in rows],
             "tuning": [r["tuning"] for r in rows],
             "kind": [r["kind"] for r in rows],
@@ -381,6 +378,9 @@ def table(rows: list[dict], metric: str):
             "n": [r["questions"] for r in rows],
             "singleton %": [num(r["singleton"]) for r in rows],
             "vs. row above": [r["vs_above"] for r in rows],
+            "method": [r["method"] for r in rows],  # what was made, and where
+            "run": [r["run"] for r in rows],
+            "recipe": [r["recipe"] for r in rows],
             **judges,
             **apart,
         }
