@@ -564,20 +564,22 @@ def _generation(source: str | Path) -> dict | None:
 
 
 def complete(results: dict, *, model=None) -> dict:
-    """Turn the harness's raw results into a schema-1 record, validate it and return it.
+    """Turn the harness's raw results into a schema-4 record, validate it and return it.
 
     Adds the schema and its version, the base model's Hub revision (None for a local folder), the
-    corpus's privacy statement and synthesis settings, the recipe hashes, the interval method, and the
-    checkpoint-selection rule with its ties.
+    corpus's privacy statement (unless the harness read it) and synthesis settings, the interval
+    method, and the checkpoint-selection rule with its ties.
     """
     config = getattr(getattr(model, "config", None), "_commit_hash", None)
     source = results["corpus"]["source"]
+    if "privacy" not in results["corpus"]:  # the harness reads the statement before training
+        results = {**results, "corpus": {**results["corpus"], "privacy": corpus_privacy(source)}}
     record = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         **results,
         "base_model_revision": config if isinstance(config, str) else None,
-        "corpus": {"privacy": corpus_privacy(source), **results["corpus"], "generation": _generation(source)},
+        "corpus": {**results["corpus"], "generation": _generation(source)},
         "selected_checkpoint": selection(results["selected_checkpoint"], results["validation_history"]),
         "statistics": dict(INTERVAL),
     }
