@@ -75,19 +75,33 @@ def test_replay_fraction_without_a_replay_corpus_is_refused_in_one_line(tmp_path
 
 
 def test_the_tiny_recipes_usage_line_trains_with_its_replay_corpus(tmp_path, monkeypatch, tiny_release):
-    """The recipe's own usage line (plus a short budget) from another folder: the shipped base model
-    and its replay corpus are used with no extra flag, and results.json says which recipe it was."""
+    """A participant's path: the recipe's own usage line (plus a short budget) from another folder on a
+    JSONL corpus with a privacy statement; the shipped base model and its replay corpus are used with no
+    extra flag, results.json says which recipe it was and what the corpus states, and submit says why
+    the run is not in the main table."""
+    from datasets import load_dataset
+
     from continuousbench.harness.run import cli
+    from continuousbench.results import submit
 
     monkeypatch.chdir(tmp_path)
-    cli(["--config", str(TINY), "--release", str(tiny_release), "--output_dir", "run", "--steps", "1",
-         "--eval_steps", "1", "--save_steps", "1", "--samples_per_step", "2", "--per_device_train_batch_size",
-         "2", "--qa_eval_limit", "2", "--qa_test_limit", "2", "--max_new_tokens", "4"])  # fmt: skip
+    texts = load_dataset(str(tiny_release), "corpus", split="train")["text"][:64]
+    Path("mine.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    Path("mine-privacy.json").write_text('{"private": true, "epsilon": 8, "delta": 1e-6}')
+    cli(["--config", str(TINY), "--release", str(tiny_release), "--corpus", "mine.jsonl", "--corpus_privacy",
+         "mine-privacy.json", "--output_dir", "run", "--steps", "1", "--eval_steps", "1", "--save_steps", "1",
+         "--samples_per_step", "2", "--per_device_train_batch_size", "2", "--qa_eval_limit", "2",
+         "--qa_test_limit", "2", "--max_new_tokens", "4"])  # fmt: skip
     record = json.loads((tmp_path / "run" / "results.json").read_text())
     replay = record["corpus"]["replay"]
     assert Path(replay["path"]) == ROOT / "continuousbench" / "demo" / "base" / "replay.parquet"
     assert replay["fraction"] == 0.25 and record["schema_version"] == 4
+    assert record["corpus"]["privacy"] == {"private": True, "epsilon": 8, "delta": 1e-6, "unit": "record",
+                                           "adjacency": "add-or-remove"}  # fmt: skip
+    assert record["corpus"]["privacy_source"] == f"--corpus_privacy {tmp_path / 'mine-privacy.json'}"
     assert record["recipe"]["canonical"] is False and record["recipe"]["name"] is None
     assert record["recipe"]["why_not_canonical"].startswith(
         "changed on the command line: eval_steps 50 -> 1, max_new_tokens 24 -> 4, max_steps 150 -> 1"
     )
+    submitted = submit.main(submit.SubmitArguments(run="run", to="results"))
+    assert len(submitted["notes"]) == 1 and submitted["notes"][0].startswith("not a canonical recipe")
