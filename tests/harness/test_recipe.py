@@ -105,3 +105,14 @@ def test_the_tiny_recipes_usage_line_trains_with_its_replay_corpus(tmp_path, mon
     )
     submitted = submit.main(submit.SubmitArguments(run="run", to="results"))
     assert len(submitted["notes"]) == 1 and submitted["notes"][0].startswith("not a canonical recipe")
+
+
+def test_the_demos_command_line_is_the_canonical_recipe():
+    """The demo and its study pass the same model and replay corpus as absolute paths, bf16 and a seed:
+    the same recipe, so the demo's rows rank in the leaderboard's main table."""
+    base = ROOT / "continuousbench" / "demo" / "base"
+    h, m, t = parsed("--config", str(TINY), "--model", str(base), "--replay_corpus", str(base / "replay.parquet"),
+                     "--bf16", "false", "--seed", "1")  # fmt: skip
+    recipes.rebase(h, m, str(TINY))
+    recipes.check(h)
+    assert recipes.record(h, m, t, str(TINY))["name"] == "geminon-tiny-demo"
