@@ -111,7 +111,8 @@ def test_the_demos_command_line_is_the_canonical_recipe():
     """The demo and its study pass the same model and replay corpus as absolute paths, bf16 and a seed:
     the same recipe, so the demo's rows rank in the leaderboard's main table."""
     base = ROOT / "continuousbench" / "demo" / "base"
-    h, m, t = parsed("--config", str(TINY), "--model", str(base), "--replay_corpus", str(base / "replay.parquet"),
+    replay = str(base / "replay.parquet")
+    h, m, t = parsed("--config", str(TINY), "--model", str(base), "--replay_corpus", replay,
                      "--bf16", "false", "--seed", "1")  # fmt: skip
     recipes.rebase(h, m, str(TINY))
     recipes.check(h)
