@@ -106,7 +106,7 @@ def main(args: LeaderboardArguments) -> dict:
     """Rank, write the page (and JSON); return ``{"releases": {...}, "left_out": [...]}`` as data."""
     if args.results is None or not (args.html or args.json):
         raise UserError(
-            "continuousbench leaderboard --results <folder | org/name> --html <file> [--json <file>]"
+            "leaderboard needs --results <folder | org/name> and --html <file> (or --json <file>)"
         )
     outputs = check_output_files({"--html": args.html, "--json": args.json}, overwrite=args.overwrite,
                                  keep_out=[args.results] if Path(args.results).exists() else [])  # fmt: skip
