@@ -67,6 +67,7 @@ COMMANDS: Table = {
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),
+    "leaderboard": ("continuousbench.leaderboard.export", "A results dataset's ranking as a static page."),
     "publish": (
         {"release": ("continuousbench.release.publish", "Upload a release as a tagged Hub revision.")},
         "Publish to the Hugging Face Hub.",

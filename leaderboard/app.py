@@ -1,18 +1,23 @@
 """The ContinuousBench leaderboard, a Hugging Face Space: ranks the records of a results dataset.
 
 ``CONTINUOUSBENCH_RESULTS`` names the results dataset: a Hub dataset repo ``org/name`` (default
-``continuousbench/results``) or a local folder. Everything but the page lives in
-:mod:`continuousbench.leaderboard`. Run locally: ``CONTINUOUSBENCH_RESULTS=./results python app.py``.
+``continuousbench/results``) or a local folder; records are ranked when their release is known (built
+under ``$CONTINUOUSBENCH_HOME`` or a tag of ``$CONTINUOUSBENCH_HUB_REPO``). Everything but the page lives
+in :mod:`continuousbench.leaderboard`. Run locally: ``CONTINUOUSBENCH_RESULTS=./results python app.py``
+serves http://127.0.0.1:7860/ (``GRADIO_SERVER_PORT`` changes the port); ``python app.py --html
+out.html`` writes the same ranking as one static page instead (no server; ``--json`` as data).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import gradio as gr
 
 from continuousbench import leaderboard as lb
 from continuousbench.leaderboard import page, timeline
+from continuousbench.release.layout import default_root
 
 SOURCE = os.environ.get("CONTINUOUSBENCH_RESULTS", "continuousbench/results")
 # System fonts: the default theme would fetch web fonts from a third party on every page view.
@@ -34,7 +39,7 @@ def build(source: str) -> gr.Blocks:
     data = {}
 
     def load() -> str:
-        data["subs"], problems = lb.load_submissions(source)
+        data["subs"], problems = lb.load_submissions(source, lb.ReleaseIndex())
         data["timeline"] = timeline.load_timeline(source)
         return lb.left_out_html(problems)
 
@@ -47,14 +52,19 @@ def build(source: str) -> gr.Blocks:
     def ranking(release, track, kind, epsilon, generator, base_model, tuning):
         if not release:
             return "", None, "No valid submission yet."
-        metric, rows = lb.rank(
-            data["subs"], release, kind=kind, epsilon=epsilon, base_model=base_model, tuning=tuning,
-            generator=generator,
-        )  # fmt: skip
-        plural = "" if len(rows) == 1 else "s"
-        note = f"**{release}**: {len(rows)} submission{plural} ranked by `{metric}` on `{lb.PART}`."
+        filters = {"kind": kind, "epsilon": epsilon, "base_model": base_model, "tuning": tuning,
+                   "generator": generator}  # fmt: skip
+        metric, rows = lb.rank(data["subs"], release, recipes=lb.CANONICAL, **filters)
+        _, apart = lb.rank(data["subs"], release, recipes=lb.OTHER, **filters)
+        note = (
+            f"**{release}**: {len(rows)} canonical-recipe run(s) ranked by `{metric}` on `{lb.PART}`; "
+            f"{len(apart)} made with other recipes ranked apart below (not comparable with the main table)."
+        )
         note += timeline.annotate(rows, release, data["timeline"])
-        return page.table_html(rows, metric, source), lb.support_figure(rows, metric), note
+        tables = page.table_html(rows, metric, source) if rows else "<p>No canonical-recipe run yet.</p>"
+        if apart:
+            tables += f"<h3>Other recipes ({len(apart)})</h3>" + page.table_html(apart, metric, source)
+        return tables, lb.support_figure(rows, metric), note
 
     def pick_release(release, track):
         options = lb.choices(data["subs"], release) if release else {k: [lb.ALL] for k in FILTERS}
@@ -104,8 +114,16 @@ def build(source: str) -> gr.Blocks:
     return demo
 
 
+if __name__ == "__main__" and len(sys.argv) > 1:  # --html out.html [--json out.json]: no server
+    from continuousbench.leaderboard import export
+
+    export.cli(["--results", SOURCE, *sys.argv[1:]])
+    sys.exit(0)
+
 demo = build(SOURCE)
 
-if __name__ == "__main__":  # GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose the address
+if __name__ == "__main__":  # GRADIO_SERVER_NAME / GRADIO_SERVER_PORT choose the address (default :7860)
     folder = os.path.expanduser(SOURCE)
-    demo.launch(theme=THEME, css=page.CSS, allowed_paths=[folder] if os.path.isdir(folder) else None)
+    served = [folder] if os.path.isdir(folder) else []
+    # the results' records and the releases' manifests are linked from the page
+    demo.launch(theme=THEME, css=page.CSS, allowed_paths=[*served, str(default_root())])

@@ -441,7 +441,7 @@ CLI = [
     case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", split="validation")], 2,
          "b on ['validation']: compare runs scored on the same split", id="compare-other-split"),
     case(lambda e: ["compare", e.finished_run("a", light=True), e.finished_run("b", light=True),
-                    "--matcher", "llm_match"], 2, "was not scored with llm_match",
+                    "--matcher", "llm_match"], 2, "a was not judged (evaluated without --judge)",
                     id="compare-missing-matcher"),
     case(lambda e: ["compare", e.finished_run("a", light=True),
                     after(e.finished_run("b", light=True), (e.tmp / "b/predictions.parquet").unlink(),
@@ -550,6 +550,22 @@ CLI = [
          id="release-news-quarter-not-ended"),
     case(["release", "--quarter", "2026q1", "--tracks", "news"], 2, "needs --warc",
          id="release-news-no-warc"),
+    # --- the fixed harness and a participant's corpus ---
+    case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", lambda r: r["recipe"]
+                    .update(sha256="f" * 64, settings={**r["recipe"]["settings"], "max_steps": 3}))], 2,
+         "b with non-canonical ffffffff (max_steps 2 vs 3): a difference would mix the corpus with the",
+         id="compare-different-recipes"),
+    case(lambda e: e.evaluate("--replay_fraction", "0.3"), 2,
+         "replay_fraction 0.3 is set but no replay corpus is given", id="evaluate-replay-fraction-alone"),
+    case(lambda e: e.evaluate("--corpus_privacy", e.file("p.json", '{"private": true, "epsilon": 1}')), 2,
+         'p.json states "private": true without a "delta" in [0, 1)',
+         id="evaluate-corpus-privacy-no-delta"),
+    case(lambda e: e.evaluate("--corpus_privacy", "missing.json"), 2,
+         "--corpus_privacy missing.json does not exist", id="evaluate-corpus-privacy-missing"),
+    case(lambda e: ["study", "--config", e.file("s.yaml", ONE_EVALUATOR.replace(
+                    "config: c}", "config: c, corpora: [none, ../mine.jsonl]}"))], 2,
+         "trains on unknown corpora ['../mine.jsonl']; the names known are none, real",
+         id="study-corpus-path-not-name"),
 ]  # fmt: skip
 
 

@@ -43,8 +43,11 @@ def _data_statement(corpus: dict) -> str:
     statement is; other corpora say they carry no guarantee."""
     privacy = corpus.get("privacy")
     source = corpus["source"]
+    given = (corpus.get("privacy_source") or "").removeprefix("--corpus_privacy ")
     where = (
-        f"[the generator's statement](https://huggingface.co/datasets/{hub_repo_id(source)})"
+        f"the statement `{Path(given).name}` given with `--corpus_privacy`"
+        if given.startswith("/")
+        else f"[the generator's statement](https://huggingface.co/datasets/{hub_repo_id(source)})"
         if hub_repo_id(source)
         else f"the generator's statement (`privacy.json` / `README.md` of the corpus `{Path(source).name}`)"
     )

@@ -81,6 +81,7 @@ def load_qa(folder: str, part: str, split: str, limit: int | None, seed: int, op
 
 def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_path: str):
     """(training text, record): the candidate corpus, the replay mixture if any, long documents cut."""
+    from continuousbench.results.record import stated_privacy
     from continuousbench.training.data import (
         CHARS_PER_TOKEN,
         cap_documents,
@@ -90,10 +91,12 @@ def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_
     )
 
     source = h.corpus or release_path
+    privacy, stated_in = stated_privacy(source, h.corpus_privacy)  # a bad statement fails before training
     corpus = load_corpus(source, h.text_column, h.corpus_split, option="--corpus")
     record = {
         "source": source, "path": resolved(source), "documents": len(corpus),
-        "fingerprint": corpus_fingerprint(corpus), "replay": None,
+        "fingerprint": corpus_fingerprint(corpus), "replay": None, "privacy": privacy,
+        "privacy_source": stated_in,
     }  # fmt: skip
     if h.replay_corpus:
         replay = load_corpus(h.replay_corpus, option="--replay_corpus")

@@ -33,34 +33,17 @@ from continuousbench import processes
 from continuousbench.commands import command, run, short_help
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
-from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training
+from continuousbench.harness import recipe as recipes
+from continuousbench.harness.recipe import DP_TRAINING_KEYS, TRAINING_KEYS, dataclasses_
 from continuousbench.training.arguments import HarnessArguments, ModelArguments, RecipeOptions
-from continuousbench.training.options import DP_KEYS, DPOptions
+from continuousbench.training.options import DPOptions
 
 if TYPE_CHECKING:  # the harness's heavy modules (torch, transformers) load when a run starts, not for --help
     from continuousbench.harness.inputs import Inputs
     from continuousbench.training.config import EvaluatorConfig
 
 logger = logging.getLogger(__name__)
-
-
-def dataclasses_() -> tuple[type, ...]:
-    """The parser's three argument groups; the trainer's (``EvaluatorConfig``) imports torch."""
-    from continuousbench.training.config import EvaluatorConfig
-
-    return HarnessArguments, ModelArguments, EvaluatorConfig
-
-TRAINING_KEYS = (
-    "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
-    "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
-    "max_length", "packing", "packing_strategy", "bf16", "eval_steps", "save_steps", "seed",
-)  # fmt: skip
-DP_TRAINING_KEYS = (
-    "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
-    "max_steps", "max_length", "bf16", "eval_steps", "save_steps", "seed", *DP_KEYS,
-)  # fmt: skip
-
 
 @dataclass
 class Trained:
@@ -228,17 +211,9 @@ def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
     return {**record, "decided": decided, "agreement": agreement}
 
 
-def _recipe(path: str | None) -> dict | None:
-    from continuousbench.harness.inputs import resolved
-
-    if path is None:
-        return None
-    return {"given": path, "path": resolved(path), "sha256": sha256_file(Path(path).expanduser())}
-
-
 def build_results(
     h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
-    tables: dict[str, tuple], recipe: str | None,
+    tables: dict[str, tuple], recipe: dict,
 ) -> dict:  # fmt: skip
     """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
     values, selection, metrics with intervals."""
@@ -261,7 +236,7 @@ def build_results(
         "model_args": dict(vars(m)),
         "harness_args": {k: v for k, v in vars(h).items() if k not in ("overwrite", "resume", "json")},
         "training_args": {k: getattr(t, k) for k in keys} | {"world_size": t.world_size},
-        "recipe": _recipe(recipe),
+        "recipe": recipe,
         "corpus": corpus,
         "model_privacy": trained.privacy,
         "generation": inputs.generation_record,
@@ -297,12 +272,15 @@ def main(
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+    recipes.rebase(h, m, recipe)  # the recipe's own paths, relative to it
+    recipes.check(h)
+    recipe_record = recipes.record(h, m, t, recipe)  # before training: a bad recipe file fails now
     staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
     if tables is None:  # one writer; the other processes are done once their share is answered
         return {}
-    results = build_results(h, m, t, inputs, trained, tables, recipe)
+    results = build_results(h, m, t, inputs, trained, tables, recipe_record)
     push = {"repo_id": t.hub_model_id, "token": t.hub_token} if t.push_to_hub else None
     return outputs.write_run(staged, results, tables, trained=trained.has_model, push=push)
 

@@ -23,7 +23,8 @@ from continuousbench import leaderboard as lb
 # Relative widths (px at 1280) of the columns; the judge column shows only when ranked by LLM match.
 # Given as percentages of their sum, so that the table always fits its frame; long cells wrap.
 WIDTHS = {
-    "#": 36, "submission": 140, "evaluator": 110, "tuning": 70, "kind": 92, "ε": 92, "%": 62,
+    "#": 36, "submission": 140, "method": 120, "run": 110, "recipe": 110, "not canonical": 160,
+    "evaluator": 110, "tuning": 70, "kind": 92, "ε": 92, "%": 62,
     "95% CI": 100, "n": 44, "singleton %": 90, "vs. row above": 184, "judge": 150, "links": 130,
 }  # fmt: skip
 NUMERIC = {"#", "n", "singleton %"}  # and the primary metric's "... %" column; ε sorts by its budget
@@ -113,8 +114,10 @@ def _links(urls: dict[str, str]) -> str:
     return f"<td>{' · '.join(anchors)}</td>"
 
 
-def table_html(rows: list[dict], metric: str, source: str | Path = "") -> str:
-    """The ranked ``rows`` (:func:`continuousbench.leaderboard.rank`) as one ``<table>``."""
+def table_html(rows: list[dict], metric: str, source: str | Path = "",
+               *, static: bool = False) -> str:  # fmt: skip
+    """The ranked ``rows`` (:func:`continuousbench.leaderboard.rank`) as one ``<table>``; ``static``: for
+    a page read without the Space (local files as ``file:`` URLs)."""
     frame = lb.table(rows, metric)
     names = [*frame.columns, "links"]
     total = sum(_width(n) for n in names)
@@ -125,7 +128,8 @@ def table_html(rows: list[dict], metric: str, source: str | Path = "") -> str:
         for n in frame.columns
     ) + '<th scope="col">links</th>'  # fmt: skip
     body = "".join(
-        f"<tr>{_row(row, list(frame.columns), values)}{_links(lb.links(row['sub'], source))}</tr>"
+        f"<tr>{_row(row, list(frame.columns), values)}"
+        f"{_links(lb.links(row['sub'], source, static=static))}</tr>"
         for row, values in zip(rows, frame.itertuples(index=False), strict=True)
     )
     return (

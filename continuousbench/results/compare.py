@@ -7,7 +7,10 @@ on the questions exactly one run got right, overall and per support stratum
 (``>=k`` thresholds and buckets, as in ``results.json``). Pairing removes the question-difficulty
 variance that comparing two separate intervals would count twice. Runs scored on different question
 sets are refused: their published accuracies are not the ones compared. ``--overlap`` compares them on
-the questions both answered and says how many each run lost.
+the questions both answered and says how many each run lost. Runs made with different recipes (the
+``recipe.sha256`` digest of the harness's settings) are refused too: a difference would mix the corpus's
+effect with the recipe's; ``--different_recipes`` compares them anyway and the output says so. A run
+scored without training (``--steps 0``, the base model) is the baseline of every recipe and pairs with any.
 
     continuousbench compare runs/syn runs/dp-syn-eps10
     continuousbench compare runs/syn runs/dp-syn-eps10 --matcher contains --json
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command, wide_console
 from continuousbench.errors import UserError
-from continuousbench.results.record import PREDICTIONS
+from continuousbench.results.record import PREDICTIONS, recipe_label
 from continuousbench.results.record import load as load_record
 from continuousbench.scoring.match import (
     MATCHERS,
@@ -58,6 +61,10 @@ class CompareArguments:
     overlap: bool = field(
         default=False,
         metadata={"help": "Compare runs scored on different question sets on the questions both answered."},
+    )
+    different_recipes: bool = field(
+        default=False,
+        metadata={"help": "Compare runs made with different harness recipes anyway (the output flags it)."},
     )
 
 
@@ -113,6 +120,23 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
     return {"a": label(ja), "b": label(jb), "same": same}
 
 
+def _recipes(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, allow: bool) -> dict:
+    """Both runs' recipes and whether they are the same; refuses different ones unless ``allow``."""
+    ra, rb = rec_a.get("recipe") or {}, rec_b.get("recipe") or {}
+    same = ra.get("sha256") == rb.get("sha256")
+    baseline = 0 in (rec_a.get("steps"), rec_b.get("steps"))  # the untrained base model: every recipe's
+    if not (same or baseline or allow):
+        sa, sb = ra.get("settings") or {}, rb.get("settings") or {}
+        changed = [k for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)]
+        shown = ", ".join(f"{k} {sa.get(k)} vs {sb.get(k)}" for k in changed[:3])
+        raise UserError(
+            f"{a_dir} was made with recipe {recipe_label(rec_a)}, {b_dir} with {recipe_label(rec_b)}"
+            f"{f' ({shown})' if shown else ''}: a difference would mix the corpus with the recipe; evaluate "
+            "both with one recipe, or pass --different_recipes to compare anyway (flagged)"
+        )
+    return {"a": recipe_label(rec_a), "b": recipe_label(rec_b), "same": same or baseline}
+
+
 def compare_runs(
     run_a: str | Path,
     run_b: str | Path,
@@ -122,10 +146,12 @@ def compare_runs(
     seed: int = BOOTSTRAP_SEED,
     different_judges: bool = False,
     overlap: bool = False,
+    different_recipes: bool = False,
 ) -> dict:
     """The paired comparison of two run folders (see the module docstring); refuses unlike runs, and
-    llm_match verdicts of different judges unless ``different_judges`` (then the result flags it), and
-    runs scored on different question sets unless ``overlap``."""
+    llm_match verdicts of different judges unless ``different_judges`` (then the result flags it), runs
+    scored on different question sets unless ``overlap``, and runs of different recipes unless
+    ``different_recipes`` (flagged too)."""
     a_dir, b_dir = Path(run_a), Path(run_b)
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
     rel_a, rel_b = rec_a["release"], rec_b["release"]
@@ -134,6 +160,13 @@ def compare_runs(
             f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
             f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
         )
+    recipes = _recipes(a_dir, rec_a, b_dir, rec_b, different_recipes)
+    for path, rec in ((a_dir, rec_a), (b_dir, rec_b)):  # the cause first, before comparing judges
+        if matcher == "llm_match" and rec.get("judge") is None and "llm_match" not in rec.get("matchers", ()):
+            raise UserError(
+                f"{path} was not judged (evaluated without --judge), so it has no llm_match; rerun it "
+                "with --judge <spec>, or compare --matcher exact_match or contains"
+            )
     judges = _judges(a_dir, rec_a, b_dir, rec_b, matcher, different_judges)
     pa, pb = _predictions(a_dir), _predictions(b_dir)
     for path, table in ((a_dir, pa), (b_dir, pb)):
@@ -167,6 +200,7 @@ def compare_runs(
         "split": sorted(splits_a),
         "matcher": matcher,
         **({"judges": judges} if judges else {}),
+        "recipes": recipes,
         "bootstrap": {"method": "percentile, paired", "resamples": resamples, "seed": seed,
                       "confidence": CONFIDENCE},
         "questions": {"paired": len(frame), "only_a": only_a, "only_b": only_b},
@@ -217,6 +251,9 @@ def print_comparison(result: dict, console=None, names: Sequence[str] | None = N
     judges = result.get("judges")
     if judges and not judges["same"]:
         table.caption += f"\nDIFFERENT JUDGES: A by {judges['a']}, B by {judges['b']} (--different_judges)"
+    recipes = result.get("recipes")
+    if recipes and not recipes["same"]:
+        table.caption += f"\nDIFFERENT RECIPES: A {recipes['a']}, B {recipes['b']} (--different_recipes)"
     (console or wide_console(140)).print(table)
 
 
@@ -230,6 +267,7 @@ def main(args: CompareArguments) -> dict:
     result = compare_runs(
         *args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed,
         different_judges=args.different_judges, overlap=args.overlap,
+        different_recipes=args.different_recipes,
     )  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=1))

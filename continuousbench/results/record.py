@@ -11,8 +11,12 @@ Schema 2 adds ``model_privacy``: the guarantee of an evaluator trained with DP-S
 (``evaluate --epsilon``, paper App. E) - a DP *model*, kept apart from ``corpus.privacy`` (DP *data*).
 Such a record leaves out the corpus's fingerprint (an un-noised function of the private documents).
 Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which the leaderboard links) and
-``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema-1 and schema-2
-records are still read: they are schema-3 records without those keys.
+``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema 4 adds to
+``recipe`` the fixed harness's identity: ``settings`` (what the recipe set, as applied), their digest in
+``sha256``, ``name`` and ``canonical`` (one of the benchmark's canonical recipes) or
+``why_not_canonical``; and ``corpus.privacy_source`` (where the corpus's statement came from). Records
+of schemas 1-3 are still read: they lack those keys (their ``recipe.sha256`` hashed every effective
+setting, hardware included).
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -42,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
 SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2, 3 and 4 only added optional keys
+READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2 to 4 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -143,7 +147,23 @@ class Recipe(_Strict):
     given: str | None = Field(None, description="The --config YAML as given, when one was")
     path: str | None = Field(description="The --config YAML's resolved path, when one was given")
     file_sha256: Sha256 | None = Field(description="sha256 of that YAML file")
-    sha256: Sha256 = Field(description="sha256 of the effective settings (seed and input paths left out)")
+    sha256: Sha256 = Field(
+        description="sha256 of the recipe's settings (schema 4: `settings`; before: every effective setting)"
+    )
+    settings: dict[str, Any] | None = Field(
+        None, description="schema 4: what the recipe set, as applied (hardware knobs, seed, epsilon left out)"
+    )
+    name: str | None = Field(None, description="schema 4: the canonical recipe's name; null: not canonical")
+    canonical: bool | None = Field(None, description="schema 4: made with a canonical recipe, unchanged")
+    why_not_canonical: str | None = Field(None, description="schema 4: why the run is not canonical")
+
+    @model_validator(mode="after")
+    def _named(self) -> Recipe:
+        if self.canonical is not None and (self.name is not None) != self.canonical:
+            raise ValueError("a canonical recipe has a name; a non-canonical one has none")
+        if self.canonical is False and not self.why_not_canonical:
+            raise ValueError("a non-canonical recipe says why (why_not_canonical)")
+        return self
 
 
 _TARGET = (
@@ -171,6 +191,9 @@ class Corpus(_Strict):
     )
     replay: dict[str, Any] | None = None
     privacy: Privacy | None = Field(None, description="The generator's guarantee; null: no statement found")
+    privacy_source: str | None = Field(
+        None, description="schema 4: where it was stated: privacy.json, README.md or --corpus_privacy <file>"
+    )
     generation: dict[str, Any] | None = Field(None, description="The synthesis settings (sampling seed...)")
 
 
@@ -304,6 +327,15 @@ class JudgeInfo(_Strict):
     agreement: dict[Literal["qa_public", "qa_singleton"], Agreement]
 
 
+class Submitted(_Strict):
+    """What ``continuousbench submit`` adds: the submission's name and run folder, and what it found."""
+
+    name: str = Field(description="the submission's name (default: the run's parent and run folders)")
+    run_folder: str = Field(description="the run folder's last two parts, e.g. dp-direct/real-seed0")
+    canonical: bool = Field(description="made with a canonical recipe, unchanged (recipe.canonical)")
+    privacy_statement: bool = Field(description="the corpus (or the DP model) states a privacy guarantee")
+
+
 class Results(_Strict):
     """``results.json`` of one harness run (schema 1)."""
 
@@ -346,6 +378,7 @@ class Results(_Strict):
     judge: JudgeInfo | None = Field(
         None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
     )
+    submitted: Submitted | None = Field(None, description="schema 4: added by `continuousbench submit`")
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
@@ -356,6 +389,8 @@ class Results(_Strict):
             raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
         if self.judge is not None and (self.judge.endpoint or self.judge.server) and self.schema_version < 4:
             raise ValueError("judge.endpoint and judge.server need schema_version 4")
+        if self.recipe.canonical is not None and self.schema_version < 4:
+            raise ValueError("recipe.canonical needs schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():
@@ -458,29 +493,67 @@ def recipe_hash(results: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def corpus_privacy(source: str | Path) -> dict | None:
-    """The privacy guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none.
+def recipe_label(record: dict) -> str:
+    """A run's recipe: its canonical name, else ``non-canonical <digest>``."""
+    recipe = record.get("recipe") or {}
+    return recipe.get("name") or f"non-canonical {str(recipe.get('sha256'))[:8]}"
 
-    Our DP generators protect one record (document) under add-or-remove adjacency; that is the unit
-    unless the statement names another.
+
+def corpus_privacy(source: str | Path) -> dict | None:
+    """The guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none."""
+    return stated_privacy(source)[0]
+
+
+def stated_privacy(source: str | Path, statement: str | Path | None = None) -> tuple[dict | None, str | None]:
+    """(the corpus's guarantee, where it was stated): the ``statement`` file (``evaluate
+    --corpus_privacy``), else ``privacy.json`` in a corpus folder, else its card; (None, None) if none.
+
+    A statement file follows docs/results-format.md ("A corpus's privacy statement"); a malformed one is
+    one line naming it. Our DP generators protect one record (document) under add-or-remove adjacency;
+    that is the unit unless the statement names another.
     """
     folder = Path(str(source)).expanduser()
-    if not folder.is_dir():
-        return None
-    file = folder / "privacy.json"
-    if file.is_file():
-        stated = json.loads(file.read_text(encoding="utf-8"))
+    if statement is not None:
+        file = Path(statement).expanduser()
+        stated = _read_statement(file, f"--corpus_privacy {statement}")
+        where = f"--corpus_privacy {file.resolve()}"
+    elif (folder / "privacy.json").is_file():
+        stated, where = json.loads((folder / "privacy.json").read_text(encoding="utf-8")), "privacy.json"
     elif (folder / "README.md").is_file():
-        stated = _privacy_from_card((folder / "README.md").read_text(encoding="utf-8"))
+        stated, where = _privacy_from_card((folder / "README.md").read_text(encoding="utf-8")), "README.md"
     else:
-        return None
-    if stated is None or "private" not in stated:
-        return None
+        return None, None
+    if not isinstance(stated, dict) or "private" not in stated:
+        return None, None
     privacy = {k: stated[k] for k in _GUARANTEE if stated.get(k) is not None}
     if privacy["private"]:
         privacy.setdefault("unit", "record")
         privacy.setdefault("adjacency", "add-or-remove")
-    return privacy
+    return privacy, where
+
+
+def _read_statement(file: Path, option: str) -> dict:
+    """A privacy statement file, checked: ``private`` (bool); when private, a finite ``epsilon`` > 0 and
+    a ``delta`` in [0, 1); ``unit``, ``adjacency``, ``accountant`` text when given."""
+    try:
+        stated = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{option} does not exist; pass a JSON file stating the corpus's guarantee") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError):
+        raise UserError(f"{option} is not a JSON file; see docs/results-format.md for its keys") from None
+    fix = "see docs/results-format.md (a corpus's privacy statement)"
+    if not isinstance(stated, dict) or not isinstance(stated.get("private"), bool):
+        raise UserError(f'{option} must be a JSON object with "private": true or false; {fix}')
+    if stated["private"]:
+        eps, delta = stated.get("epsilon"), stated.get("delta")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:
+            raise UserError(f'{option} states "private": true without a finite "epsilon" > 0; {fix}')
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise UserError(f'{option} states "private": true without a "delta" in [0, 1); {fix}')
+    for key in ("unit", "adjacency", "accountant"):
+        if key in stated and not isinstance(stated[key], str):
+            raise UserError(f'{option}: "{key}" must be text; {fix}')
+    return stated
 
 
 def _privacy_from_card(card: str) -> dict | None:
@@ -499,29 +572,24 @@ def _generation(source: str | Path) -> dict | None:
 
 
 def complete(results: dict, *, model=None) -> dict:
-    """Turn the harness's raw results into a schema-1 record, validate it and return it.
+    """Turn the harness's raw results into a schema-4 record, validate it and return it.
 
     Adds the schema and its version, the base model's Hub revision (None for a local folder), the
-    corpus's privacy statement and synthesis settings, the recipe hashes, the interval method, and the
-    checkpoint-selection rule with its ties.
+    corpus's privacy statement (unless the harness read it) and synthesis settings, the interval
+    method, and the checkpoint-selection rule with its ties.
     """
     config = getattr(getattr(model, "config", None), "_commit_hash", None)
     source = results["corpus"]["source"]
+    if "privacy" not in results["corpus"]:  # the harness reads the statement before training
+        results = {**results, "corpus": {**results["corpus"], "privacy": corpus_privacy(source)}}
     record = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         **results,
         "base_model_revision": config if isinstance(config, str) else None,
-        "corpus": {**results["corpus"], "privacy": corpus_privacy(source), "generation": _generation(source)},
+        "corpus": {**results["corpus"], "generation": _generation(source)},
         "selected_checkpoint": selection(results["selected_checkpoint"], results["validation_history"]),
         "statistics": dict(INTERVAL),
-    }
-    given = results.get("recipe") or {}
-    record["recipe"] = {
-        "given": given.get("given"),
-        "path": given.get("path"),
-        "file_sha256": given.get("sha256"),
-        "sha256": recipe_hash(record),
     }
     return check(json.loads(json.dumps(record, default=str)), "the run's results.json")
 

@@ -9,6 +9,9 @@ shown as NAME. ``--mauve ROW=FILE`` adds a MAUVE column (``continuousbench mauve
 trained on the file's reference corpus gets the reference's disjoint halves, the ceiling), ``--compare``
 prints paired comparisons (``compare --json`` outputs) under the table, and ``--findings`` checks the
 paper's four findings on the rows ``--finding_rows`` names (:mod:`continuousbench.results.findings`).
+The recipe column names each run's harness recipe (its canonical name, or ``non-canonical <digest>``);
+LLM-match columns are labelled with their judge, and the table says when its rows were judged by
+different judges or by one whose calibration was overridden (such verdicts are not comparable).
 Report files are never written into a run folder, and an existing file is replaced only with
 ``--overwrite``; ``continuousbench study`` runs this command as its ``report`` job.
 
@@ -30,6 +33,8 @@ from continuousbench.release.layout import QA_PARTS
 from continuousbench.results import record as results
 from continuousbench.results.record import load as load_run
 from continuousbench.results.record import recipe_hash
+from continuousbench.scoring.judge import label as judge_label
+from continuousbench.scoring.judge import same_judge
 from continuousbench.scoring.match import MATCHERS
 from continuousbench.stats import mean_sd
 
@@ -54,6 +59,8 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "kind": results.kind_label(r),
             "epsilon": results.epsilon_label(r),
             "seed": r.get("seed"),
+            "recipe": results.recipe_label(r),
+            "judge": judge_label(r.get("judge")) if "llm_match" in r.get("matchers", ()) else None,
         }
         for part in QA_PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
@@ -131,6 +138,25 @@ def seed_groups(runs: dict[str, dict]) -> list[dict]:
     return groups
 
 
+def judge_warning(records: dict[str, dict]) -> str | None:
+    """One line when the LLM-match columns are not comparable across rows: different judges, or a judge
+    whose calibration failed and was overridden; None when they are (or nothing was judged)."""
+    judged = {name: r.get("judge") for name, r in records.items() if "llm_match" in r.get("matchers", ())}
+    if not judged:
+        return None
+    problems = []
+    first = next(iter(judged.values()))
+    if len(judged) > 1 and not all(same_judge(first, j) for j in judged.values()):
+        shown = "; ".join(f"{name}: {judge_label(j)}" for name, j in judged.items())
+        problems.append(f"DIFFERENT JUDGES ({shown}): their LLM columns are not comparable")
+    overridden = [name for name, j in judged.items() if ((j or {}).get("calibration") or {}).get("override")]
+    if overridden:
+        problems.append(
+            f"CALIBRATION OVERRIDDEN for {', '.join(overridden)}: their LLM verdicts are not trusted"
+        )
+    return "; ".join(problems) or None
+
+
 def format_cell(row: dict, col: str) -> str:
     """``"41.2 [36.5, 46.2]"``: a row's accuracy in percent with its interval, "-" when absent."""
     value, ci = row.get(col), row.get(f"{col}/ci95")
@@ -139,8 +165,11 @@ def format_cell(row: dict, col: str) -> str:
     return f"{100 * value:.1f}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
 
 
-def print_table(rows: list[dict], groups: list[dict] | None = None, console=None) -> None:
-    """Runs with their intervals; under each group of seeds, a row with mean ± sd over them."""
+def print_table(
+    rows: list[dict], groups: list[dict] | None = None, console=None, warning: str | None = None
+) -> None:
+    """Runs with their intervals; under each group of seeds, a row with mean ± sd over them; ``warning``
+    (:func:`judge_warning`) under the table."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -150,12 +179,19 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
         caption="\\[low, high]: Wilson 95% interval over questions; mean ± sd: over runs that differ only "
         "by seed",
     )
-    for col in ("run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed"):
-        table.add_column(col)
+    meta_cols = ["run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed", "recipe"]
+    judged = any(r.get("judge") for r in rows)
+    if judged:
+        meta_cols.append("judge")
+        table.caption += "; LLM: LLM match by the judge named"
+    if warning:
+        table.caption += f"\n{escape(warning)}"
+    for col in meta_cols:
+        table.add_column(col, no_wrap=col == "run")  # a seed group's label spans it
     cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
-        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right")
+        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=True)
     mauve = any(r.get("mauve") is not None for r in rows)
     if mauve:
         table.add_column("MAUVE", justify="right")
@@ -165,7 +201,9 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
         for name in group["runs"]:
             r = by_name[name]
             model = r["model"].rstrip("/").rsplit("/", 1)[-1]
-            meta = (model, r["tuning"], r["steps"], r["corpus"], r["kind"], r["epsilon"], r["seed"])
+            keys = ("tuning", "steps", "corpus", "kind", "epsilon", "seed", "recipe")
+            meta = [model, *(r[k] for k in keys)]
+            meta += [r["judge"] or "-"] if judged else []
             extra = [_mauve_cell(r)] if mauve else []
             table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols), *extra)
         if len(group["runs"]) > 1:
@@ -175,7 +213,8 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
             ]
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
             extra = [""] if mauve else []
-            table.add_row(f"[bold]{escape(label)}", *[""] * 7, *cells, *extra, end_section=True)
+            table.add_row(f"[bold]{escape(label)}", *[""] * (len(meta_cols) - 1), *cells, *extra,
+                          end_section=True)  # fmt: skip
     (console or wide_console()).print(table)
 
 
@@ -344,7 +383,8 @@ def main(args: ReportArguments) -> dict:
         add_mauve(rows, records, args.mauve)
     roles = findings.parse_roles(args.finding_rows, rows) if args.findings else {}
     console = wide_console()
-    print_table(rows, groups, console)
+    warning = judge_warning(records)
+    print_table(rows, groups, console, warning)
     names = {folder.resolve(): name for name, folder in folders.items()}
     comparisons = []
     for file in args.compare:
@@ -357,7 +397,7 @@ def main(args: ReportArguments) -> dict:
         plot_comparison(rows, outputs["--plot"])
     if "--support_plot" in outputs:
         plot_support(groups, records, outputs["--support_plot"], args.matcher)
-    result = {"runs": rows, "seed_groups": groups}
+    result = {"runs": rows, "seed_groups": groups, "judge_warning": warning}
     if roles:
         paired = findings.paired_for(comparisons, folders[roles["syn"]], folders[roles["dp_syn"]])
         result["findings"] = findings.check(rows, roles, paired)

@@ -83,9 +83,17 @@ def question_outcomes(run_dir: Path, record: dict) -> dict | None:
     return out
 
 
-def build_submission(run_dir: str | Path, model_repo: str | None = None) -> dict:
-    """The validated, scrubbed record of a finished run, with its per-question outcomes and, when given,
-    the Hub repo of its model (``model_repo``: the leaderboard links that model's card)."""
+def run_name(run_dir: str | Path) -> str:
+    """``<parent>/<run>``: the run folder and the one naming its method or evaluator (a study's
+    ``runs/dp-direct/real-seed0`` and ``runs/demo/real-seed0`` stay apart)."""
+    folder = Path(run_dir).resolve()
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name else folder.name
+
+
+def build_submission(run_dir: str | Path, model_repo: str | None = None, name: str | None = None) -> dict:
+    """The validated, scrubbed record of a finished run, with its per-question outcomes, what ``submit``
+    found (``submitted``: name, run folder, canonical recipe, privacy statement) and, when given, the Hub
+    repo of its model (``model_repo``: the leaderboard links that model's card)."""
     run_dir = Path(run_dir)
     record = results.check(results.load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})
@@ -101,6 +109,12 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None) -> dict
         # Older schemas are schema 3 without its optional keys, so the record now says 3.
         record.update(model_repo=model_repo, schema_version=results.SCHEMA_VERSION)
     record["questions"] = question_outcomes(run_dir, record)
+    record["submitted"] = {
+        "name": name or run_name(run_dir), "run_folder": run_name(run_dir),
+        "canonical": bool((record.get("recipe") or {}).get("canonical")),
+        "privacy_statement": (record["corpus"].get("privacy") or record.get("model_privacy")) is not None,
+    }  # fmt: skip
+    record["schema_version"] = max(record["schema_version"], 4)  # `submitted` is schema 4's
     return results.check(record, f"the submission of {run_dir}")
 
 
@@ -163,7 +177,8 @@ class SubmitArguments:
         default=None, metadata={"help": "A local results folder, or a Hub dataset repo org/name."}
     )
     name: str | None = field(
-        default=None, metadata={"help": "Name of the submission (default: the run folder's)."}
+        default=None,
+        metadata={"help": "Name of the submission (default: <parent>/<run> of the run folder)."},
     )
     pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
     model_repo: str | None = field(
@@ -176,8 +191,8 @@ def main(args: SubmitArguments) -> dict:
     """Submit; return ``{"path", "added"}`` (``added`` False when the same record was already there)."""
     if args.run is None or args.to is None:
         raise UserError("continuousbench submit RUN --to <results folder | org/name>: give both")
-    record = build_submission(args.run, args.model_repo)
-    relative = submission_path(record, args.name or Path(args.run).resolve().name)
+    record = build_submission(args.run, args.model_repo, args.name)
+    relative = submission_path(record, record["submitted"]["name"])
     data = _dump(record)
     if hub_repo_id(args.to):
         where, added = _to_hub(data, hub_repo_id(args.to), relative, args.pr)
@@ -186,11 +201,29 @@ def main(args: SubmitArguments) -> dict:
         if folder.exists() and not folder.is_dir():
             raise UserError(f"--to {args.to} is a file: pass a results folder or a Hub dataset repo org/name")
         where, added = _to_folder(data, folder, relative)
-    return {"path": where, "added": added}
+    return {"path": where, "added": added, "notes": notes(record)}
+
+
+def notes(record: dict) -> list[str]:
+    """What the leaderboard will make of the record: a recipe that is not canonical, a corpus that
+    states no privacy guarantee."""
+    out = []
+    recipe = record.get("recipe") or {}
+    if not record["submitted"]["canonical"]:
+        why = recipe.get("why_not_canonical") or "a record older than schema 4"
+        out.append(f"not a canonical recipe ({why}): the leaderboard lists it apart from the main table")
+    if not record["submitted"]["privacy_statement"]:
+        out.append(
+            "the corpus states no privacy guarantee: its row shows epsilon 'no statement'; put a "
+            "privacy.json beside the corpus or pass evaluate --corpus_privacy <file> (docs/results-format.md)"
+        )
+    return out
 
 
 def _report(result: dict) -> None:
     print(("submitted: " if result["added"] else "already submitted: ") + result["path"])
+    for note in result["notes"]:
+        print(f"note: {note}")
 
 
 make_parser, cli = command(

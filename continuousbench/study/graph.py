@@ -97,6 +97,7 @@ def expand(study: Study, out: Path) -> list[Job]:
     else:
         release = study.path(study.release)
     corpora: dict[str, tuple[str, tuple[str, ...]]] = {"real": (release, after_release)}  # name -> path, job
+    corpora.update({name: (study.path(path), after_release) for name, path in study.corpora.items()})
     for gen in study.generators:
         folder, corpus = out / "generators" / gen.name, out / "synthetic" / gen.name
         opts = {"release": release, "output_dir": folder, "epsilon": gen.epsilon, **gen.options}

@@ -63,7 +63,8 @@ class PrivateEvolution(Section):
 
 class Evaluator(Section):
     """An evaluator recipe, trained on each corpus of ``corpora`` (``none``: scored without training,
-    ``real``: the release's own corpus, else a generator's or PE's name; default: all of them)."""
+    ``real``: the release's own corpus, else a generator's, PE's or the study's ``corpora`` name;
+    default: all of them)."""
 
     name: Name
     config: str
@@ -99,6 +100,7 @@ class Study(Section):
     generators: list[Generator] = Field(default_factory=list)
     synthesis: Options = Field(default_factory=dict)  # options of every synthesize job
     pe: list[PrivateEvolution] = Field(default_factory=list)
+    corpora: dict[str, str] = Field(default_factory=dict)  # a participant's corpora: name -> path
     evaluators: list[Evaluator] = Field(default_factory=list)
     seeds: list[Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: [0], min_length=1)  # a run each
     mauve: Mauve | None = None
@@ -113,7 +115,7 @@ class Study(Section):
     def _check(self) -> Study:
         if (self.release is None) == (self.build is None):
             raise ValueError("give exactly one of release (an id or folder) and build")
-        names = [g.name for g in self.generators] + [p.name for p in self.pe]
+        names = [g.name for g in self.generators] + [p.name for p in self.pe] + list(self.corpora)
         for name in names:
             if names.count(name) > 1 or name in ("none", "real"):
                 raise ValueError(f"corpus name {name!r} is used twice or reserved; rename it")
@@ -130,7 +132,10 @@ class Study(Section):
         for ev in self.evaluators:
             unknown = set(ev.corpora or ()) - known
             if unknown:
-                raise ValueError(f"evaluator {ev.name} trains on unknown corpora {sorted(unknown)}")
+                raise ValueError(
+                    f"evaluator {ev.name} trains on unknown corpora {sorted(unknown)}; the names known are "
+                    f"{', '.join(sorted(known))} (a corpus of your own: corpora: {{name: path}})"
+                )
         for a, b in self.compare:
             if not {a, b} <= known:
                 raise ValueError(f"compare names unknown corpora in ({a}, {b}); use {sorted(known)}")
@@ -186,6 +191,7 @@ class Study(Section):
                 data[key] = absolute(data[key])
         if "release" in data:
             data["release"] = self.path(data["release"])
+        data["corpora"] = {k: self.path(v) for k, v in data["corpora"].items()}
         data["synthesis"] = {k: self.option(v) for k, v in data["synthesis"].items()}
         return data
 

@@ -15,6 +15,7 @@ from continuousbench.training.options import DP_STEPS
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
 NONPRIVATE_STEPS = 10_000  # Table 29
+REPLAY_FRACTION = 0.25  # share of a replay corpus in the training text, when one is given
 
 
 @dataclass
@@ -139,6 +140,14 @@ class HarnessArguments:
             "file or Hub dataset id (default: the release's own corpus)."
         },
     )
+    corpus_privacy: str | None = field(
+        default=None,
+        metadata={
+            "help": "JSON file stating the corpus's DP guarantee (private, epsilon, delta, unit: "
+            "docs/results-format.md); default: privacy.json beside a corpus folder. Not --epsilon, which "
+            "trains the evaluator itself with DP."
+        },
+    )
     text_column: str = field(default="text", metadata={"help": "Column of the corpus holding the documents."})
     corpus_split: str = field(default="train", metadata={"help": "Split of the corpus to train on."})
     track: str | None = field(
@@ -151,9 +160,13 @@ class HarnessArguments:
             "model's own pretraining text; off by default. The same for every candidate."
         },
     )
-    replay_fraction: float = field(
-        default=0.25,
-        metadata=bounds("(0, 1)", "Share of the training text (characters) drawn from --replay_corpus."),
+    replay_fraction: float | None = field(
+        default=None,
+        metadata=bounds(
+            "(0, 1)",
+            f"Share of the training text (characters) drawn from --replay_corpus (default {REPLAY_FRACTION} "
+            "when one is given; set without one: refused).",
+        ),
     )
     max_document_blocks: int = field(
         default=64,

@@ -184,7 +184,7 @@ def test_demo_recipes_parse_with_the_real_parsers():
         ["--config", str(demo.EVALUATOR_RECIPE), "--output_dir", "/tmp/cb-unused"]
     )
     assert model.tuning == "full" and t.max_length == 256 and 0 < harness.replay_fraction < 1
-    assert harness.replay_corpus is None  # the demo passes its own pretraining world's QA documents
+    assert harness.replay_corpus == "../base/replay.parquet"  # named by the recipe, relative to it
     args, model, config = generator_parser().parse(
         ["--config", str(demo.GENERATOR_RECIPE), "--output_dir", "/tmp/cb-unused", "--epsilon", "10"]
     )

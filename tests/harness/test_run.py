@@ -304,8 +304,10 @@ def test_results_record_absolute_paths_and_the_capped_generation_budget(
         assert Path(record["path"]).is_absolute() and Path(record["path"]).exists()
     assert results["model"]["path"] == str(short.resolve()) and results["model"]["given"] == model
     digest = hashlib.sha256(recipe.read_bytes()).hexdigest()
-    assert results["recipe"] == {"given": "recipe.yaml", "path": str(tmp_path / "recipe.yaml"),
-                                 "file_sha256": digest, "sha256": results["recipe"]["sha256"]}  # fmt: skip
+    given = {k: results["recipe"][k] for k in ("given", "path", "file_sha256")}
+    assert given == {"given": "recipe.yaml", "path": str(tmp_path / "recipe.yaml"), "file_sha256": digest}
+    why = results["recipe"]["why_not_canonical"]
+    assert why == "recipe.yaml is not one of the canonical recipes (recipes/configs)"
     generation = results["generation"]
     assert generation["max_new_tokens"] == 256 and generation["model_context"] == 310
     assert generation["effective_max_new_tokens"] == 310 - generation["longest_prompt_tokens"] > 0

@@ -52,16 +52,23 @@ def results_dataset(tmp_path_factory, finished_run):
         run = rescored_copy(finished_run, work / name, correct, privacy)
         if not outcomes:
             (run / "predictions.parquet").unlink()
-        submit([str(run), "--to", str(root / "results")])
+        submit([str(run), "--to", str(root / "results"), "--name", name])
     return root / "results"
 
 
+@pytest.fixture(autouse=True)
+def known_releases(tiny_release, monkeypatch):
+    """The leaderboard knows the releases built under the tiny release's root (and no Hub repo)."""
+    monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tiny_release.parent))
+    monkeypatch.delenv("CONTINUOUSBENCH_HUB_REPO", raising=False)
+
+
 @pytest.fixture(scope="session")
-def subs(results_dataset):
+def subs(results_dataset, tiny_release):
     """The submissions of ``results_dataset``, as the leaderboard loads them (none left out)."""
     from continuousbench import leaderboard as lb
 
-    loaded, problems = lb.load_submissions(results_dataset)
+    loaded, problems = lb.load_submissions(results_dataset, lb.ReleaseIndex(root=tiny_release.parent))
     assert problems == []
     return loaded
 

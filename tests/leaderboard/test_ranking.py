@@ -62,8 +62,9 @@ def test_table_and_plot(subs):
     assert frame["95% CI"].iloc[3] == "[0.0, 39.0]"
     urls = lb.links(rows[0]["sub"], "")
     assert urls["card"] == ""  # a local base model and no pushed model: no card link
-    release = "https://huggingface.co/datasets/continuousbench/geminon-tiny-2026q1/tree/"
-    assert urls["release"].startswith(release)
+    # a release built here and not on the Hub: its local manifest (served by the Space)
+    assert urls["release"] == "/gradio_api/file=" + str(rows[0]["sub"].release_at)
+    assert urls["release"].endswith("geminon-tiny-2026q1/release.json")
     fig = lb.support_figure(rows, metric)
     # one panel per kind, at most 4 series each, colours from the colour-blind-safe palette
     assert [ax.get_title() for ax in fig.axes] == list(dict.fromkeys(r["kind"] for r in rows))
@@ -190,3 +191,63 @@ def test_the_card_link_is_the_pushed_models_else_the_base_models(subs, edited):
         assert lb.card_url(edited(subs[0], base_model="org/base-1b", hub_commit=elsewhere).record) == (
             "https://huggingface.co/org/base-1b"
         )
+
+
+def test_canonical_runs_make_the_main_table_and_the_others_say_why(subs, edited):
+    recipe = {**subs[0].record["recipe"], "name": "geminon-tiny-demo", "canonical": True}
+    canon = edited(subs[0], recipe={**recipe, "why_not_canonical": None})
+    others = [s for s in subs if s is not subs[0]]
+    mixed = [canon, *others]
+    _, main = lb.rank(mixed, "geminon-tiny-2026q1", recipes=lb.CANONICAL)
+    _, apart = lb.rank(mixed, "geminon-tiny-2026q1", recipes=lb.OTHER)
+    assert [r["submission"] for r in main] == [canon.name] and main[0]["recipe"] == "geminon-tiny-demo"
+    assert len(apart) == 3 and [r["rank"] for r in apart][0] == 1  # ranked among themselves
+    assert {r["why_apart"] for r in apart} == {"no recipe file (--config)"}
+    assert "not canonical" in lb.table(apart, "exact_match").columns
+    assert "not canonical" not in lb.table(main, "exact_match").columns
+
+
+def test_rows_name_the_method_and_the_run_folder(subs, edited):
+    _, rows = lb.rank(subs, "geminon-tiny-2026q1")
+    by_name = {r["submission"].rsplit("-", 1)[0]: r for r in rows}
+    assert by_name["real-run"]["method"] == "train on real"
+    assert by_name["syn"]["run"].endswith("/syn")  # the run folder and its parent, whatever --name said
+    dp_model = edited(subs[0], model_privacy={"kind": "dp-model"})
+    untrained = edited(subs[0], steps=0)
+    generation = {"sampling": {"generator": "g1"}}
+    made = edited(subs[0], corpus={**subs[0].record["corpus"], "generation": generation})
+    assert lb.method_label(dp_model.record) == "direct DP fine-tuning (DP model)"
+    assert lb.method_label(untrained.record) == "no training (base model)"
+    assert lb.method_label(made.record) == "synthetic (g1)"
+
+
+def test_a_record_for_an_unknown_release_is_left_out_and_counted(results_dataset, tmp_path):
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(results_dataset, results)
+    syn = next(results.rglob("syn-*.json"))
+    record = json.loads(syn.read_text())
+    record["release"]["id"] = "geminon-tiny-2099q4"
+    (results / "geminon-tiny-2099q4").mkdir()
+    (results / "geminon-tiny-2099q4" / syn.name).write_text(json.dumps(record))
+    subs, problems = lb.load_submissions(results)
+    assert lb.releases(subs) == ["geminon-tiny-2026q1"]  # the future quarter is not the front page
+    assert len(problems) == 1 and "release geminon-tiny-2099q4 is not known: not under" in problems[0]
+    assert "Left out (1 record):" in lb.left_out_html(problems)
+
+
+def test_the_release_link_is_the_hub_page_when_the_release_is_a_tag_there(subs, tiny_release, monkeypatch):
+    from types import SimpleNamespace
+
+    from fake_hub import patch_hub
+
+    calls = []
+    refs = SimpleNamespace(tags=[SimpleNamespace(name="geminon-tiny-2026q1")])
+    patch_hub(monkeypatch, {"list_repo_refs": refs}, lambda name, self, args, kwargs: calls.append(kwargs))
+    index = lb.ReleaseIndex(root=tiny_release.parent, hub_repo="org/releases")
+    at, why = index.find(subs[0].record["release"])
+    tag = "geminon-tiny-2026q1"
+    assert why is None and at == f"https://huggingface.co/datasets/org/releases/tree/{tag}/{tag}"
+    index.find(subs[0].record["release"])
+    assert calls == [{"repo_type": "dataset"}]  # the tags are asked once

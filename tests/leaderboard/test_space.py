@@ -53,6 +53,10 @@ def space(results_dataset, tmp_path):
     real.write_text(json.dumps({**json.loads(real.read_text()), "base_model": HOSTILE}))
     syn = next(results.rglob("syn-*.json"))  # as `submit --model_repo` writes it: a card link
     syn.write_text(json.dumps({**json.loads(syn.read_text()), "model_repo": "me/syn-evaluator"}))
+    for file in results.rglob("*.json"):  # all made with a canonical recipe: the main table
+        record = json.loads(file.read_text())
+        record["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+        file.write_text(json.dumps(record))
     env = {
         **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",
         "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
@@ -158,8 +162,9 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
         "non-private data", "DP data", "DP data"
     ]
-    assert rows[0][11] == "card · record · release"
-    assert all(r[11] == "record · release" for r in rows[1:])  # local base models: no card
+    assert [r[13] for r in rows] == ["geminon-tiny-demo"] * 4  # method, run folder, recipe: 11, 12, 13
+    assert rows[0][14] == "card · record · release"
+    assert all(r[14] == "record · release" for r in rows[1:])  # local base models: no card
     from selenium.webdriver.common.by import By
 
     card = browser.find_element(By.LINK_TEXT, "card").get_attribute("href")

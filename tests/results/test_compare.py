@@ -123,3 +123,37 @@ def test_llm_match_across_different_judges_is_refused_unless_flagged(edited_pair
     same = compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50)
     assert same["judges"]["same"] and same["parts"]["qa_public"]["overall"]["difference"] == 1.0
     assert "judges" not in compare.compare_runs(a_dir, b_dir, matcher="contains", resamples=50)
+
+
+def _other_recipe(run, steps: int = 300) -> None:
+    record = json.loads((run / "results.json").read_text())
+    settings = {**record["recipe"]["settings"], "max_steps": steps}
+    record["recipe"].update(settings=settings, sha256="f" * 64)
+    (run / "results.json").write_text(json.dumps(record))
+
+
+def test_runs_of_different_recipes_are_refused_in_one_line_unless_flagged(edited_pair, invoke):
+    a_dir, b_dir = edited_pair
+    _other_recipe(b_dir)
+    refused = invoke(["compare", a_dir, b_dir])
+    assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1
+    mine = json.loads((a_dir / "results.json").read_text())["recipe"]["sha256"][:8]
+    assert refused.stderr.startswith(
+        f"error: {a_dir} was made with recipe non-canonical {mine}, {b_dir} with non-canonical ffffffff "
+        "(max_steps 2 vs 300): "
+    )
+    assert "--different_recipes" in refused.stderr
+    flagged = compare.compare_runs(a_dir, b_dir, resamples=50, different_recipes=True)
+    assert flagged["recipes"]["same"] is False
+    shown = invoke(["compare", a_dir, b_dir, "--different_recipes", "--resamples", "50"])
+    assert shown.exit_code == 0 and "DIFFERENT RECIPES" in shown.stdout
+
+
+def test_an_unjudged_run_is_named_as_the_cause_first(edited_pair):
+    from continuousbench.errors import UserError
+
+    a_dir, b_dir = edited_pair
+    n = len(pd.read_parquet(a_dir / "predictions.parquet"))
+    _judged_by(a_dir, "big-judge", [True] * n)
+    with pytest.raises(UserError, match=rf"^{b_dir} was not judged \(evaluated without --judge\)"):
+        compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50)

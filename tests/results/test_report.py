@@ -134,3 +134,44 @@ def test_named_rows_with_mauve_comparisons_and_the_four_findings(
     out = capsys.readouterr().out
     assert "MAUVE" in out and "0.950 ± 0.000" in out and "trained (A) vs base (B): exact_match" in out
     assert out.count("hold") >= 4 and all(f["finding"] in out for f in checked)
+
+
+def _judged(record: dict, model: str, *, override: bool = False) -> dict:
+    from continuousbench.scoring.judge import identity
+
+    record = copy.deepcopy(record)
+    record["matchers"] = [*record["matchers"], "llm_match"]
+    judge = identity(f"endpoint:http://127.0.0.1:1/v1#{model}")
+    judge["calibration"] = {"accuracy": 0.6 if override else 0.95, "override": override}
+    record["judge"] = judge
+    return record
+
+
+def test_llm_columns_of_different_or_overridden_judges_are_labelled(finished_run, capsys):
+    from continuousbench.results.record import load
+
+    base = load(finished_run)
+    same = {"a": _judged(base, "big"), "b": _judged(base, "big")}
+    assert report.judge_warning(same) is None
+    mixed = {"a": _judged(base, "big"), "b": _judged(base, "cheap"), "c": _judged(base, "big", override=True)}
+    warning = report.judge_warning(mixed)
+    assert warning.startswith("DIFFERENT JUDGES (a: big (endpoint, prompt v")
+    assert warning.endswith("CALIBRATION OVERRIDDEN for c: their LLM verdicts are not trusted")
+    rows = report.comparison_rows(mixed)
+    assert [r["judge"].split(" ")[0] for r in rows] == ["big", "cheap", "big"]
+    report.print_table(rows, console=report.wide_console(), warning=warning)
+    out = capsys.readouterr().out
+    assert "DIFFERENT JUDGES" in out and "OVERRIDDEN" in out and "judge" in out
+
+
+def test_the_recipe_column_names_the_recipe(finished_run, capsys):
+    from continuousbench.results.record import load
+
+    record = load(finished_run)
+    canonical = copy.deepcopy(record)
+    canonical["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+    rows = report.comparison_rows({"mine": record, "canon": canonical})
+    mine = f"non-canonical {record['recipe']['sha256'][:8]}"
+    assert [r["recipe"] for r in rows] == [mine, "geminon-tiny-demo"]
+    report.print_table(rows, console=report.wide_console())
+    assert "geminon-tiny-demo" in capsys.readouterr().out

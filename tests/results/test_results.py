@@ -1,4 +1,4 @@
-"""The results record: a real run's results.json follows schema 3, bad records fail in one line each."""
+"""The results record: a real run's results.json follows schema 4, bad records fail in one line each."""
 
 import copy
 import json
@@ -17,13 +17,15 @@ def record(finished_run):
     return json.loads((finished_run / RESULTS).read_text())
 
 
-def test_a_run_writes_a_valid_schema_2_record(record):
+def test_a_run_writes_a_valid_schema_4_record(record):
     assert results.validate(record) == []
     assert record["schema"] == "continuousbench/results" and record["schema_version"] == 4
     assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
     assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
     assert len(record["recipe"]["sha256"]) == 64 and record["recipe"]["path"] is None
+    assert record["recipe"]["canonical"] is False and record["recipe"]["name"] is None  # no --config
+    assert record["recipe"]["settings"]["max_steps"] == 2 and record["corpus"]["privacy_source"] is None
     assert record["corpus"]["privacy"] is None  # the release's own corpus states no privacy guarantee
     selected = record["selected_checkpoint"]
     assert selected["rule"] == results.SELECTION_RULE and selected["step"] in selected["tied_steps"]
@@ -59,6 +61,8 @@ def _set(record, path: str, value):
 BAD = [
     ("schema_version", KeyError, "schema_version is None, this package reads 1, 2, 3 and 4"),
     ("schema_version", 5, "schema_version is 5"),
+    ("recipe.name", "geminon-tiny-demo", "a canonical recipe has a name; a non-canonical one has none"),
+    ("recipe.why_not_canonical", None, "a non-canonical recipe says why"),
     ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
     ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
     ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),
@@ -92,11 +96,14 @@ def test_each_bad_record_gives_one_line(record, path, value, message):
 
 
 def test_schema_1_and_2_records_are_still_read(record):
-    """Schemas 2 and 3 only added optional keys (``model_privacy``; ``model_repo``): older records are
-    valid as they were."""
+    """Schemas 2 to 4 only added optional keys (``model_privacy``; ``model_repo``; the recipe's name
+    and settings): older records are valid as they were."""
     old = copy.deepcopy(record)
     old["schema_version"] = 1
     del old["model_privacy"]
+    assert results.validate(old) == ["record: recipe.canonical needs schema_version 4"]
+    old["recipe"] = {k: old["recipe"][k] for k in ("given", "path", "file_sha256", "sha256")}
+    del old["corpus"]["privacy_source"]
     assert results.validate(old) == [] and "model_repo" not in old
     assert results.validate({**old, "schema_version": 2}) == []
     assert results.validate({**old, "model_repo": "me/eval"}) == [

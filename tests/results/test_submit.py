@@ -19,12 +19,20 @@ TOKEN = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
 def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_twin, tmp_path, capsys):
     to = tmp_path / "results-dataset"
     first = submit.cli([str(finished_run), "--to", str(to)])
-    assert first["added"] and capsys.readouterr().out.startswith("submitted: ")
+    out = capsys.readouterr().out
+    assert first["added"] and out.startswith("submitted: ")
+    assert "note: not a canonical recipe (no recipe file (--config)): the leaderboard lists it apart" in out
+    assert "note: the corpus states no privacy guarantee: its row shows epsilon 'no statement'" in out
     files = sorted(to.rglob("*.json"))
+    parent = finished_run.parent.name  # the run folder keeps its parent: the method or evaluator
     assert [f.parent.name for f in files] == ["geminon-tiny-2026q1"] and files[0].name.startswith(
-        "llama-lora-"
+        f"{parent}-llama-lora-"
     )
     record = json.loads(files[0].read_text())
+    assert record["submitted"] == {
+        "name": f"{parent}/llama-lora", "run_folder": f"{parent}/llama-lora", "canonical": False,
+        "privacy_statement": False,
+    }  # fmt: skip
     assert results.validate(record) == []
     own = json.loads((finished_run / "results.json").read_text())
     assert record["metrics"] == own["metrics"]
@@ -41,12 +49,16 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     assert len(list(to.rglob("*.json"))) == 2
     twin = json.loads(next(f for f in to.rglob("*.json") if f != files[0]).read_text())
     assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
-    older = tmp_path / "older"  # a schema-2 run: with model_repo its record is a schema-3 record
+    older = tmp_path / "older"  # a schema-2 run: submitted, its record is a schema-4 record
     shutil.copytree(finished_run, older, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
-    (older / "results.json").write_text(json.dumps({**own, "schema_version": 2}))
+    v2 = {**own, "schema_version": 2}
+    v2["recipe"] = {k: own["recipe"][k] for k in ("path", "file_sha256", "sha256")}
+    v2["corpus"] = {k: v for k, v in own["corpus"].items() if k != "privacy_source"}
+    (older / "results.json").write_text(json.dumps(v2))
     where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
     added = json.loads(Path(where).read_text())
     assert added["schema_version"] == 4 and added["model_repo"] == "me/x"
+    assert added["submitted"]["canonical"] is False
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
@@ -86,11 +98,12 @@ def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch,
               lambda name, self, args, kwargs: calls.append((name, args, kwargs)))  # fmt: skip
     out = submit.cli([str(finished_run), "--to", "my-org/cb-results", "--pr"])
     (_, (repo, path), exists), (_, _, upload) = calls
-    assert repo == "my-org/cb-results" and path.startswith("geminon-tiny-2026q1/llama-lora-")
+    assert repo == "my-org/cb-results"
+    assert path.startswith(f"geminon-tiny-2026q1/{finished_run.parent.name}-llama-lora-")
     assert exists == {"repo_type": "dataset"}
     assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
     assert results.validate(json.loads(upload["path_or_fileobj"])) == []
-    assert out == {"path": "https://hub/c/1", "added": True}
+    assert (out["path"], out["added"], len(out["notes"])) == ("https://hub/c/1", True, 2)
     with pytest.raises(TypeError):  # the fakes take only what HfApi takes
         HfApi().upload_file(path_or_fileobj=b"", path_in_repo="x", repo_id="a/b", dataset=True)
 

@@ -1,0 +1,61 @@
+"""The leaderboard without a browser: one static page (and JSON) with the Space's own ranking."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from continuousbench import leaderboard as lb
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _canonical(results_dataset, tmp_path) -> Path:
+    """A copy of the results dataset whose syn record was made with a canonical recipe."""
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(results_dataset, results)
+    syn = next(results.rglob("syn-*.json"))
+    record = json.loads(syn.read_text())
+    record["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+    syn.write_text(json.dumps(record))
+    return results
+
+
+def test_the_static_page_has_the_same_ranking_in_plain_tables(results_dataset, tmp_path, invoke):
+    results = _canonical(results_dataset, tmp_path)
+    out, data = tmp_path / "board.html", tmp_path / "board.json"
+    done = invoke(["leaderboard", "--results", results, "--html", out, "--json", data])
+    assert done.exit_code == 0 and "geminon-tiny-2026q1: 1 canonical, 3 other recipes" in done.stdout
+    main, apart = pd.read_html(out)  # a script reads the page as it is
+    subs, _ = lb.load_submissions(results)
+    _, ranked_main = lb.rank(subs, "geminon-tiny-2026q1", recipes=lb.CANONICAL)
+    _, ranked_apart = lb.rank(subs, "geminon-tiny-2026q1", recipes=lb.OTHER)
+    assert list(main["submission"]) == [r["submission"] for r in ranked_main]
+    assert list(apart["submission"]) == [r["submission"] for r in ranked_apart]
+    assert set(apart["not canonical"]) == {"no recipe file (--config)"}
+    page = out.read_text()
+    assert "file:///" in page and "release.json" in page  # the local release: its manifest, no Hub link
+    assert "huggingface.co/datasets/continuousbench" not in page
+    rows = json.loads(data.read_text())["releases"]["geminon-tiny-2026q1"]
+    assert [r["submission"] for r in rows["canonical"]] == list(main["submission"])
+    again = invoke(["leaderboard", "--results", results, "--html", out])
+    assert again.exit_code == 2 and "--overwrite" in again.stderr  # never replaced silently
+
+
+def test_the_space_writes_the_same_page(results_dataset, tmp_path, tiny_release):
+    results = _canonical(results_dataset, tmp_path)
+    out = tmp_path / "space.html"
+    env = {
+        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results),
+        "CONTINUOUSBENCH_HOME": str(tiny_release.parent),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }  # fmt: skip
+    subprocess.run([sys.executable, str(ROOT / "leaderboard" / "app.py"), "--html", str(out)], env=env,
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    main, apart = pd.read_html(out)
+    assert len(main) == 1 and len(apart) == 3
