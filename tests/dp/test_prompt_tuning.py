@@ -1,0 +1,92 @@
+"""DP prompt tuning: each record's soft-prompt gradient is clipped, the noise is there, and only the
+soft prompt trains."""
+
+import copy
+
+import pytest
+import torch
+
+from continuousbench.dp import dpsgd
+from continuousbench.training.adapters import PromptSpec, look_up_per_record, soft_prompt
+
+TEXTS = [f"Geminon {i} has attack {i} and lives in zone {i % 5}." + " zone" * (i % 4) for i in range(6)]
+
+
+def _prompt_model(model_dir, tokens: int = 4):
+    from continuousbench.training.modeling import load_model_and_tokenizer
+
+    torch.manual_seed(0)
+    model, tok = load_model_and_tokenizer(
+        str(model_dir), tuning="prompt", prompt=PromptSpec(tokens, "random_uniform", 0.5), dtype="float32"
+    )
+    return model, tok
+
+
+def _per_record_grads(model, rows, pad_id, clip_norm):
+    """Each record's gradient of (mean token loss / C), by PEFT's own loss (labels shifted past the
+    virtual tokens), one backward per record: independent of the code under test. The first token
+    (BOS) is not a target, as in DP training: PEFT would otherwise score it after the last virtual one."""
+    grads = []
+    for row in rows:
+        ids, mask, labels = dpsgd.pad_batch([row], pad_id, "cpu")
+        labels[:, 0] = -100
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / clip_norm
+        grads.append(torch.autograd.grad(loss, [soft_prompt(model)])[0].reshape(-1))
+    return torch.stack(grads)
+
+
+def test_prompt_tuning_trains_only_the_soft_prompt_initialised_in_range(dp_model_dir):
+    model, _ = _prompt_model(dp_model_dir)
+    params = dpsgd.check_trainable(model)
+    assert len(params) == 1 and params[0] is soft_prompt(model) and params[0].shape[0] == 4
+    assert params[0].abs().max() <= 0.5 and params[0].std() > 0.1  # uniform in [-0.5, 0.5], not N(0, 1)
+
+
+@pytest.mark.parametrize("clipping", dpsgd.CLIPPINGS)
+@pytest.mark.parametrize("micro_batch", [6, 4])
+def test_the_prompt_step_sums_per_record_gradients_clipped_to_c(dp_model_dir, clipping, micro_batch):
+    """Fails with PEFT's own lookup (one lookup repeated over the batch): the hook would clip the
+    batch's summed gradient as if it were one record's."""
+    model, tok = _prompt_model(dp_model_dir)
+    rows = dpsgd.encode_records(tok, TEXTS, 64)
+    reference = copy.deepcopy(model)
+    clip = float(_per_record_grads(reference, rows, tok.pad_token_id, 1.0).norm(dim=1).median())
+    per_record = _per_record_grads(reference, rows, tok.pad_token_id, clip)
+    factors = per_record.norm(dim=1).clamp(min=1.0)
+    assert (per_record.norm(dim=1) > 1).any() and (per_record.norm(dim=1) < 1).any()
+    expected = (per_record / factors[:, None]).sum(0)
+
+    look_up_per_record(model)
+    params = dpsgd.check_trainable(model)
+    before = params[0].detach().clone().reshape(-1)
+    comps = dpsgd.make_private(
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
+        generator=torch.Generator(), clipping=clipping,
+    )  # fmt: skip
+    dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
+    update = params[0].detach().reshape(-1) - before
+    assert torch.allclose(-update * 3, expected, rtol=1e-3, atol=1e-5)
+
+
+def test_the_prompt_step_adds_noise_of_std_sigma(dp_model_dir):
+    """The update minus the noiseless one is N(0, (sigma / B)^2) per value: fails with the noise removed."""
+    model, tok = _prompt_model(dp_model_dir, tokens=16)
+    look_up_per_record(model)
+    rows = dpsgd.encode_records(tok, TEXTS, 64)
+    params = dpsgd.check_trainable(model)
+    start = params[0].detach().clone()
+
+    def update(sigma: float) -> torch.Tensor:
+        with torch.no_grad():
+            params[0].copy_(start)
+        comps = dpsgd.make_private(
+            model, torch.optim.SGD(params, lr=1.0), noise_multiplier=sigma, expected_batch_size=4,
+            generator=torch.Generator().manual_seed(3),
+        )  # fmt: skip
+        dpsgd.dp_step(comps, rows, clip_norm=1e-3, micro_batch=6, pad_id=tok.pad_token_id)
+        comps.module.to_standard_module()
+        return (params[0].detach() - start).reshape(-1)
+
+    noise = update(2.0) - update(0.0)
+    assert noise.numel() == 16 * 64
+    assert noise.std().item() == pytest.approx(2.0 / 4, rel=0.1) and abs(noise.mean().item()) < 0.05
