@@ -1,4 +1,4 @@
-"""DP-SGD on LoRA adapters or a soft prompt with Opacus ghost clipping, our own Poisson batches and PLD accounting.
+"""DP-SGD on LoRA adapters or a soft prompt with Opacus, our own Poisson batches and PLD accounting.
 
 How the pieces fit:
 
@@ -65,7 +65,7 @@ def check_trainable(model) -> list:
             trainable.append(p)
     if not trainable:
         raise ValueError(
-            "the model has no trainable LoRA or soft-prompt parameters: load it with tuning='lora' or 'prompt'"
+            "the model has no trainable LoRA or soft-prompt parameters: load it with tuning lora or prompt"
         )
     return trainable
 

@@ -95,8 +95,8 @@ def build(
     model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None, *,
     loaded: tuple[Any, Any] | None = None, selection: Selection = LOWEST_VALIDATION_LOSS,
 ) -> DPRun:  # fmt: skip
-    """Load the model (LoRA or soft prompt initialised from ``config.seed``) unless ``loaded`` holds (model, tokenizer)
-    already loaded that way, wrap it with Opacus, draw secret streams."""
+    """Load the model (LoRA or soft prompt initialised from ``config.seed``) unless ``loaded`` holds
+    (model, tokenizer) already loaded that way, wrap it with Opacus, draw secret streams."""
     import torch
     from transformers import get_scheduler, set_seed
 

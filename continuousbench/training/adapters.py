@@ -77,7 +77,10 @@ class PromptSpec:
             if self.init == "random_uniform"
             else "embeddings of random vocabulary tokens"
         )
-        return f"a soft prompt of {self.num_virtual_tokens} virtual tokens (PEFT prompt tuning, initialised {start})"
+        return (
+            f"a soft prompt of {self.num_virtual_tokens} virtual tokens (PEFT prompt tuning, initialised "
+            f"{start})"
+        )
 
 
 def add_soft_prompt(net, spec: PromptSpec):
@@ -109,7 +112,8 @@ def look_up_per_record(model) -> None:
 
     PEFT looks the prompt up once and repeats the result over the batch (peft#2043, a speed-up); a hook
     on the embedding then sees a batch of one whose gradient is the whole batch's sum, which DP-SGD
-    would clip as if it were one record's.
+    would clip as if it were one record's. Saving reads the table directly for the same reason: a
+    lookup outside a training step would leave an activation behind in Opacus's hooks.
     """
     encoder = model.prompt_encoder[model.active_adapter]
     tokens = model.prompt_tokens[model.active_adapter]
@@ -118,4 +122,19 @@ def look_up_per_record(model) -> None:
         rows = tokens.unsqueeze(0).repeat(batch_size, 1)  # contiguous: Opacus's ghost norm views it
         return encoder(rows.to(encoder.embedding.weight.device))
 
+    def embedding_to_save(adapter_name: str):  # PEFT's own runs the lookup, which Opacus's hooks count
+        return model.prompt_encoder[adapter_name].embedding.weight.detach().cpu()
+
     model.get_prompt = get_prompt
+    model.get_prompt_embedding_to_save = embedding_to_save
+
+
+def describe_trained(adapter_config: dict, placement: str | None, prompt: PromptSpec | None) -> str:
+    """What a PEFT adapter folder trained, in words, from its ``adapter_config.json``: for the privacy
+    statement and the card (the resolved module names, not only the option)."""
+    if prompt is not None:
+        return prompt.describe()
+    modules = adapter_config.get("target_modules")
+    names = ", ".join(sorted(modules)) if isinstance(modules, list | set) else f"modules matching {modules}"
+    where = {"attention": "attention", "mlp": "MLP", "all": "attention and MLP"}[placement or "all"]
+    return f"LoRA adapters of rank {adapter_config.get('r')} on the {where} projections ({names})"

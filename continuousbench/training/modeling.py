@@ -136,7 +136,8 @@ def load_causal_lm(model: str, **kwargs):
 def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_model: bool = True):
     """(model, tokenizer) of a folder a trainer wrote: a LoRA adapter (``adapter_config.json``) is loaded
     on its base model, merged into it unless ``merge=False`` (the audit switches the adapter off to score
-    the base model); a full model is loaded as it is. The one place trained folders are loaded."""
+    the base model); a soft prompt stays a PEFT model; a full model is loaded as it is. The one place
+    trained folders are loaded."""
     path = Path(folder).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(f"{option} {folder} does not exist: pass a folder from train-generator")
@@ -148,6 +149,8 @@ def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_mo
     from peft import AutoPeftModelForCausalLM
 
     model = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    if model.active_peft_config.is_prompt_learning:  # a soft prompt cannot be merged: PEFT prepends it
+        return model, tokenizer
     return (model.merge_and_unload() if merge else model), tokenizer
 
 def load_model_and_tokenizer(

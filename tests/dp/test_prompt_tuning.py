@@ -2,9 +2,11 @@
 soft prompt trains."""
 
 import copy
+import json
 
 import pytest
 import torch
+from dp_runs import PROMPT_ARGS
 
 from continuousbench.dp import dpsgd
 from continuousbench.training.adapters import PromptSpec, look_up_per_record, soft_prompt
@@ -90,3 +92,64 @@ def test_the_prompt_step_adds_noise_of_std_sigma(dp_model_dir):
     noise = update(2.0) - update(0.0)
     assert noise.numel() == 16 * 64
     assert noise.std().item() == pytest.approx(2.0 / 4, rel=0.1) and abs(noise.mean().item()) < 0.05
+
+
+@pytest.fixture(scope="module")
+def prompt_generator(tmp_path_factory, train_generator):
+    return train_generator(tmp_path_factory.mktemp("prompt") / "gen", *PROMPT_ARGS)
+
+
+@pytest.mark.slow
+def test_a_dp_prompt_run_meets_its_epsilon_and_says_what_it_trained(prompt_generator):
+    import dp_accounting as dpa
+    from safetensors.torch import load_file
+
+    privacy = json.loads((prompt_generator / "privacy.json").read_text())
+    assert privacy["private"] and privacy["tuning"] == "prompt" and privacy["epsilon"] == pytest.approx(10, rel=0.01)
+    event = dpa.PoissonSampledDpEvent(privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"]))
+    pld = dpa.pld.PLDAccountant().compose(event, privacy["steps"])
+    assert pld.get_epsilon(privacy["delta"]) == pytest.approx(privacy["epsilon"], rel=1e-3)
+    assert "soft prompt of 4 virtual tokens" in privacy["trained"] and "[-0.01, 0.01]" in privacy["trained"]
+    card = (prompt_generator / "README.md").read_text()
+    assert f"DP-SGD trained {privacy['trained']}, which is released" in card and "prompt-tuning" in card
+    saved = load_file(prompt_generator / "adapter_model.safetensors")
+    assert list(saved) == ["prompt_embeddings"] and saved["prompt_embeddings"].shape[0] == 4
+    assert json.loads((prompt_generator / "adapter_config.json").read_text())["peft_type"] == "PROMPT_TUNING"
+
+
+@pytest.mark.slow
+def test_a_prompt_tuned_generator_samples_locally_through_its_soft_prompt(prompt_generator, dp_model_dir):
+    from continuousbench.dp.synthesize import load_generator, start_prompt
+    from continuousbench.llm.local import generate_batched
+    from continuousbench.training.modeling import load_trained
+
+    model, tok = load_generator(str(prompt_generator))
+    assert model.active_peft_config.is_prompt_learning  # not merged: PEFT prepends the prompt
+    base, _ = load_trained(str(dp_model_dir), "--model")
+    sample = dict(max_new_tokens=8, batch_size=4, do_sample=True, seed=1)  # noqa: C408
+    with_prompt = generate_batched(model, tok, [start_prompt(tok)] * 4, **sample)
+    without = generate_batched(base, tok, [start_prompt(tok)] * 4, **sample)
+    assert len(with_prompt) == 4 and with_prompt != without  # the same seed: only the prompt differs
+
+
+@pytest.mark.slow
+def test_a_server_backend_refuses_a_prompt_tuned_generator_in_one_line(prompt_generator, tmp_path, invoke):
+    url = "completions:http://127.0.0.1:9/v1#gen"
+    args = ["synthesize", "--generator", prompt_generator, "--backend", url, "--output_dir", tmp_path / "s"]
+    result = invoke(args)
+    assert result.exit_code == 2 and "prompt-tuned" in result.stderr and "--backend local" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+def test_two_processes_train_the_same_soft_prompt_as_one(tmp_path, dp_corpus, dp_model_dir, train_generator):
+    """Each process clips its share of the batch, process 0 adds the one noise draw (test seed)."""
+    from safetensors.torch import load_file
+    from test_processes import torchrun
+
+    args = [*PROMPT_ARGS, "--insecure_noise_seed", "11"]
+    torchrun(dp_corpus, dp_model_dir, tmp_path / "two", *args)
+    one = train_generator(tmp_path / "one", *args)
+    a, b = (load_file(d / "adapter_model.safetensors")["prompt_embeddings"] for d in (one, tmp_path / "two"))
+    start = PromptSpec(4).init_range
+    assert torch.allclose(a, b, rtol=1e-4, atol=1e-6) and a.abs().max() > start  # trained, and alike
