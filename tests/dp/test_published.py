@@ -15,6 +15,8 @@ ALLOWED_KEYS = {
     "truncation_analysis", "truncation_probability", "clip_norm", "event_json", "sampling_plan",
     "secure_noise", "max_tokens_per_record", "tokenizer", "lr_sweep_accounted", "versions",
     "epsilon_per_run", "runs_accounted", "target_epsilon",  # the requested budget: configuration
+    "tuning", "trained",  # what was trained: configuration
+    "selection",  # the sweep's grid and rule, and each run's validation loss (validation split: not private)
 }  # fmt: skip
 VALIDATION_KEYS = {"private", "note", "loss", "history", "learning_rates", "best_step"}
 
