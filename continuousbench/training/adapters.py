@@ -48,7 +48,10 @@ def resolve_lora_targets(model, placement: str = "all") -> tuple[str, list[str] 
     import torch
 
     names = [name for name, _ in model.named_modules()]
-    linear = {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    linear = {  # projections: a 2-D weight (Linear, GPT-2's Conv1D), not an embedding table
+        n.rsplit(".", 1)[-1] for n, m in model.named_modules()
+        if getattr(getattr(m, "weight", None), "ndim", 0) == 2 and not isinstance(m, torch.nn.Embedding)
+    }  # fmt: skip
     for label, scheme in NAMING_SCHEMES.items():
         if set(scheme["attention"] + scheme["mlp"]) <= linear:
             wanted = placement_modules(scheme, placement)
@@ -58,7 +61,7 @@ def resolve_lora_targets(model, placement: str = "all") -> tuple[str, list[str] 
     placement_modules(NAMING_SCHEMES["Phi-3"], placement)  # an unknown placement is named first
     raise UserError(
         f"model {type(model).__name__} has none of the known projection names "
-        f"({'; '.join(NAMING_SCHEMES)}); its linear modules are {', '.join(sorted(linear)) or 'none'}: "
+        f"({'; '.join(NAMING_SCHEMES)}); its projections are {', '.join(sorted(linear)) or 'none'}: "
         "use --tuning full or --tuning prompt"
     )
 
