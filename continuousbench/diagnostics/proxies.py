@@ -45,6 +45,9 @@ class ProxiesArguments:
         default="exact_match",
         metadata={"help": "QA matcher.", "choices": ["exact_match", "contains", "llm_match"]},
     )
+    release: str | None = field(
+        default=None, metadata={"help": "Release folder or id (leakage, FID); default: the study's own."}
+    )
     model: str | None = field(default=None, metadata={"help": "Embedding model folder for FID (else none)."})
     n_samples: int = field(default=500, metadata=bounds("[2, inf)", "Texts per side embedded for FID."))
     bootstrap: int = field(default=2000, metadata=bounds("[1, inf)", "Bootstrap resamples per interval."))
@@ -109,9 +112,12 @@ def _validation_loss(study: Path, name: str) -> float | None:
     return read_json(file).get("validation", {}).get("loss") if file.is_file() else None
 
 
-def _release(study: Path) -> Path | None:
+def _release(study: Path, given: str | None) -> str | None:
+    """``--release``, else the one release the study built (None: no leakage, no FID)."""
+    if given:
+        return given
     found = sorted(p for p in (study / "releases").glob("*") if (p / "release.json").is_file())
-    return found[0] if len(found) == 1 else None
+    return str(found[0]) if len(found) == 1 else None
 
 
 def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | None]]]:
@@ -129,7 +135,7 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
             f"--study {args.study} has {len(names)} synthetic corpora scored by evaluator {evaluator}; rank "
             f"correlations need at least {MIN_CORPORA}"
         )
-    release = _release(study)
+    release = _release(study, args.release)
     texts = {n: list(load_corpus(str(study / "synthetic" / n))["text"]) for n in names}
     table = {n: {"qa": qa[n], "mauve": _mauve(study, n), "validation_loss": _validation_loss(study, n)}
              for n in names}  # fmt: skip
@@ -140,17 +146,17 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
     return evaluator, table
 
 
-def _leakage(release: Path | None, texts: dict[str, list[str]]) -> dict[str, float | None]:
+def _leakage(release: str | None, texts: dict[str, list[str]]) -> dict[str, float | None]:
     """Share of the release's singleton facts each corpus repeats verbatim (None without one release)."""
     from continuousbench.diagnostics.leakage import singleton_facts, summary
 
     if release is None:
         return dict.fromkeys(texts)
-    facts = singleton_facts(str(release))
+    facts = singleton_facts(release)
     return {n: summary(facts, t)["share_leaked"] if facts else None for n, t in texts.items()}
 
 
-def _fid(args: ProxiesArguments, release: Path | None, texts: dict[str, list[str]]) -> dict[str, Any]:
+def _fid(args: ProxiesArguments, release: str | None, texts: dict[str, list[str]]) -> dict[str, Any]:
     """FID of each corpus's embeddings against the real training corpus's (seeded samples)."""
     if args.model is None or release is None:
         return dict.fromkeys(texts)
@@ -164,7 +170,7 @@ def _fid(args: ProxiesArguments, release: Path | None, texts: dict[str, list[str
         picked = rng.choice(len(rows), size=min(args.n_samples, len(rows)), replace=False)
         return [rows[i] for i in sorted(picked)]
 
-    real = embed_texts(sample(list(load_corpus(str(release), split="train")["text"])), args.model)
+    real = embed_texts(sample(list(load_corpus(release, split="train")["text"])), args.model)
     return {n: frechet_distance(embed_texts(sample(t), args.model), real) for n, t in texts.items()}
 
 
@@ -175,6 +181,9 @@ def correlate(table: dict[str, dict], resamples: int, seed: int) -> dict[str, di
         have = [(row["qa"], row[proxy]) for row in table.values() if row.get(proxy) is not None]
         if len(have) < MIN_CORPORA:
             out[proxy] = {"n": len(have), "note": f"fewer than {MIN_CORPORA} corpora have it"}
+            continue
+        if len({v for _, v in have}) == 1 or len({q for q, _ in have}) == 1:  # no ranks to correlate
+            out[proxy] = {"n": len(have), "note": "the same for every corpus: no ranking"}
             continue
         qa, values = zip(*have, strict=True)
         out[proxy] = rank_correlations(list(qa), list(values), resamples=resamples, seed=seed)

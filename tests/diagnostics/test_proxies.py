@@ -62,6 +62,15 @@ def test_fewer_than_three_corpora_get_one_line(tmp_path, invoke):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_proxy_equal_for_every_corpus_is_noted_not_correlated():
+    from continuousbench.diagnostics.proxies import correlate
+
+    row = {"mauve": 0.5, "validation_loss": None, "fid": None, "leakage": 0.0}
+    table = {n: {"qa": q, **row} for n, q in QA.items()}
+    result = correlate(table, resamples=50, seed=0)
+    assert result["mauve"]["note"] == result["leakage"]["note"] == "the same for every corpus: no ranking"
+
+
 def test_the_bootstrap_is_seeded():
     import math
 
