@@ -1,7 +1,9 @@
 """``study --plan``: the job graph with GPU-hours per job, estimated from tokens x parameters.
 
-FLOPs: training 6·N·T (forward and backward over T tokens; DP-SGD counted the same, its T taken at the
-Poisson cap ``physical_batch_size`` when the expected batch is ``auto``, so an upper bound), generation
+FLOPs: training 6·N·T for full fine-tuning (forward 2·N·T, backward 4·N·T) and 4·N·T with frozen weights
+(LoRA, prompt tuning: the backward pass still carries activation gradients through every layer but
+computes no weight gradients); DP-SGD counted the same, its T taken at the Poisson cap
+``physical_batch_size`` when the expected batch is ``auto``, so an upper bound; generation
 2·N·T (T new tokens; prompts and QA scoring are left out), MAUVE embedding 2·N·T. Throughput: 45% MFU of
 an H100 SXM's dense bf16 peak (989.4 TFLOP/s), i.e. 445 TFLOP/s per GPU, the floor a tuned run reaches.
 """
@@ -20,7 +22,8 @@ PARAMETERS = {"google/gemma-3-1b-pt": 1.0e9, "google/gemma-3-1b-it": 1.0e9, "goo
               "google/gemma-3-4b-it": 4.3e9}  # fmt: skip
 FORMULA = (
     "GPU-hours = FLOPs / (45% MFU x 989.4 TFLOP/s H100 bf16 dense = 445 TFLOP/s) / 3600; "
-    "FLOPs = 6·N·tokens for training (DP at the Poisson cap), 2·N·tokens for generation and embedding"
+    "FLOPs = 6·N·tokens for full fine-tuning, 4·N·tokens for LoRA and prompt tuning (DP at the Poisson cap), "
+    "2·N·tokens for generation and embedding"
 )
 
 
@@ -65,7 +68,8 @@ def gpu_hours(job: Job, parameters: dict[str, float]) -> float | None:
     n = {**PARAMETERS, **parameters}.get(model_of(job) or "")
     if n is None:
         return None
-    return (6 if kind == "train" else 2) * n * count / THROUGHPUT / 3600
+    per_token = 2 if kind != "train" else 6 if job.recipe.get("tuning", "lora") == "full" else 4
+    return per_token * n * count / THROUGHPUT / 3600
 
 
 def print_plan(jobs: Sequence[Job], parameters: dict[str, float]) -> float:
