@@ -181,7 +181,8 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
     memory = {kind: step_memory(args, kind, argv) for kind in kinds}
     rows = [
         ("device", "cuda" if torch.cuda.is_available() else "cpu (shared machine: timings are noisy)"),
-        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt {args.virtual_tokens}"),
+        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of "
+                  f"{args.virtual_tokens}"),
         ("batch x tokens", f"{args.batch} x <= {args.length}"),
     ]
     for kind in kinds:
