@@ -479,24 +479,23 @@ CLI = [
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
     case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
-    # --- train-generator: prompt tuning, LoRA placement, sweeps (issue 32) ---
-    case(lambda e: e.train_generator("--tuning", "prompt", "--epsilon", "10"), 2,
-         "--lora_r: LoRA options do not apply to --tuning prompt", id="tg-prompt-with-lora-options"),
-    case(lambda e: e.train_generator("--num_virtual_tokens", "8"), 2,
-         "--num_virtual_tokens: prompt-tuning options do not apply to --tuning lora",
-         id="tg-lora-with-prompt"),
-    case(lambda e: e.train_generator("--lora_targets", ""), 2, "--lora_targets", id="tg-lora-targets-empty"),
-    case(lambda e: e.train_generator("--lora_targets", "heads"), 2, "--lora_targets",
-         id="tg-lora-targets-unknown"),
-    case(lambda e: e.train_generator("--sweep", "lr=1e-4,2e-4"), 2, "--sweep key 'lr' is not an option",
-         id="tg-sweep-unknown-key"),
-    case(lambda e: e.train_generator("--sweep", "max_steps=2,4"), 2,
-         "--sweep key 'max_steps' cannot be swept", id="tg-sweep-plan-key"),
-    case(lambda e: e.train_generator("--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"), 2,
-         "--lr_sweep and --sweep both", id="tg-sweep-and-lr-sweep"),
-    case(lambda e: e.train_generator("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",
-                                     "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"),
-         2, "the 3 runs of the sweep compose to epsilon", id="tg-sweep-over-budget"),
+    # --- train-generator: prompt tuning, LoRA placement, sweeps (issue 32): (id, extra options, message) ---
+    *[case(lambda e, extra=extra: e.train_generator(*extra), 2, message, id=name)
+      for name, extra, message in (
+        ("tg-prompt-with-lora-options", ["--tuning", "prompt", "--epsilon", "10"],
+         "--lora_r: LoRA options do not apply to --tuning prompt"),
+        ("tg-lora-with-prompt", ["--num_virtual_tokens", "8"],
+         "--num_virtual_tokens: prompt-tuning options do not apply to --tuning lora"),
+        ("tg-lora-targets-empty", ["--lora_targets", ""], "--lora_targets"),
+        ("tg-lora-targets-unknown", ["--lora_targets", "heads"], "--lora_targets"),
+        ("tg-sweep-unknown-key", ["--sweep", "lr=1e-4,2e-4"], "--sweep key 'lr' is not an option"),
+        ("tg-sweep-plan-key", ["--sweep", "max_steps=2,4"], "--sweep key 'max_steps' cannot be swept"),
+        ("tg-sweep-and-lr-sweep", ["--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"],
+         "--lr_sweep and --sweep both"),
+        ("tg-sweep-over-budget", ["--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",
+                                  "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
+         "the 3 runs of the sweep compose to epsilon"),
+    )],
 ]  # fmt: skip
 
 
