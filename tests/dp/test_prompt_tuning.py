@@ -155,3 +155,30 @@ def test_two_processes_train_the_same_soft_prompt_as_one(tmp_path, dp_corpus, dp
     a, b = (load_file(d / "adapter_model.safetensors")["prompt_embeddings"] for d in (one, tmp_path / "two"))
     start = PromptSpec(4).init_range
     assert torch.allclose(a, b, rtol=1e-4, atol=1e-6) and a.abs().max() > start  # trained, and alike
+
+
+@pytest.mark.slow
+def test_a_killed_prompt_run_resumes_to_the_uninterrupted_soft_prompt(tmp_path, train_generator, caplog):
+    """The soft prompt, its optimizer state and the secret streams come back from the checkpoint."""
+    import logging
+
+    from continuousbench.dp import loop
+
+    args = [*PROMPT_ARGS, "--insecure_noise_seed", "7", "--eval_steps", "1"]
+    whole = train_generator(tmp_path / "whole", *args)
+    real_step = loop.train_step
+
+    def step_then_die(run, micro_batch):
+        if run.step == 3:
+            raise KeyboardInterrupt
+        return real_step(run, micro_batch)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loop, "train_step", step_then_die)
+        with pytest.raises(SystemExit):
+            train_generator(tmp_path / "killed", *args)
+    caplog.set_level(logging.INFO)
+    resumed = train_generator(tmp_path / "killed", *args, "--resume", "true")
+    assert "resumed from checkpoint-2" in caplog.text
+    adapter = "adapter_model.safetensors"
+    assert (resumed / adapter).read_bytes() == (whole / adapter).read_bytes()
