@@ -143,42 +143,43 @@ def test_a_server_backend_refuses_a_prompt_tuned_generator_in_one_line(prompt_ge
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
 
 
+# A run whose noise and batches replay (test seed), evaluated every step: the two tests below compare to it.
+REPLAYABLE = [*PROMPT_ARGS, "--insecure_noise_seed", "7", "--eval_steps", "1"]
+
+
+@pytest.fixture(scope="module")
+def replayable_prompt_run(tmp_path_factory, train_generator):
+    return train_generator(tmp_path_factory.mktemp("replay") / "whole", *REPLAYABLE)
+
+
 @pytest.mark.slow
-def test_two_processes_train_the_same_soft_prompt_as_one(tmp_path, dp_corpus, dp_model_dir, train_generator):
+def test_two_processes_train_the_same_soft_prompt_as_one(
+    tmp_path, dp_corpus, dp_model_dir, replayable_prompt_run
+):
     """Each process clips its share of the batch, process 0 adds the one noise draw (test seed)."""
     from safetensors.torch import load_file
     from test_processes import torchrun
 
-    args = [*PROMPT_ARGS, "--insecure_noise_seed", "11"]
-    torchrun(dp_corpus, dp_model_dir, tmp_path / "two", *args)
-    one = train_generator(tmp_path / "one", *args)
-    a, b = (load_file(d / "adapter_model.safetensors")["prompt_embeddings"] for d in (one, tmp_path / "two"))
+    torchrun(dp_corpus, dp_model_dir, tmp_path / "two", *REPLAYABLE)
+    runs = (replayable_prompt_run, tmp_path / "two")
+    a, b = (load_file(d / "adapter_model.safetensors")["prompt_embeddings"] for d in runs)
     start = PromptSpec(4).init_range
     assert torch.allclose(a, b, rtol=1e-4, atol=1e-6) and a.abs().max() > start  # trained, and alike
 
 
 @pytest.mark.slow
-def test_a_killed_prompt_run_resumes_to_the_uninterrupted_soft_prompt(tmp_path, train_generator, caplog):
+def test_a_killed_prompt_run_resumes_to_the_uninterrupted_soft_prompt(
+    tmp_path, train_generator, replayable_prompt_run, caplog
+):
     """The soft prompt, its optimizer state and the secret streams come back from the checkpoint."""
     import logging
 
-    from continuousbench.dp import loop
+    from test_dp_resume import kill_after_step_3
 
-    args = [*PROMPT_ARGS, "--insecure_noise_seed", "7", "--eval_steps", "1"]
-    whole = train_generator(tmp_path / "whole", *args)
-    real_step = loop.train_step
-
-    def step_then_die(run, micro_batch):
-        if run.step == 3:
-            raise KeyboardInterrupt
-        return real_step(run, micro_batch)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(loop, "train_step", step_then_die)
-        with pytest.raises(SystemExit):
-            train_generator(tmp_path / "killed", *args)
+    whole = replayable_prompt_run
+    kill_after_step_3(train_generator, tmp_path / "killed", REPLAYABLE)
     caplog.set_level(logging.INFO)
-    resumed = train_generator(tmp_path / "killed", *args, "--resume", "true")
+    resumed = train_generator(tmp_path / "killed", *REPLAYABLE, "--resume", "true")
     assert "resumed from checkpoint-2" in caplog.text
     adapter = "adapter_model.safetensors"
     assert (resumed / adapter).read_bytes() == (whole / adapter).read_bytes()

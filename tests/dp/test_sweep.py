@@ -36,6 +36,7 @@ def test_bad_grids_get_one_line(text, message):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow  # two PLD calibrations
 def test_a_grid_over_the_budget_is_refused_with_its_composed_epsilon():
     _, _, config = make_parser().parse(
         ["--output_dir", "/tmp/unused", "--epsilon", "2", "--sampling", "poisson",
