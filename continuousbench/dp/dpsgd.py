@@ -54,7 +54,7 @@ def check_trainable(model) -> list:
                 )
             if "lora_" not in full and not full.startswith(SOFT_PROMPT):
                 raise ValueError(
-                    f"parameter {full} is trainable but is neither a LoRA adapter nor a soft prompt: DP "
+                    f"parameter {full} is trainable but is not a LoRA adapter or a soft prompt: DP "
                     "training covers those only; freeze it (requires_grad=False)"
                 )
             if type(module) not in GSM.NORM_SAMPLERS:
