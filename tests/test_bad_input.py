@@ -496,6 +496,8 @@ CLI = [
                                   "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
          "the 3 runs of the sweep compose to epsilon"),
     )],
+    case(lambda e: e.evaluate("--tuning", "prompt", drop=("--lora_r",)), 2,
+         "--tuning prompt trains generators only", id="evaluate-prompt-tuning"),
 ]  # fmt: skip
 
 
