@@ -78,3 +78,20 @@ def test_the_bootstrap_is_seeded():
     one = rank_correlations(qa, proxy, resamples=300, seed=3)
     assert one == rank_correlations(qa, proxy, resamples=300, seed=3)
     assert one != rank_correlations(qa, proxy, resamples=300, seed=4)
+
+
+def test_fid_and_leakage_come_from_the_release_and_its_embeddings(tmp_path, tiny_release, tiny_model_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from continuousbench.diagnostics.leakage import singleton_facts
+    from continuousbench.diagnostics.proxies import ProxiesArguments, main
+
+    study = _study(tmp_path / "study", ["a", "b", "c"])
+    fact = singleton_facts(str(tiny_release))[0]  # corpus c repeats one sensitive fact verbatim
+    leaked = pa.table({"text": [f"{fact.name} is known for {fact.values[0]}."]})
+    pq.write_table(leaked, study / "synthetic" / "c" / "data" / "train-1.parquet")
+    args = ProxiesArguments(str(study), release=str(tiny_release), model=str(tiny_model_dir), bootstrap=50)
+    corpora = main(args)["corpora"]
+    assert all(row["fid"] > 0 for row in corpora.values())  # none of these texts is the real corpus
+    assert corpora["a"]["leakage"] == corpora["b"]["leakage"] == 0 < corpora["c"]["leakage"]
