@@ -222,6 +222,10 @@ def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, 
     assert [j.argv for j in written] == [j.argv for j in jobs]  # `study --config <out>/study.yaml`: the same
     assert jobs[-1].name == "proxies/all" and "--evaluator" in jobs[-1].argv  # QA against the proxies
     assert jobs[-1].argv[jobs[-1].argv.index("--evaluator") + 1] == "demo"
+    from continuousbench.diagnostics.proxies import make_parser as proxies_parser
+
+    (proxies,) = proxies_parser().parse([str(a) for a in jobs[-1].argv[1:]])  # FID in the MAUVE model's space
+    assert Path(proxies.model).is_dir() and Path(proxies.study) == out.absolute()
     report = jobs[-2].argv
     rows = dict(a.split("=", 1) for a in report[1 : report.index("--mauve")])
     assert list(rows) == ["no-training", "train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10", "pe-eps10",

@@ -80,6 +80,7 @@ def test_the_bootstrap_is_seeded():
     assert one != rank_correlations(qa, proxy, resamples=300, seed=4)
 
 
+@pytest.mark.slow  # embeds the tiny release's corpus
 def test_fid_and_leakage_come_from_the_release_and_its_embeddings(tmp_path, tiny_release, tiny_model_dir):
     import pyarrow as pa
     import pyarrow.parquet as pq
