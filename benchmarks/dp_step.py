@@ -3,11 +3,15 @@
     python benchmarks/dp_step.py --quick          # tiny Llama, CPU, seconds
     python benchmarks/dp_step.py                  # Llama h=256 L=4, LoRA r=16, batch 32 x 128 tokens
     python benchmarks/dp_step.py --kinds plain ghost --bf16
+    python benchmarks/dp_step.py --kinds plain per_sample prompt_plain prompt_per_sample   # prompt tuning
 
 Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-loss backward + AdamW;
 ``per_sample`` is the DP step with Opacus hooks (one backward that keeps every record's LoRA gradient);
 ``ghost`` is the DP step with Opacus ghost clipping (norms without per-record gradients, then a second
-backward). Both DP steps add secure-mode noise from a secret generator, as training does. ``--bf16``
+backward). Both DP steps add secure-mode noise from a secret generator, as training does.
+``prompt_plain`` / ``prompt_per_sample`` are the same two steps training a soft prompt of
+``--virtual_tokens`` instead of LoRA (PEFT's batch-wide lookup for the plain step, the DP loop's
+per-record lookup for the DP one); prompt kinds are compared with ``prompt_plain``. ``--bf16``
 adds the same kinds under CPU/GPU bf16 autocast. Times are medians of repeats in which the kinds
 alternate (load on a shared machine hits them alike). Memory is what one step needs above its set-up:
 on CUDA the allocator's peak in a second step, on CPU the peak RSS of the first step of a fresh
@@ -31,6 +35,7 @@ KINDS = ("plain", "per_sample", "ghost")
 # "two_backwards": ghost clipping's two backward passes with direct per-record norms (Opacus's fast
 # gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
 EXTRA = ("two_backwards",)
+PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
 
 
 def build_step(args, kind: str):
@@ -40,6 +45,7 @@ def build_step(args, kind: str):
     from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.dp import dpsgd
     from continuousbench.dp.randomness import SecretStreams
+    from continuousbench.training.adapters import PromptSpec, look_up_per_record
     from continuousbench.training.modeling import load_model_and_tokenizer
 
     torch.set_num_threads(1)  # CPU timings with several threads are dominated by scheduling noise
@@ -53,13 +59,18 @@ def build_step(args, kind: str):
         num_layers=args.layers,
         num_heads=4,
     )
-    model, tok = load_model_and_tokenizer(str(folder), lora_rank=args.rank, dtype="float32")
+    base, _, precision = kind.partition("-")
+    prompt = base.startswith("prompt_")
+    base = base.removeprefix("prompt_")
+    tuning = {"tuning": "prompt", "prompt": PromptSpec(args.virtual_tokens)} if prompt else {}
+    model, tok = load_model_and_tokenizer(str(folder), lora_rank=args.rank, dtype="float32", **tuning)
+    if prompt and base != "plain":  # what the DP loop does: one lookup per record
+        look_up_per_record(model)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device)
     rows = dpsgd.encode_records(tok, texts[: args.batch], args.length)
     params = dpsgd.check_trainable(model)
     optimizer = torch.optim.AdamW(params, lr=1e-4)
-    base, _, precision = kind.partition("-")
     dtype = torch.bfloat16 if precision == "bf16" else None
     if base != "plain":
         comps = dpsgd.make_private(
@@ -170,11 +181,13 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
     memory = {kind: step_memory(args, kind, argv) for kind in kinds}
     rows = [
         ("device", "cuda" if torch.cuda.is_available() else "cpu (shared machine: timings are noisy)"),
-        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank}"),
+        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of "
+                  f"{args.virtual_tokens}"),
         ("batch x tokens", f"{args.batch} x <= {args.length}"),
     ]
     for kind in kinds:
-        reference = "plain-bf16" if kind.endswith("-bf16") and "plain-bf16" in times else "plain"
+        ref = "prompt_plain" if kind.startswith("prompt_") else "plain"
+        reference = f"{ref}-bf16" if kind.endswith("-bf16") and f"{ref}-bf16" in times else ref
         ratio = ""
         if reference in times and kind != reference and memory[reference] >= 8:  # RSS is coarse below
             ratio = f" = {times[kind] / times[reference]:.2f}x time, "
@@ -196,13 +209,14 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Tiny sizes, a few seconds on CPU.")
-    parser.add_argument("--kinds", nargs="+", choices=KINDS + EXTRA, default=list(KINDS))
+    parser.add_argument("--kinds", nargs="+", choices=KINDS + EXTRA + PROMPT_KINDS, default=list(KINDS))
     parser.add_argument("--bf16", action="store_true", help="Also every kind under bf16 autocast.")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--rank", type=int, default=16)
+    parser.add_argument("--virtual_tokens", type=int, default=20, help="Soft-prompt length (prompt kinds).")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--new_tokens", type=int, default=64)

@@ -64,6 +64,10 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.contamination",
         "Has a model seen a release's corpus? Min-K%++ and Min-K% against an unseen control.",
     ),
+    "proxies": (
+        "continuousbench.diagnostics.proxies",
+        "Rank correlations between QA and proxy metrics (MAUVE, loss, FID, leakage) over a study.",
+    ),
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),

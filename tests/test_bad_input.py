@@ -566,6 +566,25 @@ CLI = [
                     "config: c}", "config: c, corpora: [none, ../mine.jsonl]}"))], 2,
          "trains on unknown corpora ['../mine.jsonl']; the names known are none, real",
          id="study-corpus-path-not-name"),
+    # --- train-generator: prompt tuning, LoRA placement, sweeps (issue 32): (id, extra options, message) ---
+    *[case(lambda e, extra=extra: e.train_generator(*extra), 2, message, id=name)
+      for name, extra, message in (
+        ("tg-prompt-with-lora-options", ["--tuning", "prompt", "--epsilon", "10"],
+         "--lora_r: LoRA options do not apply to --tuning prompt"),
+        ("tg-lora-with-prompt", ["--num_virtual_tokens", "8"],
+         "--num_virtual_tokens: prompt-tuning options do not apply to --tuning lora"),
+        ("tg-lora-targets-empty", ["--lora_targets", ""], "--lora_targets"),
+        ("tg-lora-targets-unknown", ["--lora_targets", "heads"], "--lora_targets"),
+        ("tg-sweep-unknown-key", ["--sweep", "lr=1e-4,2e-4"], "--sweep key 'lr' is not an option"),
+        ("tg-sweep-plan-key", ["--sweep", "max_steps=2,4"], "--sweep key 'max_steps' cannot be swept"),
+        ("tg-sweep-and-lr-sweep", ["--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"],
+         "--lr_sweep and --sweep both"),
+        ("tg-sweep-over-budget", ["--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",
+                                  "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
+         "the 3 runs of the sweep compose to epsilon"),
+    )],
+    case(lambda e: e.evaluate("--tuning", "prompt", drop=("--lora_r",)), 2,
+         "--tuning prompt trains generators only", id="evaluate-prompt-tuning"),
 ]  # fmt: skip
 
 

@@ -10,7 +10,9 @@ corpus from each, run Private Evolution at epsilon 10, evaluate the base model t
 corpus and the evaluator itself trained with DP-SGD at epsilon 10 (direct DP); MAUVE of each corpus
 against the real one; then the study's ``report`` job writes the table with intervals, a bar chart,
 Syn vs DP-Syn question by question and a verdict on each of the paper's four findings
-(``report/report.txt``, ``results.json``, ``results.png``, ``findings.json``), which the demo prints.
+(``report/report.txt``, ``results.json``, ``results.png``, ``findings.json``), and its ``proxies`` job
+ranks MAUVE, the generators' validation loss, FID and leakage against QA (``report/proxies.txt``); the
+demo prints both.
 
 The demo only applies its command line to the study (``--seed``, ``--quick``'s smaller steps, bf16 where
 the CPU computes it natively, ``--rebuild_base``), writes what it runs to ``<out>/study.yaml`` and checks
@@ -196,12 +198,14 @@ def run_demo(
     run_to_end(state, LocalExecutor(threads), rerun)
     report = out / "report"
     print((report / "report.txt").read_text(encoding="utf-8"), end="", flush=True)
+    if (report / "proxies.txt").is_file():  # the proxy metrics ranked against QA over the corpora
+        print((report / "proxies.txt").read_text(encoding="utf-8"), end="", flush=True)
     total = time.perf_counter() - start
     timings = {name: entry.get("wall_s") for name, entry in state.manifest["jobs"].items()}
     print(f"job times (s, {threads} at a time): {json.dumps(timings)}; wall {total:.0f} s "
           f"({total / 60:.1f} min)")  # fmt: skip
-    print(f"outputs in {report}/: report.txt, results.json, results.png, findings.json; the study that ran: "
-          f"{out / 'study.yaml'}")  # fmt: skip
+    print(f"outputs in {report}/: report.txt, results.json, results.png, findings.json, "
+          f"proxies.txt/.json/.png; the study that ran: {out / 'study.yaml'}")  # fmt: skip
     return read_json(report / "results.json")["runs"]
 
 

@@ -1,4 +1,4 @@
-"""DP-SGD on LoRA adapters with Opacus ghost clipping, our own Poisson batches and PLD accounting.
+"""DP-SGD on LoRA adapters or a soft prompt with Opacus, our own Poisson batches and PLD accounting.
 
 How the pieces fit:
 
@@ -27,6 +27,15 @@ from continuousbench.errors import UserError
 logger = logging.getLogger(__name__)
 
 
+# PEFT prompt tuning's trainable table (an nn.Embedding with one row per virtual token).
+SOFT_PROMPT = "prompt_encoder."
+
+
+def record_logits(model, ids, mask):
+    """Logits at the record's own positions: a soft prompt's virtual tokens come first and are dropped."""
+    return model(input_ids=ids, attention_mask=mask).logits[:, -ids.shape[1] :]
+
+
 def check_trainable(model) -> list:
     """The trainable parameters, after refusing anything DP-SGD here cannot clip (one ValueError line)."""
     from opacus.grad_sample import GradSampleModuleFastGradientClipping as GSM
@@ -43,10 +52,10 @@ def check_trainable(model) -> list:
                     "Opacus cannot clip it "
                     "per example; freeze it and train LoRA adapters only"
                 )
-            if "lora_" not in full:
+            if "lora_" not in full and not full.startswith(SOFT_PROMPT):
                 raise ValueError(
-                    f"parameter {full} is trainable but is not a LoRA adapter: DP training covers LoRA "
-                    "parameters only; freeze it (requires_grad=False)"
+                    f"parameter {full} is trainable but is not a LoRA adapter or a soft prompt: DP "
+                    "training covers those only; freeze it (requires_grad=False)"
                 )
             if type(module) not in GSM.NORM_SAMPLERS:
                 raise ValueError(
@@ -55,7 +64,9 @@ def check_trainable(model) -> list:
                 )
             trainable.append(p)
     if not trainable:
-        raise ValueError("the model has no trainable LoRA parameters: load it with tuning='lora'")
+        raise ValueError(
+            "the model has no trainable LoRA or soft-prompt parameters: load it with tuning lora or prompt"
+        )
     return trainable
 
 
@@ -86,7 +97,7 @@ def pad_batch(rows: list[list[int]], pad_id: int, device):
 def token_loss(model, criterion, rows, pad_id: int, device):
     """Per-example mean token loss through ``criterion`` (Opacus's ghost criterion or a plain one)."""
     ids, mask, labels = pad_batch(rows, pad_id, device)
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    logits = record_logits(model, ids, mask)[:, :-1]
     targets = labels[:, 1:]
     flat = logits.reshape(-1, logits.shape[-1]).float()
     return criterion(flat, targets.reshape(-1), shape=(logits.shape[0], logits.shape[1]))
@@ -174,7 +185,7 @@ def record_loss(model, rows: list[list[int]], pad_id: int, device):
     import torch
 
     ids, mask, labels = pad_batch(rows, pad_id, device)
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+    logits = record_logits(model, ids, mask)[:, :-1].float()
     targets = labels[:, 1:]
     token = torch.nn.functional.cross_entropy(
         logits.transpose(1, 2), targets, ignore_index=-100, reduction="none"
@@ -248,7 +259,7 @@ def validation_sums(model, records: list[list[int]], pad_id: int, batch_size: in
     with torch.no_grad():
         for i in range(0, len(records), batch_size):
             ids, mask, labels = pad_batch(records[i : i + batch_size], pad_id, device)
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+            logits = record_logits(model, ids, mask)[:, :-1].float()
             targets = labels[:, 1:]
             loss = torch.nn.functional.cross_entropy(
                 logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100, reduction="sum"

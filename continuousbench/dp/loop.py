@@ -96,8 +96,8 @@ def build(
     model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None, *,
     loaded: tuple[Any, Any] | None = None, selection: Selection = LOWEST_VALIDATION_LOSS,
 ) -> DPRun:  # fmt: skip
-    """Load the model (LoRA initialised from ``config.seed``) unless ``loaded`` holds (model, tokenizer)
-    already loaded that way, wrap it with Opacus, draw secret streams."""
+    """Load the model (LoRA or soft prompt initialised from ``config.seed``) unless ``loaded`` holds
+    (model, tokenizer) already loaded that way, wrap it with Opacus, draw secret streams."""
     import torch
     from transformers import get_scheduler, set_seed
 
@@ -105,15 +105,12 @@ def build(
 
     if loaded is None:
         set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed
-        loaded = load_model_and_tokenizer(
-            model_args.model,
-            tuning="lora",
-            lora_rank=model_args.lora_r,
-            lora_alpha=model_args.lora_alpha,
-            dtype=model_args.dtype,
-            attn_implementation=model_args.attn_implementation,
-        )
+        loaded = load_model_and_tokenizer(model_args.model, **model_args.loading())
     model, tokenizer = loaded
+    if getattr(model, "prompt_encoder", None) is not None:  # a soft prompt: one lookup per record
+        from continuousbench.training.adapters import look_up_per_record
+
+        look_up_per_record(model)
     params = dpsgd.check_trainable(model)
     device = training_device(config)
     model.to(device)

@@ -26,14 +26,7 @@ def train_nonprivate(
     from continuousbench.training.sft import continued_pretraining, last_checkpoint
 
     set_seed(config.seed)
-    model, tokenizer = load_model_and_tokenizer(
-        model_args.model,
-        tuning=model_args.tuning,
-        lora_rank=model_args.lora_r,
-        lora_alpha=model_args.lora_alpha,
-        dtype=model_args.dtype,
-        attn_implementation=model_args.attn_implementation,
-    )
+    model, tokenizer = load_model_and_tokenizer(model_args.model, **model_args.loading())
     trainer_dir = run_dir / "trainer"
     args = dataclasses.replace(config, output_dir=str(trainer_dir))
     resume = resume and last_checkpoint(str(trainer_dir)) is not None

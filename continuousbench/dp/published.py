@@ -21,9 +21,11 @@ GUARANTEE = {
 CONFIGURATION = {
     "dp_sgd", "learning_rate", "target_epsilon", "sampling_plan", "secure_noise", "max_tokens_per_record",
     "tokenizer", "versions", "checkpoint_selection", "corpus_documents", "replay_documents",
+    "tuning", "trained",  # what was trained (LoRA placement, soft prompt)
 }  # fmt: skip
-PUBLISHED_KEYS = frozenset(GUARANTEE | CONFIGURATION | {"validation"})
-# ``validation``: selection on held-out records, which the guarantee does not cover (stated as such)
+PUBLISHED_KEYS = frozenset(GUARANTEE | CONFIGURATION | {"validation", "selection"})
+# ``validation``: selection on held-out records, which the guarantee does not cover (stated as such);
+# ``selection``: a sweep's grid, its rule and each run's validation loss (held-out records too)
 VALIDATION_KEYS = frozenset({"private", "note", "loss", "history", "learning_rates", "best_step"})
 
 

@@ -37,12 +37,18 @@ class RunFacts:
     max_length: int | None = None  # None: not recorded
     randomness: str = "Not recorded."  # SecretStreams.describe(...)
     secret: bool = True  # False: test seed, no DP guarantee
-    learning_rates: list[float] = field(default_factory=list)  # every run of the sweep
-    learning_rate: float | None = None  # the published one
+    grid: dict[str, list[float]] = field(default_factory=dict)  # the sweep's settings and their values
+    selected: dict[str, float] = field(default_factory=dict)  # the published run's settings
+
+    @property
+    def runs(self) -> int:
+        """How many runs the sweep trained (1 without a sweep)."""
+        return math.prod(len(v) for v in self.grid.values()) if self.grid else 1
     validation_records: int | None = None
     delta_given: bool = False  # --delta passed (else 1/n^1.1)
     sweep_epsilon: float | None = None  # the runs of a learning-rate sweep composed (None: one run)
     versions: dict[str, str] = field(default_factory=dict)
+    trained: str = "LoRA adapter weights"  # what DP-SGD trained (adapters.describe_trained)
 
 
 def versions() -> dict[str, str]:
@@ -101,7 +107,7 @@ def sampling_line(g: PrivacyGuarantee) -> str:
 
 def _published_table(facts: RunFacts) -> str:
     rows = [
-        ("LoRA adapter weights", "yes (DP-SGD output, post-processing of the noisy gradients)"),
+        (facts.trained, "yes (DP-SGD output, post-processing of the noisy gradients)"),
         (
             "validation loss at each evaluation (privacy.json `validation`)",
             "**no**: computed without noise on the validation split, which is not protected",
@@ -124,10 +130,13 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
     if g is None:
         return NON_PRIVATE
     facts = facts or RunFacts()
-    runs = len(facts.learning_rates)
+    runs = facts.runs
+    chosen = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in facts.selected.items())
+    grid = " x ".join(
+        f"{k.replace('_', ' ')} in {{{', '.join(f'{x:g}' for x in v)}}}" for k, v in facts.grid.items()
+    )
     tuning = (
-        f"The learning rate {facts.learning_rate:g} was chosen among {runs} runs "
-        f"({', '.join(f'{x:g}' for x in facts.learning_rates)}) on the same corpus by validation loss; "
+        f"The setting {chosen} was chosen among {runs} runs ({grid}) on the same corpus by validation loss; "
         f"only the selected run is published, and the guarantee above is that of all {runs} runs composed "
         f"(PLD composition); each run alone is ({g.epsilon:.4g}, {g.delta:.3g})-DP."
         if runs > 1 and facts.sweep_epsilon is not None
@@ -141,7 +150,7 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
 {headline}
 
 1. **DP setting.** Central DP: the party that trains the generator is trusted to run the mechanism as
-   described. The trained model (its LoRA adapter weights) is released.
+   described. DP-SGD trained {facts.trained}, which is released; the base model is frozen.
 2. **What the guarantee covers.** One training run. The mechanism's output is the whole sequence of
    noisy gradients, so every checkpoint, the released weights and everything sampled from them
    (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
@@ -185,7 +194,7 @@ def statement_headline(
     runs, composed = sweep
     epsilon = composed if composed is not None else g.epsilon
     per_run = (
-        f" (the {runs} runs of its learning-rate sweep composed; each run alone: ({g.epsilon:.4g}, "
+        f" (the {runs} runs of its sweep composed; each run alone: ({g.epsilon:.4g}, "
         f"{g.delta:.3g}))"
         if composed is not None
         else ""
@@ -211,7 +220,7 @@ def accounting_table(g: PrivacyGuarantee, facts: RunFacts) -> str:
         else f"1/n^1.1 with n = {g.dataset_size}, the number of training records, which is treated as public"
     )
     rows = [
-        *([("epsilon of the whole sweep", f"{facts.sweep_epsilon:.4g} ({len(facts.learning_rates)} runs "
+        *([("epsilon of the whole sweep", f"{facts.sweep_epsilon:.4g} ({facts.runs} runs "
             "composed, PLD)")] if facts.sweep_epsilon is not None else []),
         ("epsilon" + (" of one run" if facts.sweep_epsilon is not None else ""), f"{g.epsilon:.4g}"),
         ("delta", f"{g.delta:.3g}"),
@@ -250,18 +259,20 @@ def generator_card(
     corpus: str,
     details: dict[str, Any],
     private: bool,
+    tuning: str = "lora",
 ):
     """A ``huggingface_hub.ModelCard`` for a generator folder: metadata, training details, privacy."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    tags = ["continuousbench", "synthetic-data-generator", "lora"]
+    kind = {"lora": "LoRA", "prompt": "Prompt-tuned (soft prompt)"}.get(tuning, tuning)
+    tags = ["continuousbench", "synthetic-data-generator", "lora" if tuning == "lora" else f"{tuning}-tuning"]
     tags += ["differential-privacy", "dp-sgd", "opacus"] if private else ["non-private"]
     data = ModelCardData(
         base_model=base_model, library_name="peft", tags=tags, pipeline_tag="text-generation"
     )
     body = (
         f"---\n{data.to_yaml()}\n---\n\n# ContinuousBench generator\n\n"
-        f"LoRA generator fine-tuned from `{base_model}` on `{corpus}`, for sampling synthetic corpora "
+        f"{kind} generator fine-tuned from `{base_model}` on `{corpus}`, for sampling synthetic corpora "
         "(`continuousbench synthesize`).\n\n"
         f"## Training\n\n```json\n{json.dumps(details, indent=2, sort_keys=True, default=str)}\n```\n\n"
         f"{statement}"

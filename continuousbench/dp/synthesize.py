@@ -215,6 +215,19 @@ def _check_not_audited(generator: Path) -> None:
         )
 
 
+def refuse_soft_prompt(generator: str) -> None:
+    """One line, before any request, for a prompt-tuned generator on a server: the soft prompt is a table
+    of embeddings, and servers here receive text. vLLM can take prompt embeddings (``--enable-prompt-
+    embeds``, its ``prompt_embeds`` completions input); this backend does not send them."""
+    config = Path(generator).expanduser() / "adapter_config.json"
+    if config.is_file() and json.loads(config.read_text()).get("peft_type") == "PROMPT_TUNING":
+        raise UserError(
+            f"--generator {generator} is prompt-tuned: its soft prompt is embeddings, which a text "
+            "completions/chat server cannot receive (vLLM accepts them only as prompt_embeds with "
+            "--enable-prompt-embeds, which this backend does not send); sample with --backend local"
+        )
+
+
 def _staged(args: SynthesisArguments, procs: processes.Processes):
     """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
     from continuousbench.files import StagedOutput
@@ -235,8 +248,10 @@ def main(args: SynthesisArguments) -> Path | None:
     from continuousbench.files import write_json
 
     procs = processes.current()
-    staged = processes.on_main(lambda: _staged(args, procs), procs)  # every process gets its work folder
     local = args.backend == "local"
+    if not local:
+        refuse_soft_prompt(args.generator)
+    staged = processes.on_main(lambda: _staged(args, procs), procs)  # every process gets its work folder
     if local:
         shard = staged.work / SHARD.format(procs.rank)
         if not shard.is_file():

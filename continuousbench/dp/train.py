@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +62,18 @@ class GeneratorArguments:
     lr_sweep: str | None = field(
         default=None, metadata={"help": "Comma-separated learning rates, one run each; best by val loss."}
     )
+    sweep: str | None = field(
+        default=None,
+        metadata={
+            "help": "A grid, one run per combination, best by validation loss, all runs accounted: "
+            "learning_rate=1e-4,2e-4,clip_norm=1e-3,1e-2 (keys: learning_rate, clip_norm, weight_decay, "
+            "warmup_steps, adam_beta1, adam_beta2)."
+        },
+    )
+    max_total_epsilon: float | None = field(
+        default=None,
+        metadata=bounds("(0, inf)", "Refuse a sweep whose runs compose to more than this (before training)."),
+    )
     resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
     overwrite: bool = field(
         default=False, metadata={"help": "Replace this command's earlier output (once the new one is done)."}
@@ -73,6 +84,8 @@ class GeneratorArguments:
             raise UserError(
                 f"--release {self.release} and --corpus {self.corpus} both name the training data; pass one"
             )
+        if self.lr_sweep and self.sweep:
+            raise UserError("--lr_sweep and --sweep both set a sweep; put the learning rates in --sweep")
 
 
 def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
@@ -89,18 +102,20 @@ def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
     return source, list(train["text"]), list(val["text"])
 
 
-def _learning_rates(args: GeneratorArguments, config: GeneratorConfig) -> list[float]:
+def _grid(args: GeneratorArguments, config: GeneratorConfig) -> dict[str, list[float]]:
+    """The swept settings (``--lr_sweep`` is ``--sweep learning_rate=...``); one run when none."""
+    from continuousbench.dp import sweep
+
+    if args.sweep:
+        return sweep.parse(args.sweep, {f.name for f in dataclasses.fields(config)})
     if not args.lr_sweep:
-        return [config.learning_rate]
+        return {"learning_rate": [config.learning_rate]}
     try:
-        rates = [float(x) for x in args.lr_sweep.split(",") if x.strip()]
-    except ValueError:
-        rates = []
-    if not rates or any(not r > 0 or math.isinf(r) for r in rates):
+        return sweep.parse(f"learning_rate={args.lr_sweep}", set(sweep.SWEEPABLE), "--lr_sweep")
+    except UserError:
         raise UserError(
             f"--lr_sweep {args.lr_sweep!r} must be comma-separated positive numbers, e.g. 1e-4,2e-4"
-        )
-    return rates
+        ) from None
 
 
 def settings(args, model_args, config, train: list[str], val: list[str]) -> dict[str, Any]:
@@ -125,15 +140,16 @@ def describe_tokenizer(tokenizer) -> str:
     return f"{type(tokenizer).__name__}, {model}{len(tokenizer)} tokens"
 
 
-def _one_run(run_dir: Path, lr: float, args, model_args, config, train, val, plan, procs) -> dict:
-    """Train (or, after a kill, finish) one learning rate's run; its result stays in the work folder."""
+def _one_run(run_dir: Path, swept: dict, args, model_args, config, train, val, plan, procs) -> dict:
+    """Train (or, after a kill, finish) one run of the sweep; its result stays in the work folder."""
+    from continuousbench.dp.sweep import configure
     from continuousbench.files import read_json, write_json
 
     if (run_dir / RESULT_FILE).is_file():
-        logger.info("learning rate %g: finished before, kept", lr)
+        logger.info("run %s: finished before, kept", run_dir.name)
         return read_json(run_dir / RESULT_FILE)
-    logger.info("learning rate %g: training into %s", lr, run_dir)
-    run_config = dataclasses.replace(config, learning_rate=lr, output_dir=str(run_dir))
+    logger.info("run %s: training into %s", run_dir.name, run_dir)
+    run_config, plan = configure(dataclasses.replace(config, output_dir=str(run_dir)), plan, swept)
     if config.private:
         from continuousbench.dp.loop import train_dp
 
@@ -157,7 +173,7 @@ def _one_run(run_dir: Path, lr: float, args, model_args, config, train, val, pla
         result = train_nonprivate(
             run_dir, model_args, run_config, train, val, resume=args.resume, procs=procs
         )
-    result["learning_rate"] = lr
+    result.update(learning_rate=run_config.learning_rate, settings=swept)
     processes.on_main(lambda: write_json(run_dir / RESULT_FILE, result), procs)
     return result
 
@@ -169,13 +185,23 @@ def resumable(work: Path) -> bool:
 
 
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:
-    """Train (one run per learning rate), publish the best run's generator and return its folder."""
+    """Train (one run per setting of the sweep), publish the best run's generator and return its folder."""
+    from continuousbench.dp import sweep
     from continuousbench.files import StagedOutput
 
-    if model_args.tuning != "lora":
-        raise UserError("generators are LoRA-tuned (paper App. I.2): pass --tuning lora")
+    if model_args.tuning not in ("lora", "prompt"):
+        raise UserError(
+            "generators train LoRA adapters (paper App. I.2) or a soft prompt (App. E): pass --tuning lora "
+            "or --tuning prompt"
+        )
+    if model_args.tuning == "prompt" and not config.private:
+        raise UserError(
+            "--tuning prompt trains with the DP engine only: pass --epsilon (a large one, e.g. 1e6, for a "
+            "nearly non-private reference), or --tuning lora"
+        )
     procs = processes.current()
-    lrs = _learning_rates(args, config)
+    grid = _grid(args, config)
+    settings_list = sweep.runs(grid)
     staged = processes.on_main(
         lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
                              inputs=[args.corpus, args.release, model_args.model]),
@@ -192,50 +218,63 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
         logger.info("calibrating the noise for epsilon %g on %d records", config.epsilon, len(train))
         plan = processes.on_main(lambda: make_plan(len(train), config), procs)
         logger.info("DP plan: %s", plan)
+        budget = args.max_total_epsilon
+        processes.on_main(lambda: sweep.composed_check(plan, len(settings_list), budget), procs)
     try:
         runs = {
-            lr: _one_run(
-                staged.work / "runs" / f"lr-{lr:g}", lr, args, model_args, config, train, val, plan, procs
+            sweep.run_name(s): _one_run(
+                staged.work / "runs" / sweep.run_name(s), s, args, model_args, config, train, val, plan, procs
             )
-            for lr in lrs
+            for s in settings_list
         }
     except Exception:  # a run that left nothing to resume must not block the next one
         if procs.main and not resumable(staged.work):
             staged.discard()
         raise
-    best = min(runs, key=lambda lr: runs[lr]["validation_loss"])
-    processes.on_main(lambda: _publish(staged, best, runs, source, model_args, config, plan), procs)
+    best = min(runs, key=lambda name: runs[name]["validation_loss"])
+    processes.on_main(lambda: _publish(staged, grid, best, runs, source, model_args, config, plan), procs)
     return staged.out
 
 
-def _publish(staged, best: float, runs: dict[float, dict], source, model_args, config, plan) -> None:
+def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args, config, plan) -> None:
     """Assemble the chosen run's adapter, ``privacy.json`` and the card in the work folder, then publish."""
+    from continuousbench.dp import sweep as sweeps
     from continuousbench.dp.statement import RunFacts, generator_card, privacy_statement, versions
-    from continuousbench.files import write_json
+    from continuousbench.files import read_json, write_json
+    from continuousbench.training.adapters import describe_trained
 
     chosen = runs[best]
-    final = staged.work / "runs" / f"lr-{best:g}" / "final"
+    final = staged.work / "runs" / best / "final"
     names = sorted(p.name for p in final.iterdir() if p.name not in (PRIVACY_FILE, CARD_FILE))
     for name in names:
         os.replace(final / name, staged.work / name)
+    adapter = staged.work / "adapter_config.json"
+    trained = describe_trained(
+        read_json(adapter) if adapter.is_file() else {}, model_args.lora_targets, model_args.prompt_spec()
+    )
     validation = {
         "private": False,
         "note": "computed without noise on the validation split, which the DP guarantee does not cover",
         "loss": chosen["validation_loss"],
         "history": chosen["history"],
-        "learning_rates": {f"{lr:g}": r["validation_loss"] for lr, r in runs.items()},
     }
-    record: dict[str, Any] = {"private": False, "learning_rate": best, "validation": validation}
+    if list(grid) == ["learning_rate"]:
+        validation["learning_rates"] = {
+            f"{r['learning_rate']:g}": r["validation_loss"] for r in runs.values()
+        }
+    record: dict[str, Any] = {
+        "private": False, "learning_rate": chosen["learning_rate"], "validation": validation,
+        "tuning": model_args.tuning, "trained": trained, "selection": sweeps.record(grid, runs, best),
+    }  # fmt: skip
     guarantee, statement = None, privacy_statement(None)
     if plan is not None:
         guarantee = plan.account()
         sweep = plan.account(runs=len(runs)) if len(runs) > 1 else None  # the choice saw every run
         facts = RunFacts(
             base_model=model_args.model, tokenizer=chosen["tokenizer"], max_length=config.max_length or 256,
-            randomness=chosen["randomness"], secret=chosen["secret"], learning_rates=list(runs),
-            learning_rate=best, validation_records=chosen["validation_records"],
-            delta_given=config.delta is not None, versions=versions(),
-            sweep_epsilon=sweep.epsilon if sweep else None,
+            randomness=chosen["randomness"], secret=chosen["secret"], grid=grid, selected=chosen["settings"],
+            validation_records=chosen["validation_records"], delta_given=config.delta is not None,
+            versions=versions(), sweep_epsilon=sweep.epsilon if sweep else None, trained=trained,
         )  # fmt: skip
         statement = privacy_statement(guarantee, facts)
         validation["best_step"] = chosen["best_step"]
@@ -246,22 +285,28 @@ def _publish(staged, best: float, runs: dict[float, dict], source, model_args, c
             max_tokens_per_record=facts.max_length,
             tokenizer=facts.tokenizer, lr_sweep_accounted=sweep is not None, versions=facts.versions,
         )  # fmt: skip
+        if "clip_norm" in chosen["settings"]:
+            record["clip_norm"] = chosen["settings"]["clip_norm"]
         if sweep is not None:  # "epsilon" is what the published adapter satisfies: the sweep's
             record.update(epsilon=sweep.epsilon, epsilon_per_run=guarantee.epsilon, runs_accounted=len(runs))
     write_json(staged.work / PRIVACY_FILE, publishable(record))
     details = {
         "base_model": model_args.model,
-        "lora_rank": model_args.lora_r,
-        "learning_rate": best,
+        "tuning": model_args.tuning,
+        "trained": trained,
+        **({"lora_rank": model_args.lora_r, "lora_targets": model_args.lora_targets}
+           if model_args.tuning == "lora" else {}),
+        **chosen["settings"],
         "steps": config.max_steps,
         "seed": config.seed,
         "max_length": config.max_length,
         "validation_loss (not private: validation split)": chosen["validation_loss"],
         "package_version": continuousbench.__version__,
-    }
+    }  # fmt: skip
     card = generator_card(
-        statement, base_model=model_args.model, corpus=source, details=details, private=plan is not None
-    )
+        statement, base_model=model_args.model, corpus=source, details=details, private=plan is not None,
+        tuning=model_args.tuning,
+    )  # fmt: skip
     card.save(str(staged.work / CARD_FILE))
     for path in staged.work.iterdir():  # some libraries write 0600 files; a generator is for sharing
         if path.is_file():

@@ -195,10 +195,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     corpus, corpus_record = load_training_text(h, t.max_length, seed, folder)
     judge, judge_record = make_judge(h) if with_judge and h.judge else (None, None)
     set_seed(t.seed)  # LoRA initialisation is random
-    model, tokenizer = load_model_and_tokenizer(
-        m.model, tuning=m.tuning, lora_rank=m.lora_r, lora_alpha=m.lora_alpha, dtype=m.dtype,
-        attn_implementation=m.attn_implementation,
-    )  # fmt: skip
+    model, tokenizer = load_model_and_tokenizer(m.model, **m.loading())  # --lora_targets included
     if t.use_cpu:
         model = model.to("cpu")
     questions = [q for qa in (qa_validation, *qa_test.values()) for q in qa["question"]]

@@ -56,7 +56,7 @@ HARDWARE = {
     "per_device_train_batch_size", "gradient_accumulation_steps", "bf16", "physical_batch_size",
     "micro_batch_size", "seed", "insecure_noise_seed", "epsilon",
 }  # fmt: skip
-MODEL_KEYS = ("model", "tuning", "lora_r", "lora_alpha", "dtype", "attn_implementation")
+MODEL_KEYS = ("model", "tuning", "lora_r", "lora_alpha", "lora_targets", "dtype", "attn_implementation")
 HARNESS_KEYS = (
     "track", "replay_corpus", "replay_fraction", "max_document_blocks", "qa_eval_limit", "qa_test_limit",
     "max_new_tokens",
@@ -66,20 +66,20 @@ PATH_KEYS = ("model", "replay_corpus")  # options a recipe may name relative to 
 # The canonical evaluator recipes: name (the file in recipes/configs) -> digest of its settings.
 # Regenerate with the command in the module docstring when a recipe changes on purpose.
 CANONICAL = {
-    "dp-direct-geminon-1b": "4d9aab42a550985a9e5b5c8d9600eac3573b711c30956f5c75eb13e14ff5f354",
-    "dp-direct-geminon-4b": "806c6080299cbc7bcc4530cce20be45246a374c28a1b338a63f844dc4c2e600f",
-    "dp-direct-news-1b": "83ffffe03e671b103016e964a3b3efacc6537251386513f04177287d54521e70",
-    "dp-direct-news-4b": "22135bb8443d7ce2898ce7d03f88205fc1c6b963f562dbed4c6b4c8bda5cd1e7",
-    "geminon-1b-full": "7b0f0eb80f838be59a5b93ef17410c6d6276adfa907971eb7189b6b82b95c6a8",
-    "geminon-1b-lora": "61a358960dc1b8e172f678c8df80a0f7d68208539d6902f0d9195df346c18c15",
-    "geminon-4b-full": "6b7a050fc71b955bd4dd720de13055320739c57a91e5df23e69f22228da44603",
-    "geminon-4b-lora": "fd6867044b5d9d056d7bb6a33cc3470c0f50ebfa186f17c3a549858bad39d411",
-    "geminon-tiny-demo-dp-direct": "bcc960fc762885defa335cb68df54f1f258fa14bf8bfedd9151f48290c6358a9",
-    "geminon-tiny-demo": "1b8359ccc5fd70486506f53e67c128a84807c754a7162e8025aa7d8f6cdc82f7",
-    "news-1b-full": "0f309e760da2d8d265869de7f13fd8a715d9ea638f4b90384a235e888db51ad2",
-    "news-1b-lora": "748bb2b46b76dd4b403e525ff5838a33bd6df6930138ef11da2996deda8e734a",
-    "news-4b-full": "802570ee0ec2f597008bc02443d070872ba5df74c2ac0ace709369cbe5d2a36f",
-    "news-4b-lora": "1c7a2c6a8f3ddd7b913576cf9a5df5fa7975722e701d36792a9d7e05d9fe1e99",
+    "dp-direct-geminon-1b": "34cf52215e4a6a5e82d0cfd1f66995c57935c1ca98e5b9c7b07f9858616d3718",
+    "dp-direct-geminon-4b": "23b7ec5c495283e8f8de8f9e628664a4b169b83ec18bd99607bac639385f88d8",
+    "dp-direct-news-1b": "1ff82f4b1c91b717f7aeba390c2b57cfac627d099adc4320fae629280e7b22b8",
+    "dp-direct-news-4b": "da503d6812559bcbd0ab3129a7e6cdc229710416b7b9d1ef9759aad55e31d60d",
+    "geminon-1b-full": "2775e6269b962bf545e575592491966c0276eca403178556e124b87a0cff9cd2",
+    "geminon-1b-lora": "f9823b3ec13e0927b59da2b291963fed9abacb1a404e80d605636ced4a8388a6",
+    "geminon-4b-full": "d39c524a3fd10be866b58deba3a9a60f108f094aae4ae0c884b33799a842c14a",
+    "geminon-4b-lora": "1cc2755c2e768a82e66fac87333a1d23a9b0f420a5678be5fe6a2f2c960185ab",
+    "geminon-tiny-demo-dp-direct": "7169af85545ea0722cf720adc2ee422a4c0d7d333761bcf051454cb6192364b4",
+    "geminon-tiny-demo": "27f6988c4a543be0dcc39de75513483b312a0de58e1fab5c8f4e87eeb8dbd7b6",
+    "news-1b-full": "b36ff27dd0e16358d3b67d10aa248f67955cf0dc63f48e2b289f5ef5422214de",
+    "news-1b-lora": "430cc3191d237744f3e059672f257c705e27a428c672f8556957057ba09177a9",
+    "news-4b-full": "d71bf0e1d7e9d63415ef878f67016607d28c7e1fe2430114a66aa662623bb8f0",
+    "news-4b-lora": "9a6b24e8cc3e1247e6eb1c56020201b67dcfec409d192c4b46963248a56f80f2",
 }
 
 

@@ -68,6 +68,9 @@ def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig)
         raise UserError("no release given: pass --release <release id or folder>")
     if t.push_to_hub and not t.hub_model_id:
         raise UserError("--push_to_hub needs --hub_model_id <user/name>")
+    if m.tuning == "prompt":  # a generator's option (train-generator); the evaluator recipe is fixed
+        raise UserError("--tuning prompt trains generators only: the evaluator recipe (Tables 29-30) is "
+                        "--tuning lora or --tuning full")  # fmt: skip
     dp_training.check(m.tuning, t)
 
 

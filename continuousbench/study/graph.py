@@ -14,7 +14,7 @@ from typing import Any
 from continuousbench.errors import UserError
 from continuousbench.study.schema import Report, Study
 
-CPU_KINDS = ("build", "report", "compare")  # no GPU: their work is bookkeeping
+CPU_KINDS = ("build", "report", "compare", "proxies")  # no GPU: bookkeeping (and a small FID embedding)
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,29 @@ def expand(study: Study, out: Path) -> list[Job]:
                     compared.append(file)
     if study.report and runs:
         _report(g, study.report if isinstance(study.report, Report) else Report(), runs, mauve, compared)
+        _proxies(g, study, release, [n for n in corpora if n != "real"], runs)
     return g.jobs
+
+
+def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: dict) -> None:
+    """The proxy table (``report/proxies.txt``): QA against MAUVE, validation loss, FID and leakage, for
+    the first evaluator that scored at least three synthetic corpora."""
+    from continuousbench.diagnostics.proxies import MIN_CORPORA
+
+    for ev in study.evaluators:
+        scored = {name for e, name, _ in runs if e == ev.name and name in synthetic}
+        if len(scored) >= MIN_CORPORA:
+            break
+    else:
+        return
+    folder = g.out / "report"
+    options = {"study": g.out, "evaluator": ev.name, "release": release, "output": folder / "proxies.json",
+               "plot": folder / "proxies.png", "overwrite": True}  # fmt: skip
+    if study.mauve is not None:  # FID in the MAUVE featuriser's space
+        options["model"] = study.path(study.mauve.model)
+    after = [j.name for j in g.jobs if j.kind in ("train-generator", "evaluate", "mauve", "report")]
+    text = folder / "proxies.txt"
+    g.add("proxies", "all", ["proxies"], folder / "proxies.json", text, after, options=options, stdout=text)
 
 
 def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],

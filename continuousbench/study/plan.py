@@ -1,7 +1,9 @@
 """``study --plan``: the job graph with GPU-hours per job, estimated from tokens x parameters.
 
-FLOPs: training 6·N·T (forward and backward over T tokens; DP-SGD counted the same, its T taken at the
-Poisson cap ``physical_batch_size`` when the expected batch is ``auto``, so an upper bound), generation
+FLOPs: training 6·N·T for full fine-tuning (forward 2·N·T, backward 4·N·T) and 4·N·T with frozen weights
+(LoRA, prompt tuning: the backward pass still carries activation gradients through every layer but
+computes no weight gradients); DP-SGD counted the same, its T taken at the Poisson cap
+``physical_batch_size`` when the expected batch is ``auto``, so an upper bound; generation
 2·N·T (T new tokens; prompts and QA scoring are left out), MAUVE embedding 2·N·T. Throughput: 45% MFU of
 an H100 SXM's dense bf16 peak (989.4 TFLOP/s), i.e. 445 TFLOP/s per GPU, the floor a tuned run reaches.
 
@@ -32,7 +34,8 @@ CPU_FLOPS = 50e9  # one fp32 thread, fitted to the demo's job times (module docs
 CPU_START_S = 10.0  # a job's process start and model load (the demo's untrained evaluate: 9.9 s)
 FORMULA = (
     "GPU-hours = FLOPs / (45% MFU x 989.4 TFLOP/s H100 bf16 dense = 445 TFLOP/s) / 3600; "
-    "FLOPs = 6·N·tokens for training (DP at the Poisson cap), 2·N·tokens for generation and embedding"
+    "FLOPs = 6·N·tokens for full fine-tuning, 4·N·tokens for LoRA and prompt tuning (DP at the Poisson cap), "
+    "2·N·tokens for generation and embedding"
 )
 
 
@@ -94,7 +97,12 @@ def flops(job: Job, parameters: dict[str, float]) -> float | None:
         return 0.0
     model = model_of(job) or ""
     n = {**PARAMETERS, **parameters}.get(model) or folder_parameters(model)
-    return None if n is None else (6 if kind == "train" else 2) * n * count
+    if n is None:
+        return None
+    # forward 2N a token; training adds the backward: 4N for the input gradients, 2N more for a full
+    # model's weight gradients (LoRA and prompt tuning compute almost no weight gradient)
+    per_token = 2 if kind != "train" else 6 if job.recipe.get("tuning", "lora") == "full" else 4
+    return per_token * n * count
 
 
 def gpu_hours(job: Job, parameters: dict[str, float]) -> float | None:

@@ -17,7 +17,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from continuousbench.errors import UserError
 
 Options = dict[str, Any]
-KINDS = ("build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare")
+KINDS = (
+    "build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare",
+    "proxies",
+)  # fmt: skip
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from continuousbench.commands import bounds
-from continuousbench.training.modeling import LORA_TARGETS, TUNINGS
+from continuousbench.errors import UserError
+from continuousbench.training.adapters import LORA_PLACEMENTS, PROMPT_INITS, PromptSpec
+from continuousbench.training.modeling import TUNINGS
 from continuousbench.training.options import DP_STEPS
 
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
@@ -115,10 +117,33 @@ class ModelArguments:
     model: str = field(
         default="google/gemma-3-1b-pt", metadata={"help": "Base causal LM: a local folder or a Hub model id."}
     )
-    tuning: str = field(default="lora", metadata={"help": "lora or full.", "choices": list(TUNINGS)})
-    lora_r: int = field(default=128, metadata=bounds("[1, inf)", f"LoRA rank, on {', '.join(LORA_TARGETS)}."))
+    tuning: str = field(
+        default="lora", metadata={"help": "lora, full or prompt (a soft prompt).", "choices": list(TUNINGS)}
+    )
+    lora_r: int | None = field(default=None, metadata=bounds("[1, inf)", "LoRA rank; default 128."))
     lora_alpha: int | None = field(
         default=None, metadata=bounds("[1, inf)", "LoRA alpha; default = rank (scale 1).")
+    )
+    lora_targets: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where LoRA goes: attention, mlp or all (default; attention and MLP projections, "
+            "named per architecture).",
+            "choices": list(LORA_PLACEMENTS),
+        },
+    )
+    num_virtual_tokens: int | None = field(
+        default=None, metadata=bounds("[1, inf)", "--tuning prompt: soft-prompt length; default 20.")
+    )
+    prompt_init: str | None = field(
+        default=None,
+        metadata={
+            "help": "--tuning prompt: random_uniform (default; App. E: DP needs it) or vocab.",
+            "choices": list(PROMPT_INITS),
+        },
+    )
+    prompt_init_range: float | None = field(
+        default=None, metadata=bounds("(0, inf)", "--tuning prompt, random_uniform: the range; default 0.01.")
     )
     dtype: str | None = field(
         default=None, metadata={"help": "bfloat16, float32 ...; default bf16 where supported."}
@@ -126,6 +151,43 @@ class ModelArguments:
     attn_implementation: str | None = field(
         default=None, metadata={"help": "eager, sdpa ... (default: model's)."}
     )
+
+    def __post_init__(self) -> None:
+        lora = {"--lora_r": self.lora_r, "--lora_alpha": self.lora_alpha, "--lora_targets": self.lora_targets}
+        prompt = {
+            "--num_virtual_tokens": self.num_virtual_tokens, "--prompt_init": self.prompt_init,
+            "--prompt_init_range": self.prompt_init_range,
+        }  # fmt: skip
+        stray = [k for k, v in (lora if self.tuning == "prompt" else prompt).items() if v is not None]
+        if stray:
+            other = "LoRA" if self.tuning == "prompt" else "prompt-tuning"
+            raise UserError(
+                f"{', '.join(stray)}: {other} options do not apply to --tuning {self.tuning}; drop them"
+            )
+        if self.tuning != "prompt":
+            self.lora_r = 128 if self.lora_r is None else self.lora_r
+            self.lora_targets = self.lora_targets or "all"
+        else:
+            spec = PromptSpec()
+            self.num_virtual_tokens = self.num_virtual_tokens or spec.num_virtual_tokens
+            self.prompt_init = self.prompt_init or spec.init
+            self.prompt_init_range = self.prompt_init_range or spec.init_range
+            if self.prompt_init != "random_uniform" and prompt["--prompt_init_range"] is not None:
+                raise UserError("--prompt_init_range applies to --prompt_init random_uniform only; drop it")
+
+    def prompt_spec(self) -> PromptSpec | None:
+        """The soft prompt to train (None unless ``--tuning prompt``)."""
+        if self.tuning != "prompt":
+            return None
+        return PromptSpec(self.num_virtual_tokens, self.prompt_init, self.prompt_init_range)
+
+    def loading(self) -> dict:
+        """Keyword arguments of :func:`~continuousbench.training.modeling.load_model_and_tokenizer`."""
+        return {
+            "tuning": self.tuning, "lora_rank": self.lora_r or 128, "lora_alpha": self.lora_alpha,
+            "lora_placement": self.lora_targets or "all", "prompt": self.prompt_spec(), "dtype": self.dtype,
+            "attn_implementation": self.attn_implementation,
+        }  # fmt: skip
 
 
 @dataclass

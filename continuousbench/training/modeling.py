@@ -14,7 +14,7 @@ from continuousbench.errors import UserError
 logger = logging.getLogger(__name__)
 
 LORA_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-TUNINGS: tuple[str, ...] = ("lora", "full")
+TUNINGS: tuple[str, ...] = ("lora", "full", "prompt")
 # Files of which a model folder needs one for AutoTokenizer (fast, SentencePiece, BPE or WordPiece).
 TOKENIZER_FILES: tuple[str, ...] = (
     "tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model"
@@ -50,19 +50,11 @@ def _resolve_dtype(dtype):
     return dtype
 
 
-def lora_targets(model) -> list[str] | str:
-    """The seven projections; restricted to the language model in multimodal checkpoints (Gemma 3 4B+),
-    whose vision tower also has ``q_proj``/``k_proj``/``v_proj`` that continued pretraining must not touch."""
-    names = [name for name, _ in model.named_modules()]
-    if any(".language_model." in f".{n}." for n in names) and any("vision" in n for n in names):
-        return rf".*language_model.*\.({'|'.join(LORA_TARGETS)})"
-    present = {n.rsplit(".", 1)[-1] for n in names}
-    missing = [t for t in LORA_TARGETS if t not in present]
-    if missing:
-        raise UserError(
-            f"model {type(model).__name__} has no {', '.join(missing)} modules for LoRA; use --tuning full"
-        )
-    return list(LORA_TARGETS)
+def lora_targets(model, placement: str = "all") -> list[str] | str:
+    """PEFT ``target_modules`` for ``placement`` (attention, mlp or all) in ``model``'s naming scheme."""
+    from continuousbench.training.adapters import resolve_lora_targets
+
+    return resolve_lora_targets(model, placement)[1]
 
 
 def _damaged_file(folder: Path) -> Path | None:
@@ -144,7 +136,8 @@ def load_causal_lm(model: str, **kwargs):
 def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_model: bool = True):
     """(model, tokenizer) of a folder a trainer wrote: a LoRA adapter (``adapter_config.json``) is loaded
     on its base model, merged into it unless ``merge=False`` (the audit switches the adapter off to score
-    the base model); a full model is loaded as it is. The one place trained folders are loaded."""
+    the base model); a soft prompt stays a PEFT model; a full model is loaded as it is. The one place
+    trained folders are loaded."""
     path = Path(folder).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(f"{option} {folder} does not exist: pass a folder from train-generator")
@@ -156,6 +149,8 @@ def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_mo
     from peft import AutoPeftModelForCausalLM
 
     model = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    if model.active_peft_config.is_prompt_learning:  # a soft prompt cannot be merged: PEFT prepends it
+        return model, tokenizer
     return (model.merge_and_unload() if merge else model), tokenizer
 
 def load_model_and_tokenizer(
@@ -166,8 +161,11 @@ def load_model_and_tokenizer(
     lora_alpha: int | None = None,
     dtype=None,
     attn_implementation: str | None = None,
+    lora_placement: str = "all",
+    prompt=None,
 ):
-    """(model, tokenizer) ready to train: pad token set, LoRA adapters attached when ``tuning="lora"``.
+    """(model, tokenizer) ready to train: pad token set, LoRA adapters attached when ``tuning="lora"``
+    (on ``lora_placement``), a soft prompt (a :class:`~.adapters.PromptSpec`) when ``tuning="prompt"``.
 
     ``dtype`` is a torch dtype, a name ("bfloat16", "float32"), or None for :func:`default_dtype`.
     """
@@ -187,13 +185,17 @@ def load_model_and_tokenizer(
     net.config.pad_token_id = tokenizer.pad_token_id
     if tuning == "full":
         return net, tokenizer
+    if tuning == "prompt":
+        from continuousbench.training.adapters import PromptSpec, add_soft_prompt
+
+        return add_soft_prompt(net, prompt or PromptSpec()), tokenizer
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(
         r=lora_rank,
         lora_alpha=lora_alpha if lora_alpha is not None else lora_rank,
         lora_dropout=0.0,
-        target_modules=lora_targets(net),
+        target_modules=lora_targets(net, lora_placement),
         bias="none",
         task_type="CAUSAL_LM",
     )

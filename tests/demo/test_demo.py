@@ -220,7 +220,13 @@ def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, 
     assert [j.name for j in build] == ["build/geminon"]
     written = expand(load_study(out / "study.yaml"), out.absolute())
     assert [j.argv for j in written] == [j.argv for j in jobs]  # `study --config <out>/study.yaml`: the same
-    report = jobs[-1].argv
+    assert jobs[-1].name == "proxies/all" and "--evaluator" in jobs[-1].argv  # QA against the proxies
+    assert jobs[-1].argv[jobs[-1].argv.index("--evaluator") + 1] == "demo"
+    from continuousbench.diagnostics.proxies import make_parser as proxies_parser
+
+    (proxies,) = proxies_parser().parse([str(a) for a in jobs[-1].argv[1:]])  # FID in the MAUVE model's space
+    assert Path(proxies.model).is_dir() and Path(proxies.study) == out.absolute()
+    report = jobs[-2].argv
     rows = dict(a.split("=", 1) for a in report[1 : report.index("--mauve")])
     assert list(rows) == ["no-training", "train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10", "pe-eps10",
                           "dp-direct-eps10"]  # fmt: skip
@@ -243,5 +249,6 @@ def test_the_packaged_demo_study_plans_from_any_folder(tmp_path, monkeypatch, ca
 
     monkeypatch.chdir(tmp_path)
     plan = command.cli(["--config", str(demo.STUDY), "--plan"])
-    assert len(plan["jobs"]) == 21 and plan["jobs"][-1] == "report/all" and plan["gpu_hours"] == 0
+    assert len(plan["jobs"]) == 22 and plan["jobs"][-2:] == ["report/all", "proxies/all"]
+    assert plan["gpu_hours"] == 0
     assert not list(tmp_path.iterdir())

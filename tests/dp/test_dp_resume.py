@@ -21,7 +21,7 @@ def uninterrupted(tmp_path_factory, train_generator):
     return train_generator(tmp_path_factory.mktemp("resume") / "whole", *REPLAYABLE)
 
 
-def kill_after_step_3(train_generator, out):
+def kill_after_step_3(train_generator, out, args=tuple(REPLAYABLE)):
     """Run until Ctrl-C after step 3: a checkpoint at step 2, a best/ (eval every step) from step 3."""
     real_step = loop.train_step
 
@@ -33,7 +33,7 @@ def kill_after_step_3(train_generator, out):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loop, "train_step", step_then_die)
         with pytest.raises(SystemExit) as err:
-            train_generator(out, *REPLAYABLE)
+            train_generator(out, *args)
     assert err.value.code == 130
     return out
 

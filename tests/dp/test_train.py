@@ -106,15 +106,24 @@ def test_generator_recipes_follow_tables_29_to_31(recipe):
     from continuousbench.dp.train import make_parser
 
     args, model, config = make_parser().parse(["--config", str(recipe), "--output_dir", "/tmp/unused"])
-    assert model.tuning == "lora" and model.lora_r == 128 and config.max_length in (256, 1024)
-    if recipe.stem.endswith("-dp"):  # Table 31
+    prompt = recipe.stem.endswith("-prompt")
+    if prompt:  # App. E: a soft prompt, random uniform in [-0.01, 0.01]
+        assert model.tuning == "prompt" and model.prompt_init == "random_uniform"
+        assert model.prompt_init_range == 0.01
+    else:
+        assert model.tuning == "lora" and model.lora_r == 128
+    assert config.max_length in (256, 1024)
+    if recipe.stem.endswith(("-dp", "-dp-prompt")):  # Table 31
         assert config.private and config.max_steps == 3000 and config.clip_norm == 1e-3
         assert (config.sampling, config.truncation_analysis) == ("truncated_poisson", "pld")
         assert (config.physical_batch_size, config.expected_batch_size) == (512, "auto")
-        assert config.clipping == "ghost"  # rank-128 per-record gradients would not fit
+        # rank-128 per-record gradients would not fit; a soft prompt's are tiny
+        assert config.clipping == ("per_sample" if prompt else "ghost")
     else:  # Table 29
         assert not config.private and config.max_steps == 10_000 and config.samples_per_step == 32
-    assert (config.adam_beta2, config.weight_decay, config.lr_scheduler_type) == (0.995, 0.1, "cosine")
+    weight_decay = 0.0 if prompt else 0.1  # decay would pull a soft prompt towards 0
+    assert (config.adam_beta2, config.lr_scheduler_type) == (0.995, "cosine")
+    assert config.weight_decay == weight_decay
 
 
 @pytest.mark.slow

@@ -159,13 +159,14 @@ def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, 
     plan = command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
     jobs = set(plan["jobs"])
     for gen in ("syn", "dp-syn-eps100", "dp-syn-eps10"):
-        assert {f"train-generator/{gen}", f"synthesize/{gen}", f"evaluate/1b-lora/{gen}-seed0"} <= jobs
-    assert {"evaluate/1b-lora/none-seed0", "evaluate/1b-lora/real-seed0", "report/all"} <= jobs
+        assert {f"train-generator/{gen}", f"synthesize/{gen}", f"evaluate/1b-full/{gen}-seed0"} <= jobs
+    assert {"evaluate/1b-full/none-seed0", "evaluate/1b-full/real-seed0", "report/all", "proxies/all"} <= jobs
     text = capsys.readouterr().out
     assert "6·N·tokens" in text and "445 TFLOP/s" in text
-    # 1B LoRA, 10,000 steps x 32 x 256 tokens: 6 x 1e9 x 8.19e7 / 445e12 / 3600 = 0.31 GPU-hours
-    assert "0.31" in text and f"total: {plan['gpu_hours']:.1f} GPU-hours" in text
-    assert 4 < plan["gpu_hours"] < 6
+    # the full-parameter evaluator (the paper's GEMINON regime), 10,000 steps x 32 x 256 tokens:
+    # 6 x 1e9 x 8.19e7 / 445e12 / 3600 = 0.31 GPU-hours; the LoRA generator's 4·N·T: 0.20
+    assert "0.31" in text and "0.20" in text and f"total: {plan['gpu_hours']:.1f} GPU-hours" in text
+    assert 3 < plan["gpu_hours"] < 4.5
     assert not list(tmp_path.iterdir())  # nothing written
 
 

@@ -1,0 +1,98 @@
+"""continuousbench proxies: rank correlations of proxy metrics with QA over a study's corpora."""
+
+import json
+
+import pytest
+
+from continuousbench.diagnostics.proxies import rank_correlations
+
+QA = {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4, "pe": 0.5}
+MAUVE = {"a": 0.5, "b": 0.6, "c": 0.7, "d": 0.8, "pe": 0.9}  # the same order as QA
+LOSS = {"a": 4.0, "b": 3.0, "c": 1.0, "d": 2.0}  # PE has no generator, so no validation loss
+
+
+def _study(root, names):
+    """A study folder as `continuousbench study` leaves it, with known QA and proxies per corpus."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in names:
+        data = root / "synthetic" / name / "data"
+        data.mkdir(parents=True)
+        texts = [f"text of {name} {i}" for i in range(4)]
+        pq.write_table(pa.table({"text": texts}), data / "train-0.parquet")
+        run = root / "runs" / "demo" / f"{name}-seed0"
+        run.mkdir(parents=True)
+        metrics = {"qa_public": {"metrics": {"exact_match": {"accuracy": QA[name]}}}}
+        (run / "results.json").write_text(json.dumps({"metrics": metrics}))
+        (root / "mauve").mkdir(exist_ok=True)
+        mauve = {"candidate_vs_reference": {"mean": MAUVE[name]}}
+        (root / "mauve" / f"{name}.json").write_text(json.dumps(mauve))
+        if name in LOSS:
+            (root / "generators" / name).mkdir(parents=True)
+            privacy = {"validation": {"loss": LOSS[name]}}
+            (root / "generators" / name / "privacy.json").write_text(json.dumps(privacy))
+    return root
+
+
+def test_known_orders_give_known_coefficients(tmp_path, invoke):
+    study = _study(tmp_path / "study", list(QA))
+    out = tmp_path / "proxies.json"
+    plot = tmp_path / "p.png"
+    result = invoke(["proxies", "--study", study, "--output", out, "--plot", plot, "--bootstrap", "300"])
+    assert result.exit_code == 0, result.stderr
+    r = json.loads(out.read_text())["correlations"]
+    assert r["mauve"]["n"] == 5 and r["mauve"]["spearman"]["value"] == pytest.approx(1.0)
+    assert r["mauve"]["kendall"]["value"] == pytest.approx(1.0)
+    assert r["mauve"]["spearman"]["ci95"] == pytest.approx([1.0, 1.0])  # every resample agrees
+    # loss ranks 4, 3, 1, 2 against QA ranks 1..4: rho = 1 - 6 * 18 / (4 * 15), tau = (1 - 5) / 6
+    assert r["validation_loss"]["n"] == 4 and r["validation_loss"]["spearman"]["value"] == pytest.approx(-0.8)
+    assert r["validation_loss"]["kendall"]["value"] == pytest.approx(-4 / 6)
+    low, high = r["validation_loss"]["spearman"]["ci95"]
+    assert -1 <= low <= -0.8 <= high <= 1
+    assert r["leakage"]["note"] and r["fid"]["note"]  # no release folder, no --model
+    assert "mauve" in result.stdout and "+1.00" in result.stdout and plot.stat().st_size > 0
+
+
+def test_fewer_than_three_corpora_get_one_line(tmp_path, invoke):
+    study = _study(tmp_path / "study", ["a", "b"])
+    result = invoke(["proxies", "--study", study])
+    assert result.exit_code == 2 and "has 2 synthetic corpora" in result.stderr
+    assert "at least 3" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_proxy_equal_for_every_corpus_is_noted_not_correlated():
+    from continuousbench.diagnostics.proxies import correlate
+
+    row = {"mauve": 0.5, "validation_loss": None, "fid": None, "leakage": 0.0}
+    table = {n: {"qa": q, **row} for n, q in QA.items()}
+    result = correlate(table, resamples=50, seed=0)
+    assert result["mauve"]["note"] == result["leakage"]["note"] == "the same for every corpus: no ranking"
+
+
+def test_the_bootstrap_is_seeded():
+    import math
+
+    qa, proxy = [i / 30 for i in range(30)], [i + 10 * math.sin(i) for i in range(30)]
+    one = rank_correlations(qa, proxy, resamples=300, seed=3)
+    assert one == rank_correlations(qa, proxy, resamples=300, seed=3)
+    assert one != rank_correlations(qa, proxy, resamples=300, seed=4)
+
+
+@pytest.mark.slow  # embeds the tiny release's corpus
+def test_fid_and_leakage_come_from_the_release_and_its_embeddings(tmp_path, tiny_release, tiny_model_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from continuousbench.diagnostics.leakage import singleton_facts
+    from continuousbench.diagnostics.proxies import ProxiesArguments, main
+
+    study = _study(tmp_path / "study", ["a", "b", "c"])
+    fact = singleton_facts(str(tiny_release))[0]  # corpus c repeats one sensitive fact verbatim
+    leaked = pa.table({"text": [f"{fact.name} is known for {fact.values[0]}."]})
+    pq.write_table(leaked, study / "synthetic" / "c" / "data" / "train-1.parquet")
+    args = ProxiesArguments(str(study), release=str(tiny_release), model=str(tiny_model_dir), bootstrap=50)
+    corpora = main(args)["corpora"]
+    assert all(row["fid"] > 0 for row in corpora.values())  # none of these texts is the real corpus
+    assert corpora["a"]["leakage"] == corpora["b"]["leakage"] == 0 < corpora["c"]["leakage"]
