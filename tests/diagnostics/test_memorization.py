@@ -1,0 +1,104 @@
+"""The verbatim memorisation probe on the tiny release: a model trained on its corpus recites training
+documents more than held-out ones, an untrained one does not, and what the figures are made of."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from continuousbench.diagnostics.memorization import difference, summarise
+from continuousbench.diagnostics.verbatim import Probe, common_prefix, cut, decode_greedy, score
+
+
+def _row(split: str, exact: bool, prefix: int, rouge: float, style: str = "wiki") -> dict:
+    return {"id": "d", "split": split, "style": style, "subset": "public", "exact": exact,
+            "common_prefix": prefix, "rouge_l": rouge}  # fmt: skip
+
+
+def test_common_prefix_stops_at_the_first_difference():
+    assert common_prefix([1, 2, 3, 4], [1, 2, 9, 4]) == 2
+    assert common_prefix([], [1]) == 0 and common_prefix([5, 6], [5, 6, 7]) == 2
+
+
+def test_summary_and_paired_difference():
+    train = [_row("train", True, 32, 1.0)] * 6 + [_row("train", False, 3, 0.4)] * 4
+    held = [_row("heldout", False, 1, 0.2)] * 10
+    summary = summarise(train)
+    assert summary["n"] == 10 and summary["exact_suffix_rate"]["value"] == 0.6
+    low, high = summary["exact_suffix_rate"]["ci95"]
+    assert 0.25 < low < 0.6 < high < 0.9  # Wilson's interval of 6/10
+    assert summary["common_prefix"]["value"] == pytest.approx((6 * 32 + 4 * 3) / 10)
+    diff = difference(list(zip(train, held, strict=True)))
+    assert diff["pairs"] == 10
+    assert diff["rouge_l"]["difference"] == pytest.approx(0.6 * 0.8 + 0.4 * 0.2)
+    assert diff["exact_suffix_rate"]["difference"] == pytest.approx(0.6)
+    assert diff["exact_suffix_rate"]["ci95"][0] > 0 and diff["rouge_l"]["ci95"][0] > 0
+    same = difference(list(zip(held, held, strict=True)))
+    assert same["rouge_l"]["difference"] == 0 and same["exact_suffix_rate"]["p_value"] == 1.0
+
+
+def test_greedy_suffix_of_a_batch_is_the_one_of_each_document(tiny_model_dir):
+    """Scoring is exactly what one-at-a-time greedy decoding with transformers gives, batched or not."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
+    rows = [{"id": str(i), "text": t} for i, t in enumerate([
+        "Stalet is the Mouse Geminon. It stands 12 m tall and weighs 568 lbs, with 34 hit points and more.",
+        "The journal notes a Geminon of the water type whose attack is 50 and whose speed is 31 in all.",
+        "short",
+    ])]  # fmt: skip
+    probes, short = cut(tokenizer, rows, "train", 8, 6)
+    assert short == 1 and [p.id for p in probes] == ["0", "1"] and all(len(p.suffix) == 6 for p in probes)
+    batched = decode_greedy(model, tokenizer, probes, 6, batch_size=2)
+    for probe, got in zip(probes, batched, strict=True):
+        ids = torch.tensor([[tokenizer.bos_token_id, *probe.prefix]])
+        alone = model.generate(ids, max_new_tokens=6, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        assert got == alone[0, ids.shape[1] :].tolist()[: len(got)]
+    recited = Probe("x", "train", "wiki", "public", probes[0].prefix, batched[0])
+    (row,) = score(tokenizer, [recited], [batched[0]])
+    assert row["exact"] and row["common_prefix"] == len(batched[0]) and row["rouge_l"] in (0.0, 1.0)
+
+
+def _probe(invoke, model, release, out, *extra):
+    result = invoke(["memorization", "--model", model, "--release", release, "--output", out, *extra])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(out.read_text()), result
+
+
+def test_untrained_model_recites_nothing_more_for_training_documents(invoke, tmp_path, tiny_release,
+                                                                     tiny_model_dir):
+    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30",
+                          "--suffix_tokens", "16")
+    diff = data["train_minus_heldout"]
+    assert diff["pairs"] == 30 and data["heldout"]["n"] == 30
+    assert data["train"]["n"] == 30 + data["train"]["by_subset"]["sensitive"]["n"]
+    assert set(data["heldout"]["by_style"]) <= {"wiki", "journal", "evolution", "comparison"}
+    for name in ("exact_suffix_rate", "rouge_l", "common_prefix"):
+        low, high = diff[name]["ci95"]
+        assert low <= 0 <= high, (name, diff[name])
+    assert "rouge_l train" in result.stdout and "30 pairs" in result.stdout
+    assert data["model"]["kind"] == "model" and data["settings"]["suffix_tokens"] == 16
+
+
+def test_all_held_out_documents_when_docs_exceeds_the_split(invoke, tmp_path, tiny_release, tiny_model_dir):
+    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "100000",
+                          "--prefix_tokens", "80", "--suffix_tokens", "4", "--batch_size", "64")
+    held = data["heldout"]["n"]
+    assert 0 < held == data["documents"]["heldout_available"] - data["documents"]["heldout_short"]
+    assert f"the held-out split has {held} long enough; probing all of them" in result.stderr
+    assert "held-out and" in result.stderr and "shorter than 80 + 4 tokens" in result.stderr
+
+
+@pytest.mark.slow
+def test_run_trained_on_the_real_corpus_recites_its_training_documents(invoke, tmp_path, memorizing_run,
+                                                                       tiny_release):
+    """The acceptance test: the evaluate run (a folder, loaded through its model/) trained on the real
+    corpus completes training documents better than held-out ones, with a paired interval above 0."""
+    data, _ = _probe(invoke, memorizing_run, tiny_release, tmp_path / "m.json", "--docs", "60")
+    diff = data["train_minus_heldout"]
+    assert data["model"]["kind"] == "evaluate run"
+    assert diff["rouge_l"]["ci95"][0] > 0, diff
+    assert data["train"]["rouge_l"]["value"] > data["heldout"]["rouge_l"]["value"]
