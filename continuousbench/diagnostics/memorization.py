@@ -31,7 +31,7 @@ from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
 
-SPLITS = {"train": "train", "heldout": "validation"}  # our name -> the release's corpus split
+HELDOUT = "validation"  # the corpus split no recipe trains on
 MAX_UNKNOWN_SHARE = 0.05  # probes holding an unknown token above which the tokenizer does not fit
 CHUNK = 256  # training documents cut at a time while looking for long-enough ones of a style
 
@@ -48,6 +48,12 @@ class MemorizationArguments:
     docs: int = field(default=500, metadata=bounds("[1, 10000000]", "Documents probed per split."))
     batch_size: int = field(default=16, metadata=bounds("[1, 100000]", "Documents decoded at once."))
     dtype: str = field(default="auto", metadata={"help": "bfloat16, float16, float32 or auto."})
+    train_split: str = field(
+        default="train",
+        metadata={
+            "help": "The part of corpus.train the model saw, e.g. train[:64] (as evaluate's --corpus_split)."
+        },
+    )
     seed: int = field(default=0, metadata={"help": "Which documents are drawn and paired."})
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
@@ -66,15 +72,15 @@ def _take(data, indices: Sequence[int], need: int, split: str, tokenizer, k: int
 Pairs = list[tuple[Probe, Probe]]
 
 
-def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[Pairs, list[Probe], dict]:
-    """(held-out document paired with a training one of its style, sensitive training documents, notes)."""
+def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[list[Probe], Pairs, list[Probe], dict]:
+    """(held-out probes, (training, held-out) pairs of one style, sensitive training probes, notes)."""
     k, m, rng = args.prefix_tokens, args.suffix_tokens, random.Random(args.seed)
-    heldout = corpus[SPLITS["heldout"]]
+    heldout = corpus[HELDOUT]
     order = list(range(len(heldout)))
     rng.shuffle(order)
     held, short = _take(heldout, order, args.docs, "heldout", tokenizer, k, m)
     notes = {"heldout_short": short, "train_short": 0}
-    train = corpus[SPLITS["train"]]
+    train = corpus["train"]
     columns = set(train.column_names)
     styles = train["style"] if "style" in columns else ["all"] * len(train)
     subsets = train["subset"] if "subset" in columns else ["public"] * len(train)
@@ -84,24 +90,28 @@ def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[Pairs, list[Pr
     by_style: dict[str, list[Probe]] = defaultdict(list)
     for p in held:
         by_style[p.style].append(p)
-    pairs: list[tuple[Probe, Probe]] = []
+    pairs: Pairs = []
     for style in sorted(by_style):
         pool = pools.get(style, [])
         rng.shuffle(pool)
         mates, skipped = _take(train, pool, len(by_style[style]), "train", tokenizer, k, m)
         notes["train_short"] += skipped
-        pairs += [(mate, h) for mate, h in zip(mates, by_style[style], strict=False)]
+        pairs += list(zip(mates, by_style[style], strict=False))
     sensitive, skipped = _take(train, sorted(pools.get("sensitive", [])), args.docs, "train", tokenizer, k, m)
     notes["train_short"] += skipped
-    return pairs, sensitive, {**notes, "heldout_available": len(heldout), "unpaired": len(held) - len(pairs)}
+    return (
+        held,
+        pairs,
+        sensitive,
+        {**notes, "heldout_available": len(heldout), "unpaired": len(held) - len(pairs)},
+    )
 
 
 def _mean(values: Sequence[float]) -> dict:
-    from continuousbench.stats import bootstrap_interval
+    from continuousbench.stats import mean_interval
 
-    if not values:
-        return {"value": None, "ci95": None}
-    return {"value": sum(values) / len(values), "ci95": list(bootstrap_interval(values))}
+    figure = mean_interval(values)
+    return {"value": figure["mean"], "ci95": figure["ci95"]}
 
 
 def summarise(rows: Sequence[dict]) -> dict[str, Any]:
@@ -157,8 +167,19 @@ def _release(source: str) -> tuple[Path, dict]:
                     "manifest_sha256": sha256_file(folder / MANIFEST)}  # fmt: skip
 
 
+def _corpus(folder: Path, train_split: str) -> dict:
+    """The held-out split and the (part of the) training split the model saw."""
+    from continuousbench.release.load import load_release
+
+    if train_split.split("[")[0].strip() != "train":
+        raise UserError(f"--train_split {train_split} is not a part of train; write e.g. train or train[:64]")
+    heldout = load_release(folder, "corpus", split=HELDOUT)  # checks the whole release's files
+    return {HELDOUT: heldout, "train": load_release(folder, "corpus", split=train_split, verify=False)}
+
+
 def _check(tokenizer, probes: Sequence[Probe], notes: dict, args: MemorizationArguments) -> None:
-    if not probes:
+    held = sum(p.split == "heldout" for p in probes)
+    if not held:
         raise UserError(
             f"no held-out document has {args.prefix_tokens} + {args.suffix_tokens} tokens "
             f"({notes['heldout_short']} too short); lower --prefix_tokens or --suffix_tokens"
@@ -174,7 +195,6 @@ def _check(tokenizer, probes: Sequence[Probe], notes: dict, args: MemorizationAr
             "skipped %d held-out and %d training documents shorter than %d + %d tokens",
             notes["heldout_short"], notes["train_short"], args.prefix_tokens, args.suffix_tokens,
         )  # fmt: skip
-    held = sum(p.split == "heldout" for p in probes)
     if held < args.docs:
         logger.warning("--docs %d: the held-out split has %d long enough; probing all of them", args.docs,
                        held)  # fmt: skip
@@ -184,7 +204,6 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
     import continuousbench
     from continuousbench import processes
     from continuousbench.files import check_output_files, write_json
-    from continuousbench.release.load import load_release
     from continuousbench.training.modeling import load_for_inference
 
     procs = processes.current()
@@ -195,9 +214,9 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
         procs,
     )["--output"]
     model, tokenizer, record = load_for_inference(args.model, dtype=args.dtype)
-    corpus = processes.main_first(lambda: load_release(folder, "corpus"), procs)
-    pairs, sensitive, notes = draw(corpus, tokenizer, args)
-    probes = [p for pair in pairs for p in pair] + sensitive
+    corpus = processes.main_first(lambda: _corpus(folder, args.train_split), procs)
+    held, pairs, sensitive, notes = draw(corpus, tokenizer, args)
+    probes = held + [mate for mate, _ in pairs] + sensitive
     _check(tokenizer, probes, notes, args)
     model.to(_device())
 
@@ -213,7 +232,9 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
     result = {
         "model": record,
         "release": release,
-        "settings": {k: getattr(args, k) for k in ("prefix_tokens", "suffix_tokens", "docs", "seed")},
+        "settings": {
+            k: getattr(args, k) for k in ("prefix_tokens", "suffix_tokens", "docs", "train_split", "seed")
+        },
         "documents": notes,
         "train": breakdown([r for r in rows if r["split"] == "train"]),
         "heldout": breakdown([r for r in rows if r["split"] == "heldout"]),

@@ -11,7 +11,7 @@ from another directory.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ class Inputs:
     generation_record: dict  # requested and effective max_new_tokens, model context, longest prompt
     evaluation: dict | None = None  # the release's canonical evaluation (manifest), when it names one
     judge_record: dict | None = None  # identity and calibration figures (results.json `judge`)
+    options: dict[str, list[str]] = field(default_factory=dict)  # question id -> ranked-choice options
 
 
 def resolved(source: str | None) -> str | None:
@@ -179,6 +180,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     """Every input of the run, checked; ``with_judge``: build the judge (the main process only)."""
     from transformers import set_seed
 
+    from continuousbench.harness.ranked import release_options
     from continuousbench.release.layout import configs
     from continuousbench.training.modeling import load_model_and_tokenizer
 
@@ -210,4 +212,5 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
         generation_record={**budget, "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
                            "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
         evaluation=manifest.get("evaluation"), judge_record=judge_record,
+        options=release_options(folder, manifest.get("seed") or 0),
     )  # fmt: skip

@@ -163,17 +163,29 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
     them: ``{part: (split, qa, predictions, report)}``; None on the others."""
     import torch
 
+    from continuousbench.harness.ranked import rank
+    from continuousbench.stats import mean_interval
+
+    track, batch = inputs.generation["track"], inputs.generation["batch_size"]
     with torch.inference_mode():
         answers = {
             part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
             for part, qa in inputs.qa_test.items()
         }
+        graded = {
+            part: rank(model, inputs.tokenizer, qa, inputs.options, track=track, batch_size=batch)
+            for part, qa in inputs.qa_test.items()
+        }
     if not processes.current().main:
         return None
-    return {
-        part: ("test", qa, answers[part], score_answers(qa, answers[part], judge=inputs.judge))
-        for part, qa in inputs.qa_test.items()
-    }
+    tables = {}
+    for part, qa in inputs.qa_test.items():
+        _, mcq, nll = graded[part]
+        report = score_answers(qa, answers[part], judge=inputs.judge, ranked={"mcq": mcq})
+        report["answer_nll"] = mean_interval(nll)
+        report["per_example"]["answer_nll"] = nll
+        tables[part] = ("test", qa, answers[part], report)
+    return tables
 
 
 def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[int]]) -> dict | None:

@@ -11,8 +11,11 @@ Schema 2 adds ``model_privacy``: the guarantee of an evaluator trained with DP-S
 (``evaluate --epsilon``, paper App. E) - a DP *model*, kept apart from ``corpus.privacy`` (DP *data*).
 Such a record leaves out the corpus's fingerprint (an un-noised function of the private documents).
 Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which the leaderboard links) and
-``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema-1 and schema-2
-records are still read: they are schema-3 records without those keys.
+``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema 4 adds the
+graded knowledge of FictionalQA: ``metrics.<part>.metrics.mcq`` (ranked-choice accuracy among the
+release's options, also per stratum and bucket) and ``metrics.<part>.answer_nll`` (the true answer's
+mean loss per token after the few-shot prompt). Records of schemas 1-3 are still read: they are schema-4
+records without those keys.
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -32,7 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from continuousbench.errors import UserError
-from continuousbench.scoring.match import INTERVAL, MATCHERS
+from continuousbench.scoring.match import INTERVAL, SCORES
 
 # The files of a run folder that the results layer reads (the harness writes them).
 RESULTS = "results.json"
@@ -41,8 +44,8 @@ PREDICTIONS = "predictions.parquet"
 logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # schemas 2 and 3 only added optional keys
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2 to 4 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
@@ -93,10 +96,11 @@ class Stratum(_Strict):
     exact_match: Accuracy | None = None
     contains: Accuracy | None = None
     llm_match: Accuracy | None = None
+    mcq: Accuracy | None = Field(None, description="schema 4: ranked-choice accuracy (acc_norm)")
 
     @model_validator(mode="after")
     def _counts(self) -> Stratum:
-        for name in MATCHERS:
+        for name in SCORES:
             acc = getattr(self, name)
             if acc is not None and acc.count != self.n:
                 raise ValueError(f"{name}.count {acc.count} differs from the stratum's n {self.n}")
@@ -113,6 +117,17 @@ class Matchers(_Strict):
     exact_match: Accuracy | None = None
     contains: Accuracy | None = None
     llm_match: Accuracy | None = None
+    mcq: Accuracy | None = Field(
+        None, description="schema 4: ranked-choice accuracy among the release's options (lm-eval acc_norm)"
+    )
+
+
+class MeanFigure(_Strict):
+    """A mean over questions with its percentile bootstrap 95% interval (seed 0) and question count."""
+
+    mean: float | None
+    ci95: tuple[float, float] | None
+    count: Count
 
 
 class PartMetrics(_Strict):
@@ -120,10 +135,13 @@ class PartMetrics(_Strict):
     metrics: Matchers
     by_support: dict[Annotated[str, Field(pattern=r"^>=\d+$")], Stratum] = {}
     buckets: list[Bucket] = []
+    answer_nll: MeanFigure | None = Field(
+        None, description="schema 4: the true answer's mean negative log-likelihood per token (nats)"
+    )
 
     @model_validator(mode="after")
     def _counts(self) -> PartMetrics:
-        for name in MATCHERS:
+        for name in SCORES:
             acc = getattr(self.metrics, name)
             if acc is not None and acc.count != self.n:
                 raise ValueError(f"metrics.{name}.count {acc.count} differs from the part's n {self.n}")
@@ -303,7 +321,7 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1, 2, 3]
+    schema_version: Literal[1, 2, 3, 4]
     release: Release
     base_model: str
     base_model_revision: str | None
@@ -348,6 +366,9 @@ class Results(_Strict):
         newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
         if newer and self.schema_version < 3:
             raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
+        graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values())
+        if graded and self.schema_version < 4:
+            raise ValueError("metrics.<part>.metrics.mcq and answer_nll need schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():

@@ -30,10 +30,10 @@ from continuousbench.release.layout import QA_PARTS
 from continuousbench.results import record as results
 from continuousbench.results.record import load as load_run
 from continuousbench.results.record import recipe_hash
-from continuousbench.scoring.match import MATCHERS
+from continuousbench.scoring.match import SCORES
 from continuousbench.stats import mean_sd
 
-SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
+SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ"}
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
@@ -57,11 +57,14 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
         }
         for part in QA_PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
-            for m in MATCHERS:
+            for m in SCORES:
                 if m in metrics:
                     row[f"{part}/{m}"] = metrics[m]["accuracy"]
                     row[f"{part}/{m}/ci95"] = metrics[m].get("ci95")
                     row[f"{part}/{m}/count"] = metrics[m].get("count")
+            nll = r["metrics"].get(part, {}).get("answer_nll")
+            if nll:  # schema 4: the true answer's mean loss per token
+                row[f"{part}/answer_nll"], row[f"{part}/answer_nll/ci95"] = nll["mean"], nll["ci95"]
         rows.append(row)
     return rows
 
@@ -111,13 +114,13 @@ def seed_groups(runs: dict[str, dict]) -> list[dict]:
         records = [runs[n] for n in names]
         metrics = {}
         for part in QA_PARTS:
-            for m in MATCHERS:
+            for m in SCORES:
                 values = [_accuracy(r, part, m) for r in records]
                 kept = [v for v in values if v is not None]
                 if kept:
                     mean, sd = mean_sd(kept)
                     metrics[f"{part}/{m}"] = {"mean": mean, "sd": sd, "runs": len(kept)}
-        buckets = {part: {m: _bucket_spread(records, part, m) for m in MATCHERS} for part in QA_PARTS}
+        buckets = {part: {m: _bucket_spread(records, part, m) for m in SCORES} for part in QA_PARTS}
         groups.append({"label": _label(names), "runs": names, "seeds": [r.get("seed") for r in records],
                        "metrics": metrics, "buckets": buckets})  # fmt: skip
     return groups
@@ -144,7 +147,7 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
     )
     for col in ("run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed"):
         table.add_column(col)
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right")
@@ -187,7 +190,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
     from continuousbench.results.plots import grouped_bars
 
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     bars = {}
     for col in cols:
         part, m = col.split("/")
@@ -236,7 +239,7 @@ class ReportArguments:
         default=None, metadata={"help": "Write accuracy by support count with error bars (PNG) here."}
     )
     matcher: str = field(
-        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(MATCHERS)}
+        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(SCORES)}
     )
     json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
     mauve: list[str] = field(

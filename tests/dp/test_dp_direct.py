@@ -27,7 +27,7 @@ def record(folder: Path) -> dict:
 def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     out = dp_model_run.path
     r = record(out)
-    assert schema.validate(r) == [] and r["schema_version"] == 3
+    assert schema.validate(r) == [] and r["schema_version"] == 4
     privacy = r["model_privacy"]
     assert (privacy["kind"], privacy["private"], privacy["unit"], privacy["adjacency"]) == (
         "dp-model", True, "record", "add-or-remove"

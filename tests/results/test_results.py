@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from old_records import before_schema_4
 
 from continuousbench.harness.outputs import RESULTS
 from continuousbench.results import record as results
@@ -19,7 +20,7 @@ def record(finished_run):
 
 def test_a_run_writes_a_valid_schema_2_record(record):
     assert results.validate(record) == []
-    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 3
+    assert record["schema"] == "continuousbench/results" and record["schema_version"] == 4
     assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
     assert record["release"]["seed"] == 0 and record["base_model_revision"] is None  # a local folder
@@ -57,8 +58,8 @@ def _set(record, path: str, value):
 
 
 BAD = [
-    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2 and 3"),
-    ("schema_version", 4, "schema_version is 4"),
+    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2, 3 and 4"),
+    ("schema_version", 5, "schema_version is 5"),
     ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
     ("tuning", "qlora", "tuning: Input should be 'lora' or 'full'"),
     ("release.manifest_sha256", "abc", "release.manifest_sha256: String should match pattern"),
@@ -94,7 +95,7 @@ def test_each_bad_record_gives_one_line(record, path, value, message):
 def test_schema_1_and_2_records_are_still_read(record):
     """Schemas 2 and 3 only added optional keys (``model_privacy``; ``model_repo``): older records are
     valid as they were."""
-    old = copy.deepcopy(record)
+    old = before_schema_4(record)
     old["schema_version"] = 1
     del old["model_privacy"]
     assert results.validate(old) == [] and "model_repo" not in old
@@ -102,6 +103,20 @@ def test_schema_1_and_2_records_are_still_read(record):
     assert results.validate({**old, "model_repo": "me/eval"}) == [
         "record: model_repo and model_privacy.target_epsilon need schema_version 3"
     ]
+
+
+def test_graded_knowledge_is_recorded_and_needs_schema_4(record):
+    for part in ("qa_public", "qa_singleton"):
+        metrics = record["metrics"][part]
+        mcq, nll = metrics["metrics"]["mcq"], metrics["answer_nll"]
+        assert 0 <= mcq["accuracy"] <= 1 and mcq["count"] == metrics["n"] == nll["count"]
+        assert mcq["ci95"][0] <= mcq["accuracy"] <= mcq["ci95"][1]
+        assert nll["mean"] > 0 and nll["ci95"][0] <= nll["mean"] <= nll["ci95"][1]
+        assert metrics["by_support"][">=0"]["mcq"]["count"] == metrics["n"]
+    assert results.validate({**record, "schema_version": 3}) == [
+        "record: metrics.<part>.metrics.mcq and answer_nll need schema_version 4"
+    ]
+    assert results.validate({**before_schema_4(record), "schema_version": 3}) == []
 
 
 def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):

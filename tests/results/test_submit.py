@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 from fake_hub import patch_hub
 from huggingface_hub import HfApi
+from old_records import before_schema_4
 
 from continuousbench.results import record as results
 from continuousbench.results import submit
@@ -42,10 +43,10 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
     older = tmp_path / "older"  # a schema-2 run: with model_repo its record is a schema-3 record
     shutil.copytree(finished_run, older, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
-    (older / "results.json").write_text(json.dumps({**own, "schema_version": 2}))
+    (older / "results.json").write_text(json.dumps({**before_schema_4(own), "schema_version": 2}))
     where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
     added = json.loads(Path(where).read_text())
-    assert added["schema_version"] == 3 and added["model_repo"] == "me/x"
+    assert added["schema_version"] == 4 and added["model_repo"] == "me/x"
 
 
 def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, capsys):
