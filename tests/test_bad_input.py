@@ -52,6 +52,12 @@ def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
     return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
 
 
+def memorization(e: Env, *extra: str) -> list[str]:
+    """The probe's command line; an option of ``extra`` given again overrides (the later one wins)."""
+    return ["memorization", "--model", str(e.fixture("tiny_model_dir")), "--release", str(e.release()),
+            "--output", "m.json", *extra]  # fmt: skip
+
+
 CLI = [
     # --- the parser: YAML, flags, ranges (every command shares it) ---
     case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: ten\n")], 2,
@@ -479,6 +485,19 @@ CLI = [
     case(lambda e: [*mauve(e)[:-1], "no-model"], 2, "--model no-model is not a folder", id="mauve-no-model"),
     case(lambda e: [*mauve(e)[:2], "no.parquet", *mauve(e)[3:]], 2, "--candidate no.parquet does not exist",
          id="mauve-missing-candidate"),
+    # --- memorization: refused before any document is decoded ---
+    case(lambda e: memorization(e, "--prefix_tokens", "5000"), 2,
+         "no held-out document has 5000 + 32 tokens (90 too short); lower --prefix_tokens",
+         id="memorization-prefix-longer-than-documents"),
+    case(lambda e: memorization(e, "--output", f"home/{RID}/m.json"), 2,
+         "would be written into home/geminon-tiny-2026q1, a release folder",
+         id="memorization-output-into-a-release"),
+    case(lambda e: memorization(e, "--train_split", "validation"), 2,
+         "--train_split validation is not a part of train",
+         id="memorization-train-split-held-out"),
+    case(lambda e: after(e.finished_run(light=True),
+                         memorization(e, "--model", "run", "--output", "run/m.json")), 2,
+         "--output run/m.json is inside", id="memorization-output-into-the-run"),
 ]  # fmt: skip
 
 

@@ -37,6 +37,7 @@ from continuousbench.files import sha256_file
 from continuousbench.harness import dp_training, outputs
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, references, score_answers, selection_eval
+from continuousbench.scoring.match import RANKED
 from continuousbench.training.config import EvaluatorConfig, HarnessArguments, ModelArguments
 from continuousbench.training.options import DP_KEYS
 from continuousbench.training.sft import kept_checkpoints
@@ -263,7 +264,7 @@ def build_results(
         "selected_checkpoint": trained.selected,
         "validation_history": trained.history,
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
-        "matchers": list(reports["qa_public"]["metrics"]),
+        "matchers": [m for m in reports["qa_public"]["metrics"] if m not in RANKED],
         "canonical": canonical(inputs.evaluation, reports, support),
         "judge": judge_record(inputs.judge_record, tables),
         "package_version": continuousbench.__version__,
