@@ -498,6 +498,18 @@ CLI = [
     case(lambda e: after(e.finished_run(light=True),
                          memorization(e, "--model", "run", "--output", "run/m.json")), 2,
          "--output run/m.json is inside", id="memorization-output-into-the-run"),
+    # --- evaluate's forgetting monitor ---
+    case(lambda e: e.evaluate("--mix_corpus", "missing.parquet"), 2, "--mix_corpus missing.parquet",
+         id="evaluate-mix-corpus-missing"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line of general text.\n")),
+                              "--mix_ratio", "1"), 2, "--mix_ratio 1.0 is out of range",
+         id="evaluate-mix-ratio-one"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line.\n\nAnother.\n")),
+                              "--mix_ratio", "-0.1"), 2, "--mix_ratio -0.1 is out of range",
+         id="evaluate-mix-ratio-negative"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line.\n\nAnother.\n")),
+                              "--replay_corpus", str(e.file("r.txt", "Replay.\n"))), 2,
+         "--mix_corpus and --replay_corpus both mix a corpus", id="evaluate-mix-and-replay"),
 ]  # fmt: skip
 
 

@@ -34,7 +34,7 @@ from continuousbench import processes
 from continuousbench.commands import command
 from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
-from continuousbench.harness import dp_training, outputs
+from continuousbench.harness import dp_training, forgetting, outputs
 from continuousbench.harness.inputs import PARTS, Inputs, load_inputs, resolved
 from continuousbench.harness.qa_eval import generate_answers, references, score_answers, selection_eval
 from continuousbench.scoring.match import RANKED
@@ -232,7 +232,7 @@ def _recipe(path: str | None) -> dict | None:
 
 def build_results(
     h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
-    tables: dict[str, tuple], recipe: str | None,
+    tables: dict[str, tuple], recipe: str | None, forgotten: dict | None = None,
 ) -> dict:  # fmt: skip
     """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
     values, selection, metrics with intervals."""
@@ -267,6 +267,7 @@ def build_results(
         "matchers": [m for m in reports["qa_public"]["metrics"] if m not in RANKED],
         "canonical": canonical(inputs.evaluation, reports, support),
         "judge": judge_record(inputs.judge_record, tables),
+        "forgetting": forgotten,
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
@@ -286,13 +287,21 @@ def main(
     h, m, t = harness_args, model_args, training_args
     _check_arguments(h, m, t)
     staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
+    losses = [_mix_loss(inputs, inputs.model, t.max_length)]  # the forgetting monitor's "before"
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
+    losses.append(_mix_loss(inputs, trained.model, t.max_length))
     if tables is None:  # one writer; the other processes are done once their share is answered
         return {}
-    results = build_results(h, m, t, inputs, trained, tables, recipe)
+    results = build_results(h, m, t, inputs, trained, tables, recipe, forgetting.record(inputs.mix, *losses))
     push = {"repo_id": t.hub_model_id, "token": t.hub_token} if t.push_to_hub else None
     return outputs.write_run(staged, results, tables, trained=trained.has_model, push=push)
+
+
+def _mix_loss(inputs: Inputs, model, max_length: int) -> float | None:
+    if inputs.mix is None:
+        return None
+    return forgetting.heldout_loss(model, inputs.tokenizer, inputs.mix["texts"], max_length)
 
 
 def resume_hint(argv: Sequence[str]) -> str:

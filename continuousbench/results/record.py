@@ -316,6 +316,19 @@ class JudgeInfo(_Strict):
     agreement: dict[Literal["qa_public", "qa_singleton"], Agreement]
 
 
+class Forgetting(_Strict):
+    """The mixed-in general corpus and its held-out sample's mean document loss before and after training."""
+
+    source: str
+    path: str | None
+    ratio: Annotated[float, Field(ge=0, lt=1)] = Field(description="share of the training text (characters)")
+    fingerprint: Sha256
+    heldout_documents: Annotated[int, Field(ge=1)]
+    loss_before: float = Field(description="the base model's loss (nats per token, mean over documents)")
+    loss_after: float = Field(description="the selected model's loss on the same documents")
+    change: float = Field(description="loss_after - loss_before: above 0, the model forgot some of it")
+
+
 class Results(_Strict):
     """``results.json`` of one harness run (schema 1)."""
 
@@ -358,6 +371,9 @@ class Results(_Strict):
     judge: JudgeInfo | None = Field(
         None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
     )
+    forgetting: Forgetting | None = Field(
+        None, description="schema 4: the forgetting monitor (evaluate --mix_corpus); null: not asked for"
+    )
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
@@ -366,9 +382,9 @@ class Results(_Strict):
         newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
         if newer and self.schema_version < 3:
             raise ValueError("model_repo and model_privacy.target_epsilon need schema_version 3")
-        graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values())
+        graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values()) or self.forgetting
         if graded and self.schema_version < 4:
-            raise ValueError("metrics.<part>.metrics.mcq and answer_nll need schema_version 4")
+            raise ValueError("metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():

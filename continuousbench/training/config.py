@@ -229,6 +229,18 @@ class HarnessArguments:
         default=0.25,
         metadata=bounds("(0, 1)", "Share of the training text (characters) drawn from --replay_corpus."),
     )
+    mix_corpus: str | None = field(
+        default=None,
+        metadata={
+            "help": "Forgetting monitor (FictionalQA): a general corpus (same sources as --corpus) mixed "
+            "into the training text at --mix_ratio, with the loss on a held-out sample of it before and "
+            "after training in results.json."
+        },
+    )
+    mix_ratio: float = field(
+        default=0.95,
+        metadata=bounds("[0, 1)", "Share of the training text (characters) from --mix_corpus (0: none)."),
+    )
     max_document_blocks: int = field(
         default=64,
         metadata=bounds(

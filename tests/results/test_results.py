@@ -114,7 +114,7 @@ def test_graded_knowledge_is_recorded_and_needs_schema_4(record):
         assert nll["mean"] > 0 and nll["ci95"][0] <= nll["mean"] <= nll["ci95"][1]
         assert metrics["by_support"][">=0"]["mcq"]["count"] == metrics["n"]
     assert results.validate({**record, "schema_version": 3}) == [
-        "record: metrics.<part>.metrics.mcq and answer_nll need schema_version 4"
+        "record: metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4"
     ]
     assert results.validate({**before_schema_4(record), "schema_version": 3}) == []
 
