@@ -175,11 +175,12 @@ def print_table(rows: list[dict], groups: list[dict] | None = None, console=None
 
 
 def wide_console():
-    """A rich console; in pipes and logs 200 columns wide, so that the table is not squeezed into 80."""
+    """A rich console; in pipes and logs 240 columns wide, so that the table (with its MCQ columns) is not
+    squeezed into 80."""
     from rich.console import Console
 
     console = Console()
-    return console if console.is_terminal else Console(width=200)
+    return console if console.is_terminal else Console(width=240)
 
 
 def _mauve_cell(row: dict) -> str:

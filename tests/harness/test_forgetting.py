@@ -21,8 +21,9 @@ def test_mix_corpus_loss_before_and_after_training(tmp_path, tiny_release, run_a
 
     general = SHIPPED_BASE / "replay.parquet"  # the base model's own pretraining text: "web text" here
     out = tmp_path / "run"
-    cli(run_argv(tiny_release, SHIPPED_BASE, out, "--mix_corpus", str(general), "--mix_ratio", "0.5",
-                 steps=3, tuning="full"))  # fmt: skip
+    extra = ("--mix_corpus", str(general), "--mix_ratio", "0.5", "--warmup_steps", "0", "--eval_steps", "3",
+             "--save_steps", "3")  # fmt: skip
+    cli(run_argv(tiny_release, SHIPPED_BASE, out, *extra, steps=3, tuning="full"))
     results = json.loads((out / "results.json").read_text())
     record = results["forgetting"]
     texts = list(load_corpus(str(general))["text"])
