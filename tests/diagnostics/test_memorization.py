@@ -92,6 +92,28 @@ def test_all_held_out_documents_when_docs_exceeds_the_split(invoke, tmp_path, ti
     assert "held-out and" in result.stderr and "shorter than 80 + 4 tokens" in result.stderr
 
 
+def test_a_tokenizer_that_cannot_encode_the_release_is_refused(invoke, tmp_path, tiny_release,
+                                                               tiny_model_dir):
+    """A word-level tokenizer that knows five words turns the documents into unknown tokens: one line."""
+    import shutil
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    for file in folder.glob("*token*"):
+        file.unlink()
+    words = Tokenizer(models.WordLevel({"<unk>": 0, "<bos>": 1, "<eos>": 2, "<pad>": 3, "the": 4}, "<unk>"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    special = {"unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>"}
+    PreTrainedTokenizerFast(tokenizer_object=words, **special).save_pretrained(folder)
+    out = tmp_path / "m.json"
+    result = invoke(["memorization", "--model", folder, "--release", tiny_release, "--output", out])
+    assert result.exit_code == 2 and not out.exists()
+    assert "tokenizer cannot encode the release: 100% of the documents hold its unknown" in result.stderr
+
+
 TRAINED_ON = "train[:32]"  # 32 documents, ~6 passes: the 1M-parameter base memorises them in a minute
 
 
