@@ -59,14 +59,22 @@ class MemorizationArguments:
 
 
 def _take(data, indices: Sequence[int], need: int, split: str, tokenizer, k: int, m: int):
-    """Up to ``need`` probes from ``data`` rows in the order of ``indices``; and how many rows were short."""
+    """Up to ``need`` probes from ``data`` rows in the order of ``indices``; and how many rows before the
+    last one taken were too short (rows looked at beyond it are not counted)."""
     probes: list[Probe] = []
     short, start = 0, 0
     while len(probes) < need and start < len(indices):
         rows = data.select(indices[start : start + CHUNK]).to_list()
-        kept, skipped = cut(tokenizer, rows, split, k, m)
-        probes, short, start = probes + kept, short + skipped, start + CHUNK
-    return probes[:need], short
+        kept = {p.id: p for p in cut(tokenizer, rows, split, k, m)[0]}
+        for row in rows:
+            if len(probes) == need:
+                break
+            if row["id"] in kept:
+                probes.append(kept[row["id"]])
+            else:
+                short += 1
+        start += CHUNK
+    return probes, short
 
 
 Pairs = list[tuple[Probe, Probe]]

@@ -28,6 +28,7 @@ from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
 from continuousbench.results import record as results
+from continuousbench.results.probes import print_probes, read_probes
 from continuousbench.results.record import load as load_run
 from continuousbench.results.record import recipe_hash
 from continuousbench.scoring.match import SCORES
@@ -257,6 +258,10 @@ class ReportArguments:
         default_factory=list,
         metadata={"help": "ROLE=ROW for --findings: none, real, syn, dp_syn, dp_syn_mauve."},
     )
+    memorization: list[str] = field(
+        default_factory=list,
+        metadata={"help": "NAME=FILE: a `continuousbench memorization --output` file, shown below."},
+    )
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
@@ -344,6 +349,7 @@ def main(args: ReportArguments) -> dict:
             ) from None
     check_one_release_per_id(records)
     rows, groups = comparison_rows(records), seed_groups(records)
+    probed = read_probes(args.memorization)  # before anything is printed or written
     if args.mauve:
         add_mauve(rows, records, args.mauve)
     roles = findings.parse_roles(args.finding_rows, rows) if args.findings else {}
@@ -357,11 +363,13 @@ def main(args: ReportArguments) -> dict:
         comparisons.append(read_json(file))
         pair = [names.get(Path(comparisons[-1][k]).resolve()) for k in ("run_a", "run_b")]
         print_comparison(comparisons[-1], console, names=None if None in pair else pair)
+    if probed:
+        print_probes(probed, console)
     if "--plot" in outputs:
         plot_comparison(rows, outputs["--plot"])
     if "--support_plot" in outputs:
         plot_support(groups, records, outputs["--support_plot"], args.matcher)
-    result = {"runs": rows, "seed_groups": groups}
+    result = {"runs": rows, "seed_groups": groups, **({"memorization": probed} if probed else {})}
     if roles:
         paired = findings.paired_for(comparisons, folders[roles["syn"]], folders[roles["dp_syn"]])
         result["findings"] = findings.check(rows, roles, paired)

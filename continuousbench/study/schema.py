@@ -59,6 +59,13 @@ class Mauve(Section):
     options: Options = Field(default_factory=dict)  # n_samples, seeds, ...
 
 
+class Memorization(Section):
+    """The verbatim memorisation probe (``continuousbench memorization``) on generators of the study."""
+
+    generators: list[str]
+    options: Options = Field(default_factory=dict)  # docs, prefix_tokens, suffix_tokens, ...
+
+
 class Audit(Section):
     name: str
     options: Options = Field(default_factory=dict)
@@ -85,6 +92,7 @@ class Study(Section):
     evaluators: list[Evaluator] = Field(default_factory=list)
     seeds: list[int] = Field(default_factory=lambda: [0])  # evaluator seeds: one run per seed
     mauve: Mauve | None = None
+    memorization: Memorization | None = None
     audit: list[Audit] = Field(default_factory=list)
     report: Report | bool = True  # true: every run, named by its folder; false: no report job
     compare: list[tuple[str, str]] = Field(default_factory=list)  # corpus pairs, per evaluator and seed
@@ -105,6 +113,9 @@ class Study(Section):
             unknown = set(ev.corpora or ()) - known
             if unknown:
                 raise ValueError(f"evaluator {ev.name} trains on unknown corpora {sorted(unknown)}")
+        probed = set(self.memorization.generators if self.memorization else ())
+        if probed - {g.name for g in self.generators}:
+            raise ValueError(f"memorization probes unknown generators {sorted(probed - set(names))}")
         for a, b in self.compare:
             if not {a, b} <= known:
                 raise ValueError(f"compare names unknown corpora in ({a}, {b}); use {sorted(known)}")

@@ -147,3 +147,34 @@ def test_run_trained_on_the_real_corpus_recites_its_training_documents(invoke, t
     assert run["rouge_l"]["ci95"][0] > 0, run
     assert base["rouge_l"]["ci95"][0] <= 0 <= base["rouge_l"]["ci95"][1], base
     assert probed["run"]["train"]["rouge_l"]["value"] > probed["base"]["train"]["rouge_l"]["value"]
+
+
+def test_the_demo_study_probes_the_non_private_and_eps10_generators(tmp_path):
+    """The demo's study file: a probe job per named generator, after its training, read by the report."""
+    from continuousbench.demo.demo import demo_study
+    from continuousbench.study.graph import expand
+
+    jobs = {j.name: j for j in expand(demo_study(quick=True, seed=0, bf16=False, base=None), tmp_path)}
+    for name in ("syn", "dp-eps10"):
+        job = jobs[f"memorization/{name}"]
+        assert job.after == (f"train-generator/{name}",) and job.gpus == 0
+        argv = list(job.argv)
+        assert argv[0] == "memorization"
+        assert argv[argv.index("--model") + 1] == str(tmp_path / "generators" / name)
+        assert argv[argv.index("--docs") + 1] == "16"  # --quick
+    assert "memorization/dp-eps100" not in jobs
+    report = list(jobs["report/all"].argv)
+    probed = report[report.index("--memorization") + 1 :]
+    assert probed == [f"{g}={tmp_path / 'memorization' / f'{g}.json'}" for g in ("syn", "dp-eps10")]
+    assert {"memorization/syn", "memorization/dp-eps10"} <= set(jobs["report/all"].after)
+
+
+def test_report_prints_the_probes_under_the_table(invoke, tmp_path, tiny_release, tiny_model_dir,
+                                                  finished_run):
+    probe, _ = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "8")
+    result = invoke(["report", finished_run, "--memorization", f"untrained={tmp_path / 'm.json'}"])
+    assert result.exit_code == 0, result.stderr
+    assert "Verbatim memorisation" in result.stdout and "untrained" in result.stdout
+    assert f"{probe['train']['rouge_l']['value']:.3f}" in result.stdout
+    bad = invoke(["report", finished_run, "--memorization", f"x={finished_run / 'results.json'}"])
+    assert bad.exit_code == 2 and "--memorization x=" in bad.stderr
