@@ -139,7 +139,10 @@ def expand(study: Study, out: Path) -> list[Job]:
         file = probed[name] = out / "memorization" / f"{name}.json"
         opts = {"model": out / "generators" / name, "release": release, "output": file,
                 **study.memorization.options}  # fmt: skip
-        g.add("memorization", name, ["memorization"], file, file, (f"train-generator/{name}",), options=opts)
+        trained = f"train-generator/{name}"
+        g.add("memorization", name, ["memorization"], file, file, (trained,), options=opts)
+        base = next(j.recipe for j in g.jobs if j.name == trained)  # --plan: the generator's base model
+        g.jobs[-1] = _with_recipe(g.jobs[-1], {**base, **{k: v for k, v in opts.items() if k != "model"}})
     for audit in study.audit:
         folder = out / "audit" / audit.name
         g.add("audit", audit.name, ["audit"], folder, folder / "audit.json", after_release,
