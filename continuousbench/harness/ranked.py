@@ -46,27 +46,29 @@ def continuation_logliks(model, tokenizer, pairs: Sequence[tuple[str, str]], bat
     return out
 
 
-def rank(model, tokenizer, qa, options: dict[str, list[str]], *, track: str, batch_size: int = 16):
+def rank(model, tokenizer, qa, options: dict[str, list[str]], *, track: str):
     """Per question of ``qa``: the index of the option picked, whether it is the true answer, and the
-    answer's NLL per token."""
-    questions, answers, ids = list(qa["question"]), [str(a) for a in qa["answer"]], list(qa["id"])
-    pairs, spans = [], []
-    for q, a, i in zip(questions, answers, ids, strict=True):
+    answer's NLL per token.
+
+    A question's options and answer are scored together as one batch, whatever else is scored and
+    however the questions are shared out: the same figures from one process or several (padding
+    changes the last bits of a float32 forward pass)."""
+    answers, ids = [str(a) for a in qa["answer"]], list(qa["id"])
+    batches = []
+    for q, a, i in zip(qa["question"], answers, ids, strict=True):
         prompt = qa_prompt(q, track)
-        spans.append((len(pairs), len(options[i])))
-        pairs += [(prompt, " " + o) for o in options[i]] + [(prompt, " " + a)]
+        batches.append([(prompt, " " + o) for o in options[i]] + [(prompt, " " + a)])
 
     def work(share: list) -> list:
-        return continuation_logliks(model, tokenizer, share, batch_size)
+        return [continuation_logliks(model, tokenizer, pairs, batch_size=len(pairs)) for pairs in share]
 
     with weights_precision(model):
-        scored = share_out(pairs, work)
+        scored = share_out(batches, work)
     picks, correct, nll = [], [], []
-    for (first, n), i, a in zip(spans, ids, answers, strict=True):
-        picks.append(pick([ll for ll, _ in scored[first : first + n]], options[i]))
+    for lls, i, a in zip(scored, ids, answers, strict=True):
+        picks.append(pick([ll for ll, _ in lls[:-1]], options[i]))
         correct.append(options[i][picks[-1]] == a)
-        ll, count = scored[first + n]
-        nll.append(-ll / count)
+        nll.append(-lls[-1][0] / lls[-1][1])
     return picks, correct, nll
 
 

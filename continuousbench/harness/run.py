@@ -167,14 +167,13 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
     from continuousbench.harness.ranked import rank
     from continuousbench.stats import mean_interval
 
-    track, batch = inputs.generation["track"], inputs.generation["batch_size"]
     with torch.inference_mode():
         answers = {
             part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
             for part, qa in inputs.qa_test.items()
         }
         graded = {
-            part: rank(model, inputs.tokenizer, qa, inputs.options, track=track, batch_size=batch)
+            part: rank(model, inputs.tokenizer, qa, inputs.options, track=inputs.generation["track"])
             for part, qa in inputs.qa_test.items()
         }
     if not processes.current().main:

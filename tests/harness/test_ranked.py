@@ -50,7 +50,7 @@ def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tin
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
     qa = Dataset.from_list(qa_rows[:20])
     options = release_options(str(tiny_release), seed=0)
-    picks, correct, nll = rank(model, tokenizer, qa, options, track="geminon", batch_size=7)
+    picks, correct, nll = rank(model, tokenizer, qa, options, track="geminon")
 
     def loglik(prompt: str, continuation: str) -> tuple[float, int]:
         head = tokenizer(prompt)["input_ids"]
