@@ -178,3 +178,27 @@ def test_report_prints_the_probes_under_the_table(invoke, tmp_path, tiny_release
     assert f"{probe['train']['rouge_l']['value']:.3f}" in result.stdout
     bad = invoke(["report", finished_run, "--memorization", f"x={finished_run / 'results.json'}"])
     assert bad.exit_code == 2 and "--memorization x=" in bad.stderr
+
+
+@pytest.mark.slow
+def test_two_processes_share_the_documents_and_write_one_output(tmp_path, memorizing_run, tiny_release):
+    """torchrun, two CPU processes: each decodes half of the documents, process 0 writes the one file,
+    with the figures of one process."""
+    import os
+    import subprocess
+    import sys
+
+    from continuousbench.diagnostics.memorization import cli
+
+    argv = ["--model", str(memorizing_run), "--release", str(tiny_release), "--train_split", TRAINED_ON,
+            "--docs", "24"]  # fmt: skip
+    one = cli([*argv, "--output", str(tmp_path / "one.json")])
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    command = [*torchrun, "-m", "continuousbench.cli", "memorization", *argv, "--output", "two.json"]
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "items answered in 2 shares" in proc.stderr and proc.stdout.count("rouge_l train") == 1
+    two = json.loads((tmp_path / "two.json").read_text())
+    for key in ("train", "heldout", "train_minus_heldout"):
+        assert two[key] == one[key]

@@ -18,7 +18,7 @@ def qa_rows(tiny_release):
             for r in s.to_list()]  # fmt: skip
 
 
-def test_options_are_same_attribute_values_drawn_with_the_seed(qa_rows):
+def test_options_are_same_attribute_values_drawn_with_the_seed(qa_rows, tiny_release):
     options = derive_options(qa_rows, seed=0)
     by_kind = {}
     for row in qa_rows:
@@ -30,6 +30,8 @@ def test_options_are_same_attribute_values_drawn_with_the_seed(qa_rows):
         assert set(mine) <= by_kind[row["attribute"]]
     assert derive_options(list(reversed(qa_rows)), seed=0) == options  # the order of rows does not matter
     assert derive_options(qa_rows, seed=1) != options  # another release seed, other options
+    recorded = release_options(str(tiny_release), seed=0)  # release format 2: the options column
+    assert all(r["options"] for r in qa_rows) and recorded == options  # what an older release derives
     positions = {options[r["id"]].index(r["answer"]) for r in qa_rows}
     assert positions == set(range(K))  # the true answer is not always first
 
