@@ -243,5 +243,6 @@ def test_the_packaged_demo_study_plans_from_any_folder(tmp_path, monkeypatch, ca
 
     monkeypatch.chdir(tmp_path)
     plan = command.cli(["--config", str(demo.STUDY), "--plan"])
-    assert len(plan["jobs"]) == 21 and plan["jobs"][-1] == "report/all" and plan["gpu_hours"] == 0
+    # 23 jobs: 21, and the memorisation probes of syn and dp-eps10
+    assert len(plan["jobs"]) == 23 and plan["jobs"][-1] == "report/all" and plan["gpu_hours"] == 0
     assert not list(tmp_path.iterdir())
