@@ -68,6 +68,10 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.proxies",
         "Rank correlations between QA and proxy metrics (MAUVE, loss, FID, leakage) over a study.",
     ),
+    "memorization": (
+        "continuousbench.diagnostics.memorization",
+        "Verbatim memorisation: training vs held-out documents continued greedily.",
+    ),
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),

@@ -159,3 +159,13 @@ def mean_sd(values: Sequence[float | None]) -> tuple[float | None, float | None]
     if len(kept) < 2:
         return mean, None
     return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in kept) / (len(kept) - 1))
+
+
+def mean_interval(values: Sequence[float]) -> dict:
+    """``{"mean", "ci95", "count"}`` of continuous per-item figures (an answer's loss, a ROUGE-L score):
+    the mean with its percentile bootstrap 95% interval (seeded: the same bytes everywhere); the mean and
+    interval None for no items."""
+    if len(values) == 0:
+        return {"mean": None, "ci95": None, "count": 0}
+    low, high = bootstrap_interval(values)
+    return {"mean": math.fsum(values) / len(values), "ci95": [low, high], "count": len(values)}

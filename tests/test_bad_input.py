@@ -59,6 +59,12 @@ def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
     return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
 
 
+def memorization(e: Env, *extra: str) -> list[str]:
+    """The probe's command line; an option of ``extra`` given again overrides (the later one wins)."""
+    return ["memorization", "--model", str(e.fixture("tiny_model_dir")), "--release", str(e.release()),
+            "--output", "m.json", *extra]  # fmt: skip
+
+
 CLI = [
     # --- the parser: YAML, flags, ranges (every command shares it) ---
     case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "seed: ten\n")], 2,
@@ -585,6 +591,30 @@ CLI = [
     )],
     case(lambda e: e.evaluate("--tuning", "prompt", drop=("--lora_r",)), 2,
          "--tuning prompt trains generators only", id="evaluate-prompt-tuning"),
+    # --- memorization: refused before any document is decoded ---
+    case(lambda e: memorization(e, "--prefix_tokens", "5000"), 2,
+         "no held-out document has 5000 + 32 tokens (90 too short); lower --prefix_tokens",
+         id="memorization-prefix-longer-than-documents"),
+    case(lambda e: memorization(e, "--output", f"home/{RID}/m.json"), 2,
+         "--output home/geminon-tiny-2026q1/m.json is inside", id="memorization-output-into-a-release"),
+    case(lambda e: memorization(e, "--train_split", "validation"), 2,
+         "--train_split validation is not a part of train",
+         id="memorization-train-split-held-out"),
+    case(lambda e: after(e.finished_run(light=True),
+                         memorization(e, "--model", "run", "--output", "run/m.json")), 2,
+         "--output run/m.json is inside", id="memorization-output-into-the-run"),
+    # --- evaluate's forgetting monitor ---
+    case(lambda e: e.evaluate("--mix_corpus", "missing.parquet"), 2, "--mix_corpus missing.parquet",
+         id="evaluate-mix-corpus-missing"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line of general text.\n")),
+                              "--mix_ratio", "1"), 2, "--mix_ratio 1.0 is out of range",
+         id="evaluate-mix-ratio-one"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line.\n\nAnother.\n")),
+                              "--mix_ratio", "-0.1"), 2, "--mix_ratio -0.1 is out of range",
+         id="evaluate-mix-ratio-negative"),
+    case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line.\n\nAnother.\n")),
+                              "--replay_corpus", str(e.file("r.txt", "Replay.\n"))), 2,
+         "--mix_corpus and --replay_corpus both mix a corpus", id="evaluate-mix-and-replay"),
 ]  # fmt: skip
 
 

@@ -58,18 +58,19 @@ QUICK: dict[str, dict] = {
     "evaluators/dp-direct": {"steps": 4, "eval_steps": 2, "save_steps": 2},
     "synthesis": {"num_samples": 64},
     "mauve": {"n_samples": 64, "seeds": [0]},
+    "memorization": {"docs": 16},
 }
 # Everything the demo writes in --out (what --overwrite removes): tests/demo checks a run writes no other.
 WRITES = (
     "settings.json", "study.yaml", "manifest.json", "logs", "releases", "base-model", "generators",
-    "synthetic", "runs", "mauve", "compare", "report",
+    "synthetic", "runs", "mauve", "memorization", "compare", "report",
 )  # fmt: skip
 
 
 def _options(data: dict):
     """Every ``options`` mapping of a study file's data (and ``synthesis``), to apply the command line."""
     yield data["synthesis"]
-    for key in ("build", "mauve"):
+    for key in ("build", "mauve", "memorization"):
         yield data[key].setdefault("options", {})
     for key in ("generators", "pe", "evaluators"):
         for section in data[key]:

@@ -36,6 +36,7 @@ from continuousbench.release import ids
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import HOME_ENV, WORK, default_root, release_dir
 from continuousbench.release.write import check_replaceable, release_lock
+from continuousbench.scoring.mcq import attach_options
 from continuousbench.stages import StageProgress, WorkDir
 
 log = logging.getLogger(__name__)
@@ -152,6 +153,7 @@ def _build(
         with stages.stage("qa"):
             audit = a.realizer != "template" if a.audit is None else a.audit
             parts, report = assemble(spec, rid, world, selection, texts, seeds, audit=audit)
+            attach_options({k: parts[k] for k in ("qa_public", "qa_singleton")}, seed=a.seed)
         generator = {
             "builder": "continuousbench.geminon.build",
             "namer": a.namer,
@@ -326,6 +328,7 @@ def _datasets(parts: dict[str, dict[str, list[dict]]]):
             "name": string,
             "attribute": string,
             "support_count": integer,
+            "options": List(string),  # ranked-choice options (release format 2)
         }
     )
     features = {

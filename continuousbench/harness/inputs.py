@@ -11,7 +11,7 @@ from another directory.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from continuousbench.training.config import EvaluatorConfig
 logger = logging.getLogger(__name__)
 
 # The canned pair a judge must get right before the run starts (an obvious match).
+MIX_HELDOUT = 64  # documents of --mix_corpus kept out of training: the forgetting monitor's sample
 CANNED = {"question": "What colour is a clear daytime sky?", "reference": "blue", "response": "Blue"}
 
 
@@ -44,6 +45,8 @@ class Inputs:
     generation_record: dict  # requested and effective max_new_tokens, model context, longest prompt
     evaluation: dict | None = None  # the release's canonical evaluation (manifest), when it names one
     judge_record: dict | None = None  # identity and calibration figures (results.json `judge`)
+    options: dict[str, list[str]] = field(default_factory=dict)  # question id -> ranked-choice options
+    mix: dict | None = None  # --mix_corpus: source, ratio, fingerprint and its held-out sample's texts
 
 
 def resolved(source: str | None) -> str | None:
@@ -105,8 +108,36 @@ def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_
             "fingerprint": corpus_fingerprint(replay),
         }  # fmt: skip
         corpus = mix_replay(corpus, replay, h.replay_fraction, seed)
+    mix = None
+    if h.mix_corpus:
+        corpus, mix = mix_general_text(corpus, h, seed)
     corpus, record["cut"] = cap_documents(corpus, h.max_document_blocks * max_length * CHARS_PER_TOKEN)
-    return corpus, record
+    return corpus, record, mix
+
+
+def mix_general_text(corpus, h: HarnessArguments, seed: int):
+    """(training text with ``--mix_corpus`` mixed in at ``--mix_ratio``, the forgetting record with the
+    texts of its held-out sample): FictionalQA trains on 5% fiction in 95% web text and watches the web
+    text's loss; the sample is drawn with the seed and never trained on."""
+    import numpy as np
+
+    from continuousbench.training.data import corpus_fingerprint, load_corpus, mix_replay
+
+    if h.replay_corpus:
+        raise UserError("--mix_corpus and --replay_corpus both mix a corpus into the training text; pass one")
+    general = load_corpus(h.mix_corpus, h.text_column, option="--mix_corpus")
+    held = min(MIX_HELDOUT, len(general) // 2)
+    if held < 1:
+        raise UserError(f"--mix_corpus {h.mix_corpus} has one document; the monitor needs at least two")
+    order = np.random.default_rng(seed).permutation(len(general))
+    heldout = general.select(sorted(int(i) for i in order[:held]))
+    if h.mix_ratio > 0:
+        corpus = mix_replay(corpus, general.select(sorted(int(i) for i in order[held:])), h.mix_ratio, seed)
+    mix = {
+        "source": h.mix_corpus, "path": resolved(h.mix_corpus), "ratio": h.mix_ratio,
+        "fingerprint": corpus_fingerprint(general), "heldout_documents": held, "texts": list(heldout["text"]),
+    }  # fmt: skip
+    return corpus, mix
 
 
 def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
@@ -181,6 +212,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     """Every input of the run, checked; ``with_judge``: build the judge (the main process only)."""
     from transformers import set_seed
 
+    from continuousbench.harness.ranked import release_options
     from continuousbench.release.layout import configs
     from continuousbench.training.modeling import load_model_and_tokenizer
 
@@ -192,7 +224,7 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     qa_test = {
         part: load_qa(folder, part, "test", h.qa_test_limit, seed, "--qa_test_limit") for part in parts
     }
-    corpus, corpus_record = load_training_text(h, t.max_length, seed, folder)
+    corpus, corpus_record, mix = load_training_text(h, t.max_length, seed, folder)
     judge, judge_record = make_judge(h) if with_judge and h.judge else (None, None)
     set_seed(t.seed)  # LoRA initialisation is random
     model, tokenizer = load_model_and_tokenizer(m.model, **m.loading())  # --lora_targets included
@@ -209,4 +241,5 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
         generation_record={**budget, "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
                            "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
         evaluation=manifest.get("evaluation"), judge_record=judge_record,
+        options=release_options(folder, manifest.get("seed") or 0), mix=mix,
     )  # fmt: skip

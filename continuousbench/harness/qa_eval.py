@@ -115,9 +115,11 @@ def score_answers(
     matchers: Sequence[str] = DEFAULT_MATCHERS,
     judge=None,
     buckets: Sequence[int] | None = SUPPORT_BUCKETS,
+    ranked: dict | None = None,
 ) -> dict:
     """:func:`continuousbench.scoring.score`'s report (overall, by support threshold, by bucket, per
-    example) of ``predictions`` against ``qa``; ``judge`` adds ``llm_match``."""
+    example) of ``predictions`` against ``qa``; ``judge`` adds ``llm_match``, ``ranked`` the ranked-choice
+    outcomes (:mod:`.ranked`)."""
     matchers = tuple(matchers) + (("llm_match",) if judge is not None and "llm_match" not in matchers else ())
     return score(
         predictions,
@@ -127,6 +129,7 @@ def score_answers(
         matchers=matchers,
         judge=judge,
         buckets=buckets,
+        ranked=ranked,
     )
 
 

@@ -36,6 +36,7 @@ from continuousbench.errors import UserError
 from continuousbench.harness import dp_training
 from continuousbench.harness import recipe as recipes
 from continuousbench.harness.recipe import DP_TRAINING_KEYS, TRAINING_KEYS, dataclasses_
+from continuousbench.scoring.match import RANKED
 from continuousbench.training.arguments import HarnessArguments, ModelArguments, RecipeOptions
 from continuousbench.training.options import DPOptions
 
@@ -164,18 +165,28 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
     import torch
 
     from continuousbench.harness.qa_eval import generate_answers, score_answers
+    from continuousbench.harness.ranked import rank
+    from continuousbench.stats import mean_interval
 
     with torch.inference_mode():
         answers = {
             part: generate_answers(model, inputs.tokenizer, qa["question"], **inputs.generation)
             for part, qa in inputs.qa_test.items()
         }
+        graded = {
+            part: rank(model, inputs.tokenizer, qa, inputs.options, track=inputs.generation["track"])
+            for part, qa in inputs.qa_test.items()
+        }
     if not processes.current().main:
         return None
-    return {
-        part: ("test", qa, answers[part], score_answers(qa, answers[part], judge=inputs.judge))
-        for part, qa in inputs.qa_test.items()
-    }
+    tables = {}
+    for part, qa in inputs.qa_test.items():
+        _, mcq, nll = graded[part]
+        report = score_answers(qa, answers[part], judge=inputs.judge, ranked={"mcq": mcq})
+        report["answer_nll"] = mean_interval(nll)
+        report["per_example"]["answer_nll"] = nll
+        tables[part] = ("test", qa, answers[part], report)
+    return tables
 
 
 def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[int]]) -> dict | None:
@@ -216,7 +227,7 @@ def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
 
 def build_results(
     h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
-    tables: dict[str, tuple], recipe: dict,
+    tables: dict[str, tuple], recipe: dict, forgotten: dict | None = None,
 ) -> dict:  # fmt: skip
     """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
     values, selection, metrics with intervals."""
@@ -248,9 +259,10 @@ def build_results(
         "selected_checkpoint": trained.selected,
         "validation_history": trained.history,
         "metrics": {part: {k: v for k, v in r.items() if k != "per_example"} for part, r in reports.items()},
-        "matchers": list(reports["qa_public"]["metrics"]),
+        "matchers": [m for m in reports["qa_public"]["metrics"] if m not in RANKED],
         "canonical": canonical(inputs.evaluation, reports, support),
         "judge": judge_record(inputs.judge_record, tables),
+        "forgetting": forgotten,
         "package_version": continuousbench.__version__,
         "seed": t.seed,
     }  # fmt: skip
@@ -279,13 +291,26 @@ def main(
     recipes.check(h)
     recipe_record = recipes.record(h, m, t, recipe)  # before training: a bad recipe file fails now
     staged, inputs, plan = processes.main_first(lambda: prepare(h, m, t), processes.current())
+    losses = [_mix_loss(inputs, inputs.model, t.max_length)]  # the forgetting monitor's "before"
     trained = train(inputs, t, staged.work, resume=h.resume, callbacks=callbacks, m=m, plan=plan)
     tables = score(inputs, trained.model)
+    losses.append(_mix_loss(inputs, trained.model, t.max_length))
     if tables is None:  # one writer; the other processes are done once their share is answered
         return {}
-    results = build_results(h, m, t, inputs, trained, tables, recipe_record)
+    from continuousbench.harness import forgetting
+
+    forgotten = forgetting.record(inputs.mix, *losses)
+    results = build_results(h, m, t, inputs, trained, tables, recipe_record, forgotten)
     push = {"repo_id": t.hub_model_id, "token": t.hub_token} if t.push_to_hub else None
     return outputs.write_run(staged, results, tables, trained=trained.has_model, push=push)
+
+
+def _mix_loss(inputs: Inputs, model, max_length: int) -> float | None:
+    if inputs.mix is None:
+        return None
+    from continuousbench.harness import forgetting
+
+    return forgetting.heldout_loss(model, inputs.tokenizer, inputs.mix["texts"], max_length)
 
 
 def resume_hint(argv: Sequence[str]) -> str:

@@ -57,6 +57,10 @@ def configs(track: str) -> dict[str, tuple[str, ...]]:
 
 CARD = "README.md"
 MANIFEST = "release.json"
+# What a release folder holds, as release.json's `format_version` says (absent: 1). 2: Geminon QA rows
+# carry `options`, their ranked-choice options (continuousbench.scoring.mcq); readers derive the same
+# options for a format-1 release.
+FORMAT_VERSION = 2
 HOME_ENV = "CONTINUOUSBENCH_HOME"
 WORK = ".work"  # <root>/.work/: the builds' work folders and the lock of each release being built
 HUB_REPO_ENV = "CONTINUOUSBENCH_HUB_REPO"

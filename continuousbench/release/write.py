@@ -26,6 +26,7 @@ from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_car
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
     CARD,
+    FORMAT_VERSION,
     MANIFEST,
     TRACK_REQUIRED_COLUMNS,
     WORK,
@@ -163,6 +164,7 @@ def _manifest(
     extra = {"evaluation": evaluation} if evaluation else {}
     manifest = {
         "id": str(rid),
+        "format_version": FORMAT_VERSION,
         "track": rid.track,
         "size": rid.size,
         "year": rid.year,

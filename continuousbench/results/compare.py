@@ -29,6 +29,7 @@ from continuousbench.results.record import PREDICTIONS, recipe_label
 from continuousbench.results.record import load as load_record
 from continuousbench.scoring.match import (
     MATCHERS,
+    SCORES,
     SUPPORT_BUCKETS,
     THRESHOLDS,
     bucket_bounds,
@@ -47,7 +48,7 @@ class CompareArguments:
                                         "positional": True}
     )  # fmt: skip
     matcher: str = field(
-        default="exact_match", metadata={"help": "Matcher compared.", "choices": list(MATCHERS)}
+        default="exact_match", metadata={"help": "Matcher (or mcq) compared.", "choices": list(SCORES)}
     )
     resamples: int = field(
         default=BOOTSTRAP_RESAMPLES, metadata=bounds("[1, 10000000]", "Bootstrap resamples.")

@@ -14,9 +14,12 @@ Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which th
 ``model_privacy.target_epsilon`` (the epsilon asked for, beside the one achieved). Schema 4 adds to
 ``recipe`` the fixed harness's identity: ``settings`` (what the recipe set, as applied), their digest in
 ``sha256``, ``name`` and ``canonical`` (one of the benchmark's canonical recipes) or
-``why_not_canonical``; and ``corpus.privacy_source`` (where the corpus's statement came from). Records
-of schemas 1-3 are still read: they lack those keys (their ``recipe.sha256`` hashed every effective
-setting, hardware included).
+``why_not_canonical``; ``corpus.privacy_source`` (where the corpus's statement came from);
+``submitted``; ``judge.endpoint`` and ``judge.server``; and the graded knowledge of FictionalQA:
+``metrics.<part>.metrics.mcq`` (ranked-choice accuracy among the release's options, also per stratum
+and bucket), ``metrics.<part>.answer_nll`` (the true answer's mean loss per token after the few-shot
+prompt) and ``forgetting``. Records of schemas 1-3 are still read: they lack those keys (their
+``recipe.sha256`` hashed every effective setting, hardware included).
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
 ids and one ``0``/``1`` character per question and matcher, so that the leaderboard can compare two
@@ -36,7 +39,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from continuousbench.errors import UserError
-from continuousbench.scoring.match import INTERVAL, MATCHERS
+from continuousbench.scoring.match import INTERVAL, SCORES
 
 # The files of a run folder that the results layer reads (the harness writes them).
 RESULTS = "results.json"
@@ -97,10 +100,11 @@ class Stratum(_Strict):
     exact_match: Accuracy | None = None
     contains: Accuracy | None = None
     llm_match: Accuracy | None = None
+    mcq: Accuracy | None = Field(None, description="schema 4: ranked-choice accuracy (acc_norm)")
 
     @model_validator(mode="after")
     def _counts(self) -> Stratum:
-        for name in MATCHERS:
+        for name in SCORES:
             acc = getattr(self, name)
             if acc is not None and acc.count != self.n:
                 raise ValueError(f"{name}.count {acc.count} differs from the stratum's n {self.n}")
@@ -117,6 +121,17 @@ class Matchers(_Strict):
     exact_match: Accuracy | None = None
     contains: Accuracy | None = None
     llm_match: Accuracy | None = None
+    mcq: Accuracy | None = Field(
+        None, description="schema 4: ranked-choice accuracy among the release's options (lm-eval acc_norm)"
+    )
+
+
+class MeanFigure(_Strict):
+    """A mean over questions with its percentile bootstrap 95% interval (seed 0) and question count."""
+
+    mean: float | None
+    ci95: tuple[float, float] | None
+    count: Count
 
 
 class PartMetrics(_Strict):
@@ -124,10 +139,13 @@ class PartMetrics(_Strict):
     metrics: Matchers
     by_support: dict[Annotated[str, Field(pattern=r"^>=\d+$")], Stratum] = {}
     buckets: list[Bucket] = []
+    answer_nll: MeanFigure | None = Field(
+        None, description="schema 4: the true answer's mean negative log-likelihood per token (nats)"
+    )
 
     @model_validator(mode="after")
     def _counts(self) -> PartMetrics:
-        for name in MATCHERS:
+        for name in SCORES:
             acc = getattr(self.metrics, name)
             if acc is not None and acc.count != self.n:
                 raise ValueError(f"metrics.{name}.count {acc.count} differs from the part's n {self.n}")
@@ -334,6 +352,17 @@ class Submitted(_Strict):
     run_folder: str = Field(description="the run folder's last two parts, e.g. dp-direct/real-seed0")
     canonical: bool = Field(description="made with a canonical recipe, unchanged (recipe.canonical)")
     privacy_statement: bool = Field(description="the corpus (or the DP model) states a privacy guarantee")
+class Forgetting(_Strict):
+    """The mixed-in general corpus and its held-out sample's mean document loss before and after training."""
+
+    source: str
+    path: str | None
+    ratio: Annotated[float, Field(ge=0, lt=1)] = Field(description="share of the training text (characters)")
+    fingerprint: Sha256
+    heldout_documents: Annotated[int, Field(ge=1)]
+    loss_before: float = Field(description="the base model's loss (nats per token, mean over documents)")
+    loss_after: float = Field(description="the selected model's loss on the same documents")
+    change: float = Field(description="loss_after - loss_before: above 0, the model forgot some of it")
 
 
 class Results(_Strict):
@@ -379,6 +408,9 @@ class Results(_Strict):
         None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
     )
     submitted: Submitted | None = Field(None, description="schema 4: added by `continuousbench submit`")
+    forgetting: Forgetting | None = Field(
+        None, description="schema 4: the forgetting monitor (evaluate --mix_corpus); null: not asked for"
+    )
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
@@ -391,6 +423,9 @@ class Results(_Strict):
             raise ValueError("judge.endpoint and judge.server need schema_version 4")
         if self.recipe.canonical is not None and self.schema_version < 4:
             raise ValueError("recipe.canonical needs schema_version 4")
+        graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values()) or self.forgetting
+        if graded and self.schema_version < 4:
+            raise ValueError("metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():

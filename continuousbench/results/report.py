@@ -31,14 +31,15 @@ from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
 from continuousbench.results import record as results
+from continuousbench.results.probes import print_probes, read_probes
 from continuousbench.results.record import load as load_run
 from continuousbench.results.record import recipe_hash
 from continuousbench.scoring.judge import label as judge_label
 from continuousbench.scoring.judge import same_judge
-from continuousbench.scoring.match import MATCHERS
+from continuousbench.scoring.match import SCORES
 from continuousbench.stats import mean_sd
 
-SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM"}
+SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ"}
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
@@ -64,11 +65,14 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
         }
         for part in QA_PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
-            for m in MATCHERS:
+            for m in SCORES:
                 if m in metrics:
                     row[f"{part}/{m}"] = metrics[m]["accuracy"]
                     row[f"{part}/{m}/ci95"] = metrics[m].get("ci95")
                     row[f"{part}/{m}/count"] = metrics[m].get("count")
+            nll = r["metrics"].get(part, {}).get("answer_nll")
+            if nll:  # schema 4: the true answer's mean loss per token
+                row[f"{part}/answer_nll"], row[f"{part}/answer_nll/ci95"] = nll["mean"], nll["ci95"]
         rows.append(row)
     return rows
 
@@ -126,13 +130,13 @@ def seed_groups(runs: dict[str, dict]) -> list[dict]:
         records = [runs[n] for n in names]
         metrics = {}
         for part in QA_PARTS:
-            for m in MATCHERS:
+            for m in SCORES:
                 values = [_accuracy(r, part, m) for r in records]
                 kept = [v for v in values if v is not None]
                 if kept:
                     mean, sd = mean_sd(kept)
                     metrics[f"{part}/{m}"] = {"mean": mean, "sd": sd, "runs": len(kept)}
-        buckets = {part: {m: _bucket_spread(records, part, m) for m in MATCHERS} for part in QA_PARTS}
+        buckets = {part: {m: _bucket_spread(records, part, m) for m in SCORES} for part in QA_PARTS}
         groups.append({"label": _label(names), "runs": names, "seeds": [r.get("seed") for r in records],
                        "metrics": metrics, "buckets": buckets})  # fmt: skip
     return groups
@@ -188,7 +192,7 @@ def print_table(
         table.caption += f"\n{escape(warning)}"
     for col in meta_cols:
         table.add_column(col, no_wrap=col == "run")  # a seed group's label spans it
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=True)
@@ -215,7 +219,7 @@ def print_table(
             extra = [""] if mauve else []
             table.add_row(f"[bold]{escape(label)}", *[""] * (len(meta_cols) - 1), *cells, *extra,
                           end_section=True)  # fmt: skip
-    (console or wide_console()).print(table)
+    (console or wide_console(240)).print(table)
 
 
 def _mauve_cell(row: dict) -> str:
@@ -226,7 +230,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
     from continuousbench.results.plots import grouped_bars
 
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in MATCHERS) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     bars = {}
     for col in cols:
         part, m = col.split("/")
@@ -275,7 +279,7 @@ class ReportArguments:
         default=None, metadata={"help": "Write accuracy by support count with error bars (PNG) here."}
     )
     matcher: str = field(
-        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(MATCHERS)}
+        default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(SCORES)}
     )
     json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
     mauve: list[str] = field(
@@ -291,6 +295,10 @@ class ReportArguments:
     finding_rows: list[str] = field(
         default_factory=list,
         metadata={"help": "ROLE=ROW for --findings: none, real, syn, dp_syn, dp_syn_mauve."},
+    )
+    memorization: list[str] = field(
+        default_factory=list,
+        metadata={"help": "NAME=FILE: a `continuousbench memorization --output` file, shown below."},
     )
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
@@ -379,10 +387,11 @@ def main(args: ReportArguments) -> dict:
             ) from None
     check_one_release_per_id(records)
     rows, groups = comparison_rows(records), seed_groups(records)
+    probed = read_probes(args.memorization)  # before anything is printed or written
     if args.mauve:
         add_mauve(rows, records, args.mauve)
     roles = findings.parse_roles(args.finding_rows, rows) if args.findings else {}
-    console = wide_console()
+    console = wide_console(240)
     warning = judge_warning(records)
     print_table(rows, groups, console, warning)
     names = {folder.resolve(): name for name, folder in folders.items()}
@@ -393,11 +402,15 @@ def main(args: ReportArguments) -> dict:
         comparisons.append(read_json(file))
         pair = [names.get(Path(comparisons[-1][k]).resolve()) for k in ("run_a", "run_b")]
         print_comparison(comparisons[-1], console, names=None if None in pair else pair)
+    if probed:
+        print_probes(probed, console)
     if "--plot" in outputs:
         plot_comparison(rows, outputs["--plot"])
     if "--support_plot" in outputs:
         plot_support(groups, records, outputs["--support_plot"], args.matcher)
     result = {"runs": rows, "seed_groups": groups, "judge_warning": warning}
+    if probed:
+        result["memorization"] = probed
     if roles:
         paired = findings.paired_for(comparisons, folders[roles["syn"]], folders[roles["dp_syn"]])
         result["findings"] = findings.check(rows, roles, paired)

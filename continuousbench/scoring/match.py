@@ -23,7 +23,7 @@ import math
 import numbers
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Protocol
@@ -42,6 +42,10 @@ class Matcher(Protocol):
 
 MATCHERS = ("exact_match", "contains", "llm_match")
 DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
+# Per-question outcomes reported like the matchers' but decided without the greedy answer: the
+# ranked-choice pick among the release's options (continuousbench.scoring.mcq).
+RANKED = ("mcq",)
+SCORES = MATCHERS + RANKED
 THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
 # Lower edges of the support-count buckets (a bucket is [edge, next edge)); 0 holds unsupported questions.
 SUPPORT_BUCKETS: tuple[int, ...] = (0, 2, 5, 10, 20, 50, 100, 200, 400, 600, 800, 1600)
@@ -261,6 +265,7 @@ def score(
     judge: Matcher | None = None,
     thresholds: Sequence[int] = THRESHOLDS,
     buckets: Sequence[int] | None = None,
+    ranked: Mapping[str, Sequence[bool]] | None = None,
 ) -> dict:
     """Score predictions against references (answer + aliases), overall and by support count.
 
@@ -270,7 +275,8 @@ def score(
     questions) and ``std`` (population std of the 0/1 correctness); an empty stratum has accuracy,
     ci95 and std None. For
     ``llm_match`` an unparseable verdict is None in ``per_example``, counted in ``unparseable`` and
-    scored as incorrect, so every matcher shares one denominator.
+    scored as incorrect, so every matcher shares one denominator. ``ranked`` adds outcomes decided
+    elsewhere (``{"mcq": [...]}``, one bool per question), aggregated the same way.
     """
     check_inputs(predictions, references, questions=questions, support_counts=support_counts)
     check_options(matchers, thresholds, buckets, with_support=support_counts is not None)
@@ -287,6 +293,10 @@ def score(
                 per_example[name] = [contains(p, r) for p, r in zip(predictions, references, strict=True)]
             case "llm_match":
                 per_example[name] = judge.match(questions, [_as_list(r) for r in references], predictions)
+    for name, values in (ranked or {}).items():
+        if name not in RANKED or len(values) != len(predictions):
+            raise ValueError(f"ranked outcome {name!r} must be one of {RANKED}, one per prediction")
+        per_example[name] = [bool(v) for v in values]
     n = len(predictions)
     result: dict = {"n": n, "metrics": _aggregate(per_example, range(n))}
     if support_counts is not None:

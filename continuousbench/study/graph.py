@@ -1,7 +1,8 @@
 """A study expanded into jobs: each one of our commands (its argv) with its own folder and done marker.
 
 Layout under the study folder: ``releases/``, ``generators/<g>``, ``synthetic/<corpus>``,
-``runs/<evaluator>/<corpus>-seed<k>``, ``mauve/<corpus>.json``, ``audit/<name>``, ``report/``,
+``runs/<evaluator>/<corpus>-seed<k>``, ``mauve/<corpus>.json``, ``memorization/<generator>.json``,
+``audit/<name>``, ``report/``,
 ``compare/``, ``logs/<job>.log`` and ``manifest.json``.
 """
 
@@ -139,6 +140,15 @@ def expand(study: Study, out: Path) -> list[Job]:
             if len(mauve) > 1:  # the real corpus's disjoint halves (the ceiling): once, in the first file
                 opts.setdefault("with_reference", False)
             g.add("mauve", name, ["mauve"], file, file, made, options=opts)
+    probed: dict[str, Path] = {}  # generator -> its memorisation probe's file
+    for name in study.memorization.generators if study.memorization else ():
+        file = probed[name] = out / "memorization" / f"{name}.json"
+        opts = {"model": out / "generators" / name, "release": release, "output": file,
+                **study.memorization.options}  # fmt: skip
+        trained = f"train-generator/{name}"
+        g.add("memorization", name, ["memorization"], file, file, (trained,), options=opts)
+        base = next(j.recipe for j in g.jobs if j.name == trained)  # --plan: the generator's base model
+        g.jobs[-1] = _with_recipe(g.jobs[-1], {**base, **{k: v for k, v in opts.items() if k != "model"}})
     for audit in study.audit:
         folder = out / "audit" / audit.name
         g.add("audit", audit.name, ["audit"], folder, folder / "audit.json", after_release,
@@ -156,7 +166,8 @@ def expand(study: Study, out: Path) -> list[Job]:
                     g.add("compare", what, line, file, file, needs, stdout=file)
                     compared.append(file)
     if study.report and runs:
-        _report(g, study.report if isinstance(study.report, Report) else Report(), runs, mauve, compared)
+        spec = study.report if isinstance(study.report, Report) else Report()
+        _report(g, spec, runs, mauve, compared, probed)
         _proxies(g, study, release, [n for n in corpora if n != "real"], runs)
     return g.jobs
 
@@ -183,7 +194,7 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
 
 
 def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],
-            compared: list[Path]) -> None:  # fmt: skip
+            compared: list[Path], probed: dict[str, Path]) -> None:  # fmt: skip
     """The report job: every run (or the rows of ``spec``) with MAUVE, comparisons and findings. Its
     printed table is kept in ``report/report.txt``, written last (the job's done marker)."""
     seeds = sorted({seed for _, _, seed in runs})
@@ -202,11 +213,12 @@ def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mau
     folder = g.out / "report"
     line = ["report", *(f"{name}={runs[k]}" for name, k in rows.items())]
     options = {"mauve": scored or None, "compare": compared or None, "json": folder / "results.json",
-               "plot": folder / "results.png", "overwrite": True}  # fmt: skip
+               "plot": folder / "results.png", "overwrite": True,
+               "memorization": [f"{name}={file}" for name, file in probed.items()] or None}  # fmt: skip
     if spec.findings:
         options |= {"findings": folder / "findings.json",
                     "finding_rows": [f"{role}={name}" for role, name in spec.findings.items()]}  # fmt: skip
-    after = [j.name for j in g.jobs if j.kind in ("evaluate", "mauve", "compare")]
+    after = [j.name for j in g.jobs if j.kind in ("evaluate", "mauve", "compare", "memorization")]
     text = folder / "report.txt"
     g.add("report", "all", line, folder, text, after, options=options, stdout=text)
 

@@ -60,6 +60,9 @@ def tokens(job: Job) -> tuple[str, float]:
     if job.kind == "pe":  # every iteration writes `variations` candidates of each sample
         per = _number(r.get("max_new_tokens"), 256) * _number(r.get("num_samples"), 0)
         return "generate", per * (1 + _number(r.get("iterations"), 1) * _number(r.get("variations"), 1))
+    if job.kind == "memorization":  # prefix and suffix of --docs documents of each split
+        per = _number(r.get("prefix_tokens"), 32) + _number(r.get("suffix_tokens"), 32)
+        return "generate", 2 * _number(r.get("docs"), 500) * per
     if job.kind == "mauve":
         seeds = len(r.get("seeds") or [0, 1, 2])
         return "generate", 2 * seeds * _number(r.get("n_samples"), 1000) * _number(r.get("max_length"), 256)

@@ -18,8 +18,8 @@ from continuousbench.errors import UserError
 
 Options = dict[str, Any]
 KINDS = (
-    "build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "audit", "report", "compare",
-    "proxies",
+    "build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "memorization", "audit", "report",
+    "compare", "proxies",
 )  # fmt: skip
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
 
@@ -80,6 +80,13 @@ class Mauve(Section):
     options: Options = Field(default_factory=dict)  # n_samples, seeds, ...
 
 
+class Memorization(Section):
+    """The verbatim memorisation probe (``continuousbench memorization``) on generators of the study."""
+
+    generators: list[str]
+    options: Options = Field(default_factory=dict)  # docs, prefix_tokens, suffix_tokens, ...
+
+
 class Audit(Section):
     name: Name
     options: Options = Field(default_factory=dict)
@@ -107,6 +114,7 @@ class Study(Section):
     evaluators: list[Evaluator] = Field(default_factory=list)
     seeds: list[Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: [0], min_length=1)  # a run each
     mauve: Mauve | None = None
+    memorization: Memorization | None = None
     audit: list[Audit] = Field(default_factory=list)
     report: Report | bool = True  # true: every run, named by its folder; false: no report job
     compare: list[tuple[str, str]] = Field(default_factory=list)  # corpus pairs, per evaluator and seed
@@ -139,6 +147,9 @@ class Study(Section):
                     f"evaluator {ev.name} trains on unknown corpora {sorted(unknown)}; the names known are "
                     f"{', '.join(sorted(known))} (a corpus of your own: corpora: {{name: path}})"
                 )
+        probed = set(self.memorization.generators if self.memorization else ())
+        if probed - {g.name for g in self.generators}:
+            raise ValueError(f"memorization probes unknown generators {sorted(probed - set(names))}")
         for a, b in self.compare:
             if not {a, b} <= known:
                 raise ValueError(f"compare names unknown corpora in ({a}, {b}); use {sorted(known)}")

@@ -230,6 +230,17 @@ class HarnessArguments:
             "when one is given; set without one: refused).",
         ),
     )
+    mix_corpus: str | None = field(
+        default=None,
+        metadata={
+            "help": "Forgetting monitor (FictionalQA): a general corpus mixed into the training text at "
+            "--mix_ratio; results.json gets the loss on a held-out sample of it before and after training."
+        },
+    )
+    mix_ratio: float = field(
+        default=0.95,
+        metadata=bounds("[0, 1)", "Share of the training text (characters) from --mix_corpus (0: none)."),
+    )
     max_document_blocks: int = field(
         default=64,
         metadata=bounds(

@@ -132,26 +132,66 @@ def load_causal_lm(model: str, **kwargs):
     return net
 
 
-
-def load_trained(folder: str | Path, option: str, *, merge: bool = True, with_model: bool = True):
+def load_trained(
+    folder: str | Path, option: str, *, merge: bool = True, with_model: bool = True, dtype=None
+):
     """(model, tokenizer) of a folder a trainer wrote: a LoRA adapter (``adapter_config.json``) is loaded
     on its base model, merged into it unless ``merge=False`` (the audit switches the adapter off to score
-    the base model); a soft prompt stays a PEFT model; a full model is loaded as it is. The one place
-    trained folders are loaded."""
+    the base model); a soft prompt stays a PEFT model; a full model is loaded as it is. ``dtype``: as
+    :func:`load_model_and_tokenizer`'s (None: the base model's own for an adapter, which peft keeps;
+    float32 for a full model on CPU). The one place trained folders are loaded."""
     path = Path(folder).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(f"{option} {folder} does not exist: pass a folder from train-generator")
     tokenizer = load_tokenizer(str(path), option=option)
     if not with_model:
         return None, tokenizer
+    kwargs = {} if dtype is None else {"dtype": _resolve_dtype(dtype)}
     if not (path / "adapter_config.json").is_file():
-        return load_causal_lm(str(path)), tokenizer
+        return load_causal_lm(str(path), **kwargs), tokenizer
     from peft import AutoPeftModelForCausalLM
 
-    model = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    try:
+        model = AutoPeftModelForCausalLM.from_pretrained(str(path), **kwargs)
+    except OSError as err:  # the adapter's base model moved or is not available offline
+        raise FileNotFoundError(
+            f"{option} {folder} is a LoRA adapter whose base model cannot be loaded "
+            f"({' '.join(str(err).split())[:160]}); restore the base model named in its adapter_config.json"
+        ) from None
     if model.active_peft_config.is_prompt_learning:  # a soft prompt cannot be merged: PEFT prepends it
         return model, tokenizer
     return (model.merge_and_unload() if merge else model), tokenizer
+
+
+RUN_RESULTS, RUN_MODEL = "results.json", "model"  # what `evaluate` leaves in a run folder (harness/outputs)
+
+
+def load_for_inference(source: str, option: str = "--model", *, dtype=None):
+    """(model in eval mode, tokenizer with a pad token, what was loaded) from any of the three things a
+    user names as "a model": an ``evaluate`` run folder (its selected ``model/``), a trained folder (a
+    LoRA generator, merged into its base; a full model) or a model id. The one loader of the commands
+    that only score or generate, so none of them merges adapters or picks a dtype by hand."""
+    path, dtype = Path(source).expanduser(), _resolve_dtype(dtype)  # bf16 on a GPU that has it, else fp32
+    kind = "model"
+    if (path / RUN_RESULTS).is_file():
+        if not (path / RUN_MODEL).is_dir():
+            raise UserError(
+                f"{option} {source} is an evaluate run without a trained model (--steps 0 keeps none); "
+                "pass its base model instead"
+            )
+        path, kind = path / RUN_MODEL, "evaluate run"
+    elif (path / "adapter_config.json").is_file():
+        kind = "LoRA adapter"
+    if path.is_dir():
+        model, tokenizer = load_trained(path, option, dtype=dtype)
+    else:
+        tokenizer = load_tokenizer(source, option=option)
+        model = load_causal_lm(source, dtype=dtype)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.eval()
+    return model, tokenizer, {"given": source, "kind": kind, "dtype": str(model.dtype).removeprefix("torch.")}
+
 
 def load_model_and_tokenizer(
     model: str,

@@ -249,6 +249,7 @@ def test_the_packaged_demo_study_plans_from_any_folder(tmp_path, monkeypatch, ca
 
     monkeypatch.chdir(tmp_path)
     plan = command.cli(["--config", str(demo.STUDY), "--plan"])
-    assert len(plan["jobs"]) == 22 and plan["jobs"][-2:] == ["report/all", "proxies/all"]
+    # 24 jobs: 21, the memorisation probes of syn and dp-eps10, and the proxies
+    assert len(plan["jobs"]) == 24 and plan["jobs"][-2:] == ["report/all", "proxies/all"]
     assert plan["gpu_hours"] == 0
     assert not list(tmp_path.iterdir())

@@ -96,7 +96,7 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     assert proc.stdout.count(f"-> {out}") == 1  # the scores are printed by one process
     # 4 validation questions per pass, 6 test questions per part: each process answered half
     assert "4 items answered in 2 shares: 2 + 2" in proc.stderr
-    assert proc.stderr.count("6 items answered in 2 shares: 3 + 3") == 2
+    assert proc.stderr.count("6 items answered in 2 shares: 3 + 3") == 4  # per part: answers, ranked choice
     results = json.loads((out / "results.json").read_text())
     assert results["training_args"]["world_size"] == 2 and results["tokens_per_step"] == 8 * 64
     assert [h["step"] for h in results["validation_history"]] == [1, 2]

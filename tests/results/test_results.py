@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from old_records import before_schema_4
 
 from continuousbench.harness.outputs import RESULTS
 from continuousbench.results import record as results
@@ -96,9 +97,9 @@ def test_each_bad_record_gives_one_line(record, path, value, message):
 
 
 def test_schema_1_and_2_records_are_still_read(record):
-    """Schemas 2 to 4 only added optional keys (``model_privacy``; ``model_repo``; the recipe's name
-    and settings): older records are valid as they were."""
-    old = copy.deepcopy(record)
+    """Schemas 2 to 4 only added optional keys (``model_privacy``; ``model_repo``; the recipe's name and
+    settings, graded knowledge): older records are valid as they were."""
+    old = before_schema_4(record)
     old["schema_version"] = 1
     del old["model_privacy"]
     assert results.validate(old) == ["record: recipe.canonical needs schema_version 4"]
@@ -109,6 +110,20 @@ def test_schema_1_and_2_records_are_still_read(record):
     assert results.validate({**old, "model_repo": "me/eval"}) == [
         "record: model_repo and model_privacy.target_epsilon need schema_version 3"
     ]
+
+
+def test_graded_knowledge_is_recorded_and_needs_schema_4(record):
+    for part in ("qa_public", "qa_singleton"):
+        metrics = record["metrics"][part]
+        mcq, nll = metrics["metrics"]["mcq"], metrics["answer_nll"]
+        assert 0 <= mcq["accuracy"] <= 1 and mcq["count"] == metrics["n"] == nll["count"]
+        assert mcq["ci95"][0] <= mcq["accuracy"] <= mcq["ci95"][1]
+        assert nll["mean"] > 0 and nll["ci95"][0] <= nll["mean"] <= nll["ci95"][1]
+        assert metrics["by_support"][">=0"]["mcq"]["count"] == metrics["n"]
+    assert results.validate({**record, "schema_version": 3}) == [
+        "record: metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4"
+    ]
+    assert results.validate({**before_schema_4(record), "schema_version": 3}) == []
 
 
 def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):

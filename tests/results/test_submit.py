@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 from fake_hub import patch_hub
 from huggingface_hub import HfApi
+from old_records import before_schema_4
 
 from continuousbench.hub import hub_repo_id
 from continuousbench.results import record as results
@@ -51,10 +52,7 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     assert twin["model_repo"] == "me/twin-evaluator" and "model_repo" not in record  # the leaderboard's card
     older = tmp_path / "older"  # a schema-2 run: submitted, its record is a schema-4 record
     shutil.copytree(finished_run, older, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
-    v2 = {**own, "schema_version": 2}
-    v2["recipe"] = {k: own["recipe"][k] for k in ("path", "file_sha256", "sha256")}
-    v2["corpus"] = {k: v for k, v in own["corpus"].items() if k != "privacy_source"}
-    (older / "results.json").write_text(json.dumps(v2))
+    (older / "results.json").write_text(json.dumps({**before_schema_4(own), "schema_version": 2}))
     where = submit.cli([str(older), "--to", str(to), "--model_repo", "me/x"])["path"]
     added = json.loads(Path(where).read_text())
     assert added["schema_version"] == 4 and added["model_repo"] == "me/x"
