@@ -26,6 +26,9 @@ class PerRecordLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, scale: float) -> torch.Tensor:
         out = torch.nn.functional.linear(x, weight)
+        device = x.device.type
+        if torch.is_autocast_enabled(device):  # keep the input as the matmul saw it (bf16: half the memory)
+            x = x.to(torch.get_autocast_dtype(device))
         ctx.save_for_backward(x, weight)
         ctx.scale = scale
         return out
