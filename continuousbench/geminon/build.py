@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections import Counter
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,18 +221,19 @@ def _world_stage(
 def _render_stage(
     work: WorkDir, stages: StageProgress, world: list[Geminon], realizer, selection
 ) -> list[str]:
-    """Texts of the selected drafts, rendered in chunks that each survive an interruption; a realizer
-    that renders each draft from its own seed alone (``parallel_render``) renders chunks in forked
-    processes, with the same texts (each chunk is written in order, by this process)."""
+    """Texts of the selected drafts, rendered in chunks that each survive an interruption (in forked
+    processes where the realizer allows it: see :mod:`~continuousbench.geminon.forked`)."""
+    from continuousbench.geminon.forked import ordered_map
+
     by_idx = {g.idx: g for g in world}
     n = len(selection["style"])
     starts = range(0, n, RENDER_CHUNK)
     chunks = [(part, start, min(start + RENDER_CHUNK, n)) for part, start in enumerate(starts)]
     todo = [c for c in chunks if not work.file(f"render/part-{c[0]:05d}.parquet").exists()]
     texts: list[str] = []
-    pool = _render_pool(realizer, by_idx, selection, todo)
-    with stages.stage("render", total=n) as advance, pool as render:
-        rendered = iter(render(todo))
+    pool = ordered_map((realizer, by_idx, selection), len(todo), realizer)
+    with stages.stage("render", total=n) as advance, pool as ordered:
+        rendered = ordered(_render_chunk, todo)
         for part, start, stop in chunks:
             name = f"render/part-{part:05d}.parquet"
             if not work.file(name).exists():
@@ -245,32 +246,9 @@ def _render_stage(
     return texts
 
 
-_RENDERING: tuple = ()  # (realizer, world index, selection) for forked render workers
-
-
-def _render_chunk(chunk: tuple[int, int, int]) -> list[str]:
-    realizer, by_idx, selection = _RENDERING
+def _render_chunk(state: tuple, chunk: tuple[int, int, int]) -> list[str]:
+    realizer, by_idx, selection = state
     return realizer.render(drafts_of(selection, chunk[1], chunk[2]), by_idx)
-
-
-@contextmanager
-def _render_pool(realizer, by_idx, selection, todo: list):
-    """A function rendering chunks in order: in this process, or in forked processes (one per usable
-    core) when the realizer allows it and there is more than one chunk to render."""
-    global _RENDERING
-    import multiprocessing
-    import os
-
-    workers = min(len(os.sched_getaffinity(0)), len(todo))
-    _RENDERING = (realizer, by_idx, selection)
-    try:
-        if workers < 2 or not getattr(realizer, "parallel_render", False):
-            yield lambda chunks: map(_render_chunk, chunks)
-            return
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            yield lambda chunks: pool.imap(_render_chunk, chunks)
-    finally:
-        _RENDERING = ()
 
 
 # -- assembly ----------------------------------------------------------------------------------------

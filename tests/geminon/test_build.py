@@ -146,23 +146,24 @@ def test_cli_build_is_byte_identical_refuses_and_overwrites(invoke, tiny_release
     assert _files(built) == _files(tiny_release)
 
 
-def test_render_in_forked_processes_gives_the_same_bytes(tiny_release, tmp_path, monkeypatch):
-    """The template realizer's chunks rendered by two forked processes: the release is byte-identical to
-    the one rendered in one chunk by the building process."""
-    import os
+def test_build_in_forked_processes_gives_the_same_bytes(tiny_release, tmp_path, monkeypatch):
+    """The template realizer's candidate units and render chunks in two forked processes: the release is
+    byte-identical to the one built in one process (one render chunk, units drafted in turn)."""
+    from continuousbench.geminon import corpus, forked
 
     monkeypatch.setattr(B, "RENDER_CHUNK", 400)  # several chunks
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # two workers, even on one core
-    pools = []
-    original = B._render_pool
+    monkeypatch.setattr(corpus, "UNIT_CHUNK", 7)  # several pieces per candidate pool
+    monkeypatch.setattr(forked, "usable_cores", lambda: 2)  # two workers, even on one core
+    pieces = []
+    original = forked.ordered_map
 
-    def spy(realizer, by_idx, selection, todo):
-        pools.append(len(todo))
-        return original(realizer, by_idx, selection, todo)
+    def spy(state, count, realizer):
+        pieces.append(count)
+        return original(state, count, realizer)
 
-    monkeypatch.setattr(B, "_render_pool", spy)
+    monkeypatch.setattr(forked, "ordered_map", spy)
     built = B.build_release(B.GeminonBuildArguments(size="tiny", out=str(tmp_path)), progress=False)
-    assert pools and pools[0] > 1
+    assert len(pieces) == 5 and sum(p > 1 for p in pieces) >= 4  # four candidate pools and the render
     assert _files(built) == _files(tiny_release)
 
 
