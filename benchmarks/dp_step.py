@@ -34,7 +34,9 @@ from pathlib import Path
 KINDS = ("plain", "per_sample", "ghost")
 # "two_backwards": ghost clipping's two backward passes with direct per-record norms (Opacus's fast
 # gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
-EXTRA = ("two_backwards",)
+# "opacus_hooks": per_sample as it was before continuousbench.dp.record_grads, with Opacus's own
+# GradSampleModule hooks (the before of that change, measured in the same run)
+EXTRA = ("two_backwards", "opacus_hooks")
 PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
 
 
@@ -73,11 +75,21 @@ def build_step(args, kind: str):
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     dtype = torch.bfloat16 if precision == "bf16" else None
     if base != "plain":
-        comps = dpsgd.make_private(
-            model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
-            generator=SecretStreams.create(device=device).noise, secure_mode=True,
-            clipping="ghost" if base == "two_backwards" else base,
-        )  # fmt: skip
+        hooks = contextlib.nullcontext()
+        if base == "opacus_hooks":
+            from unittest import mock
+
+            from opacus.grad_sample import GradSampleModule
+
+            from continuousbench.dp import record_grads
+
+            hooks = mock.patch.object(record_grads, "RecordGradModule", GradSampleModule)
+        with hooks:
+            comps = dpsgd.make_private(
+                model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
+                generator=SecretStreams.create(device=device).noise, secure_mode=True,
+                clipping={"two_backwards": "ghost", "opacus_hooks": "per_sample"}.get(base, base),
+            )  # fmt: skip
         comps.module.use_ghost_clipping = base != "two_backwards"
 
         def dp_step():
@@ -102,17 +114,19 @@ def build_step(args, kind: str):
     return plain_step, model, tok
 
 
-def timed(steps: dict, repeats: int) -> dict[str, float]:
-    """Median time of each step, the steps taken in turn so that load on a shared CPU hits all alike."""
+def timed(steps: dict, repeats: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each step, the steps taken in turn (odd rounds in reverse order) so
+    that load on a shared machine hits all alike. CPU time (one thread) leaves out the time the process
+    waits for a core, which wall time on a busy machine is mostly made of."""
     for step in steps.values():
         step()  # warm-up
-    times: dict[str, list[float]] = {kind: [] for kind in steps}
-    for _ in range(repeats):
-        for kind, step in steps.items():
-            start = time.perf_counter()
-            step()
-            times[kind].append(time.perf_counter() - start)
-    return {kind: statistics.median(t) for kind, t in times.items()}
+    times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in steps}
+    for round_ in range(repeats):
+        for kind in list(steps)[:: -1 if round_ % 2 else 1]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            steps[kind]()
+            times[kind].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return {kind: tuple(statistics.median(x[i] for x in t) for i in (0, 1)) for kind, t in times.items()}
 
 
 def noise_cost(model) -> str:
@@ -188,11 +202,11 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
     for kind in kinds:
         ref = "prompt_plain" if kind.startswith("prompt_") else "plain"
         reference = f"{ref}-bf16" if kind.endswith("-bf16") and f"{ref}-bf16" in times else ref
-        ratio = ""
+        (wall, cpu), ratio = times[kind], ""
         if reference in times and kind != reference and memory[reference] >= 8:  # RSS is coarse below
-            ratio = f" = {times[kind] / times[reference]:.2f}x time, "
+            ratio = f" = {cpu / times[reference][1]:.3f}x CPU time ({wall / times[reference][0]:.2f}x wall), "
             ratio += f"{memory[kind] / memory[reference]:.2f}x memory"
-        rows.append((f"{kind} step", f"{times[kind]:.3f} s, {memory[kind]:.0f} MiB{ratio}"))
+        rows.append((f"{kind} step", f"{wall:.3f} s wall, {cpu:.3f} s CPU, {memory[kind]:.0f} MiB{ratio}"))
     _, plain, tok = built[kinds[0]]
     rows.append(("noise per step, one draw / secure mode", noise_cost(plain)))
     start = time.perf_counter()

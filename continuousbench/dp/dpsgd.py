@@ -129,8 +129,9 @@ def make_private(
 ) -> DPComponents:
     """Wrap model and optimizer for DP-SGD with Opacus (clip at 1: see normalised clipping).
 
-    ``clipping``: ``per_sample`` (Opacus hooks: one backward pass that keeps every record's LoRA
-    gradient, ``micro_batch x LoRA parameters`` floats - cheap for LoRA on small models) or ``ghost``
+    ``clipping``: ``per_sample`` (one backward pass that keeps every record's LoRA gradient,
+    ``micro_batch x LoRA parameters`` floats, computed by :mod:`~continuousbench.dp.record_grads`
+    - cheap for LoRA on small models) or ``ghost``
     (Opacus ghost clipping: per-record norms without per-record gradients, then a second backward
     pass - the memory-light choice for large LoRA ranks and batches).
 
@@ -144,7 +145,7 @@ def make_private(
     """
     import torch
     from opacus import optimizers
-    from opacus.grad_sample import GradSampleModule, GradSampleModuleFastGradientClipping
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
     from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
 
     if clipping not in CLIPPINGS:
@@ -160,7 +161,9 @@ def make_private(
             else optimizers.DPOptimizerFastGradientClipping
         )
     else:
-        module = GradSampleModule(model, batch_first=True, loss_reduction="mean")
+        from continuousbench.dp.record_grads import RecordGradModule  # Opacus's, without its hooks
+
+        module = RecordGradModule(model, batch_first=True, loss_reduction="mean")
         dp_class = optimizers.DistributedDPOptimizer if distributed else optimizers.DPOptimizer
     dp_optimizer = dp_class(
         optimizer,

@@ -151,6 +151,9 @@ def _check_draft(draft: Draft, style: str, unit: tuple[int, ...], index: PairInd
     return None
 
 
+UNIT_CHUNK = 2_000  # units per piece of a pool drafted in a forked process
+
+
 def draft_pool(
     realizer: Realizer,
     style: str,
@@ -161,33 +164,25 @@ def draft_pool(
     rng: np.random.Generator,
     on_unit: Callable[[int], None] | None = None,
 ) -> Pool:
-    """Draft ``per_unit`` candidates for every unit and keep them compactly; count what is dropped."""
+    """Draft ``per_unit`` candidates for every unit and keep them compactly; count what is dropped.
+
+    Units draft from their own seeds, so pieces of them may run in forked processes
+    (:mod:`~continuousbench.geminon.forked`); the pieces are joined in unit order."""
+    from continuousbench.geminon.forked import ordered_map
+
     unit_seeds = rng.integers(0, 2**62, size=len(units))
-    unit_of: list[int] = []
-    seeds: list[int] = []
-    lengths: list[int] = []
-    pairs: list[int] = []
-    texts: list[str | None] = []
+    pieces = [(a, min(a + UNIT_CHUNK, len(units))) for a in range(0, len(units), UNIT_CHUNK)]
+    state = (realizer, style, units, unit_seeds, per_unit, world, index)
+    parts: list[tuple] = []
     dropped: Counter = Counter()
-    for u, unit in enumerate(units):
-        subjects = [world[i] for i in unit]
-        for draft in realizer.draft(style, subjects, int(unit_seeds[u]), per_unit):
-            reason = _check_draft(draft, style, unit, index)
-            if reason:
-                dropped[reason] += 1
-                continue
-            if not 0 <= draft.seed < 2**63:
-                raise UserError(
-                    f"realizer {realizer.name!r} gave draft seed {draft.seed}: seeds must fit in 63 bits"
-                )
-            ids = index.ids
-            pairs.extend(ids[m] for m in draft.mentions)
-            lengths.append(len(draft.mentions))
-            unit_of.append(u)
-            seeds.append(draft.seed)
-            texts.append(draft.text)
-        if on_unit:
-            on_unit(u)
+    with ordered_map(state, len(pieces), realizer) as ordered:
+        for (a, b), part in zip(pieces, ordered(_draft_units, pieces), strict=True):
+            parts.append(part)
+            dropped.update(part[4])
+            for u in range(a, b) if on_unit else ():
+                on_unit(u)
+    unit_of, seeds, lengths, pairs = (np.concatenate([p[i] for p in parts] or [[]]) for i in range(4))
+    texts = [t for p in parts for t in p[5]]
     indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     return Pool(
@@ -200,6 +195,39 @@ def draft_pool(
         texts=texts if any(t is not None for t in texts) else None,
         dropped=dropped,
     )
+
+
+def _draft_units(state: tuple, piece: tuple[int, int]) -> tuple:
+    """Units ``piece[0]:piece[1]`` of a pool: (unit_of, seeds, lengths, pairs) arrays, what was
+    dropped, the texts."""
+    realizer, style, units, unit_seeds, per_unit, world, index = state
+    unit_of: list[int] = []
+    seeds: list[int] = []
+    lengths: list[int] = []
+    pairs: list[int] = []
+    texts: list[str | None] = []
+    dropped: Counter = Counter()
+    ids = index.ids
+    for u in range(*piece):
+        unit = units[u]
+        subjects = [world[i] for i in unit]
+        for draft in realizer.draft(style, subjects, int(unit_seeds[u]), per_unit):
+            reason = _check_draft(draft, style, unit, index)
+            if reason:
+                dropped[reason] += 1
+                continue
+            if not 0 <= draft.seed < 2**63:
+                raise UserError(
+                    f"realizer {realizer.name!r} gave draft seed {draft.seed}: seeds must fit in 63 bits"
+                )
+            pairs.extend(ids[m] for m in draft.mentions)
+            lengths.append(len(draft.mentions))
+            unit_of.append(u)
+            seeds.append(draft.seed)
+            texts.append(draft.text)
+    arrays = (np.asarray(unit_of, dtype=np.int32), np.asarray(seeds, dtype=np.int64),
+              np.asarray(lengths, dtype=np.int64), np.asarray(pairs, dtype=np.int32))  # fmt: skip
+    return (*arrays, dropped, texts)
 
 
 def coverage(draft: Draft, entity: Geminon) -> int:

@@ -24,6 +24,7 @@ from continuousbench.errors import UserError
 from continuousbench.news.slurm_options import ClusterArguments, slurm_minutes
 
 LABELS = ("records", "articles", "candidate_pairs")  # our steps' other counters (not datatrove's own)
+PREFIXES = ("dropped_", "skipped_", "truncated_", "dated_from_")  # ... and their families
 
 
 @dataclass
@@ -157,7 +158,7 @@ def pipeline_counts(logs: Path, names: Sequence[str]) -> dict[str, int]:
         for path in sorted((logs / name / "stats").glob("*.json")):
             for step in json.loads(path.read_text()):
                 for label, value in step.get("stats", {}).items():
-                    if not label.startswith(("dropped_", "skipped_", "truncated_")) and label not in LABELS:
+                    if not label.startswith(PREFIXES) and label not in LABELS:
                         continue
                     total = value.get("total", 0) if isinstance(value, dict) else value
                     counts[label] = counts.get(label, 0) + int(total)

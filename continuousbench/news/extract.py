@@ -39,17 +39,23 @@ from continuousbench.news.warc import WarcPages, warc_files
 def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     """Title, publication day, hostname and main text of one page (trafilatura; None when it finds none)."""
     from trafilatura import bare_extraction
+    from trafilatura.utils import load_html
 
-    date_params = {"original_date": True, "extensive_search": True}
-    if max_day:
-        date_params["max_date"] = max_day  # a page cannot be published after it was crawled
+    from continuousbench.news.dates import publication_date
+
+    tree = load_html(html)
+    if tree is None:
+        return None
+    day, source = publication_date(tree, url or None, max_day)  # before trafilatura, which prunes the tree
+    # trafilatura's own date search is not used (see news/dates.py): its cheapest mode keeps it short
     found = bare_extraction(
-        html, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
-        favor_precision=True, deduplicate=False, date_extraction_params=date_params,
+        tree, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
+        favor_precision=True, deduplicate=False, date_extraction_params={"extensive_search": False},
     )  # fmt: skip
     if found is None:
         return None
-    return {"title": found.title or "", "date": found.date, "hostname": found.hostname, "text": found.text}
+    return {"title": found.title or "", "date": day, "date_source": source, "hostname": found.hostname,
+            "text": found.text}  # fmt: skip
 
 
 def guarded_extract(html: str, url: str, max_day: str | None) -> dict | None:
@@ -101,6 +107,8 @@ class ArticleExtractor(PipelineStep):
                     self.stat_update("dropped_no_text")
                     continue
                 doc.text = text
+                if found.get("date_source"):
+                    self.stat_update(f"dated_from_{found['date_source']}")
                 doc.metadata.update(
                     title=title,
                     date=iso_day(found["date"]),

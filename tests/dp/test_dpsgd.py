@@ -137,3 +137,23 @@ def test_bf16_autocast_keeps_the_update_in_float32(dp_model_dir):
     )
     assert all(p.dtype == torch.float32 for p in params)
     assert any(not torch.equal(p, b) for p, b in zip(params, before, strict=True))
+
+
+def test_per_sample_computes_per_record_grads_without_hooks_or_a_summed_grad(dp_model_dir):
+    """per_sample: each record's LoRA gradient from one batched matmul per layer, no Opacus hooks and no
+    summed weight gradient (autograd's, which DP-SGD never uses, cost part of the step's 22%)."""
+    model, tok = _lora_model(dp_model_dir)
+    rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2 and 3."], 32)
+    params = dpsgd.check_trainable(model)
+    expected = _per_example_grads(copy.deepcopy(model), rows, tok.pad_token_id, 1.0)
+    comps = dpsgd.make_private(
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
+        generator=torch.Generator(),
+    )  # fmt: skip
+    assert not any(m._backward_hooks or m._forward_hooks for m in model.modules())
+    dpsgd.record_loss(comps.module, rows, tok.pad_token_id, "cpu").mean().backward()
+    assert all(p.grad is None for p in params)
+    got = torch.cat([p.grad_sample.reshape(len(rows), -1) for p in params], dim=1)
+    assert torch.allclose(got, expected, rtol=1e-4, atol=1e-6)
+    comps.module.to_standard_module()
+    assert not any(hasattr(m, "_record_mean") or "forward" in vars(m) for m in model.modules())

@@ -146,6 +146,50 @@ def test_cli_build_is_byte_identical_refuses_and_overwrites(invoke, tiny_release
     assert _files(built) == _files(tiny_release)
 
 
+def test_build_in_forked_processes_gives_the_same_bytes(tiny_release, tmp_path, monkeypatch):
+    """The template realizer's candidate units and render chunks in two forked processes: the release is
+    byte-identical to the one built in one process (one render chunk, units drafted in turn)."""
+    from continuousbench.geminon import corpus, forked
+
+    monkeypatch.setattr(B, "RENDER_CHUNK", 400)  # several chunks
+    monkeypatch.setattr(corpus, "UNIT_CHUNK", 7)  # several pieces per candidate pool
+    monkeypatch.setattr(forked, "usable_cores", lambda: 2)  # two workers, even on one core
+    pieces = []
+    original = forked.ordered_map
+
+    def spy(state, count, realizer):
+        pieces.append(count)
+        return original(state, count, realizer)
+
+    monkeypatch.setattr(forked, "ordered_map", spy)
+    built = B.build_release(B.GeminonBuildArguments(size="tiny", out=str(tmp_path)), progress=False)
+    assert len(pieces) == 5 and sum(p > 1 for p in pieces) >= 4  # four candidate pools and the render
+    assert _files(built) == _files(tiny_release)
+
+
+# sha256 (first 16 hex digits) of the tiny release's data files as the code before the build's speed-ups
+# (forked render, arrow columns) wrote them: a faster build must publish the same bytes. A deliberate
+# change of the release's content updates these.
+TINY_DATA_SHA256 = {
+    "data/corpus/train-00000-of-00001.parquet": "40d629728cf71784",
+    "data/corpus/validation-00000-of-00001.parquet": "8343829b6504dc70",
+    "data/entities/train-00000-of-00001.parquet": "ac53644d514fb8a3",
+    "data/qa_public/test-00000-of-00001.parquet": "a226513d035c2e6a",
+    "data/qa_public/validation-00000-of-00001.parquet": "aaaee6791e297799",
+    "data/qa_singleton/test-00000-of-00001.parquet": "132f0495f7b51e1b",
+    "data/qa_singleton/validation-00000-of-00001.parquet": "42e1952e9d349718",
+    "data/support_counts/train-00000-of-00001.parquet": "9b88c23cb01ee9ac",
+}
+
+
+def test_tiny_release_data_keeps_its_digests(tiny_release):
+    import hashlib
+
+    found = {name: hashlib.sha256(data).hexdigest()[:16] for name, data in _files(tiny_release).items()
+             if name.startswith("data/")}  # fmt: skip
+    assert found == TINY_DATA_SHA256
+
+
 def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("interrupted")

@@ -111,6 +111,7 @@ class TemplateRealizer:
     """Offline default realizer (see the module docstring)."""
 
     name = "template"
+    parallel_render = True  # each draft renders from its own seed alone: chunks may render in processes
 
     def __init__(self) -> None:
         self._cum = {s: list(accumulate(w for _, w, _, _ in t)) for s, t in THEMES.items()}
