@@ -358,8 +358,7 @@ make_parser, _ = command(
     "continuousbench evaluate",
     "Continue pretraining a base model on a candidate corpus, then score a release's QA.",
     main,
-    epilog="--config <recipe.yaml> sets any of the options above (defaults < YAML < command line); "
-    "recipes: recipes/configs/*.yaml, commands: recipes/README.md.",
+    epilog="--config <recipe.yaml> sets these options (defaults < YAML < command line); recipes/README.md.",
     brief=(HarnessArguments, ModelArguments, RecipeOptions, DPOptions),
 )
 

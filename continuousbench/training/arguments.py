@@ -36,8 +36,7 @@ class RecipeOptions:
         default=SAMPLES_PER_STEP,
         metadata=bounds(
             "[1, inf)",
-            "Packed blocks per optimizer step; sets gradient_accumulation_steps from "
-            "per_device_train_batch_size x processes. None keeps gradient_accumulation_steps as given.",
+            "Packed blocks per optimizer step (sets gradient_accumulation_steps; None: as given).",
         ),
     )
     max_steps: int | None = field(
@@ -127,23 +126,22 @@ class ModelArguments:
     lora_targets: str | None = field(
         default=None,
         metadata={
-            "help": "Where LoRA goes: attention, mlp or all (default; attention and MLP projections, "
-            "named per architecture).",
+            "help": "LoRA on attention, mlp or all (default) projections, named per architecture.",
             "choices": list(LORA_PLACEMENTS),
         },
     )
     num_virtual_tokens: int | None = field(
-        default=None, metadata=bounds("[1, inf)", "--tuning prompt: soft-prompt length; default 20.")
+        default=None, metadata=bounds("[1, inf)", "Soft-prompt length (default 20).")
     )
     prompt_init: str | None = field(
         default=None,
         metadata={
-            "help": "--tuning prompt: random_uniform (default; App. E: DP needs it) or vocab.",
+            "help": "Soft prompt's start: random_uniform (default; DP needs it) or vocab.",
             "choices": list(PROMPT_INITS),
         },
     )
     prompt_init_range: float | None = field(
-        default=None, metadata=bounds("(0, inf)", "--tuning prompt, random_uniform: the range; default 0.01.")
+        default=None, metadata=bounds("(0, inf)", "random_uniform's range (default 0.01).")
     )
     dtype: str | None = field(
         default=None, metadata={"help": "bfloat16, float32 ...; default bf16 where supported."}
@@ -198,16 +196,15 @@ class HarnessArguments:
     corpus: str | None = field(
         default=None,
         metadata={
-            "help": "Candidate corpus: release id/folder, save_to_disk folder, .parquet/.jsonl/.json/.txt "
-            "file or Hub dataset id (default: the release's own corpus)."
+            "help": "Candidate corpus: a release, dataset folder, .parquet/.jsonl/.txt file or Hub id "
+            "(default: the release's)."
         },
     )
     corpus_privacy: str | None = field(
         default=None,
         metadata={
-            "help": "JSON file stating the corpus's DP guarantee (private, epsilon, delta, unit: "
-            "docs/results-format.md); default: privacy.json beside a corpus folder. Not --epsilon, which "
-            "trains the evaluator itself with DP."
+            "help": "The corpus's DP statement, JSON (docs/results-format.md); default: privacy.json "
+            "beside it."
         },
     )
     text_column: str = field(default="text", metadata={"help": "Column of the corpus holding the documents."})
@@ -218,35 +215,32 @@ class HarnessArguments:
     replay_corpus: str | None = field(
         default=None,
         metadata={
-            "help": "Corpus mixed into every candidate corpus (same sources as --corpus), e.g. the base "
-            "model's own pretraining text; off by default. The same for every candidate."
+            "help": "Corpus mixed into every candidate, the same for all (e.g. the base model's own text)."
         },
     )
     replay_fraction: float | None = field(
         default=None,
         metadata=bounds(
             "(0, 1)",
-            f"Share of the training text (characters) drawn from --replay_corpus (default {REPLAY_FRACTION} "
-            "when one is given; set without one: refused).",
+            f"Its share of the training text (default {REPLAY_FRACTION}; needs --replay_corpus).",
         ),
     )
     mix_corpus: str | None = field(
         default=None,
         metadata={
-            "help": "Forgetting monitor (FictionalQA): a general corpus mixed into the training text at "
-            "--mix_ratio; results.json gets the loss on a held-out sample of it before and after training."
+            "help": "Forgetting monitor: a general corpus mixed in; its held-out loss before and after "
+            "training."
         },
     )
     mix_ratio: float = field(
         default=0.95,
-        metadata=bounds("[0, 1)", "Share of the training text (characters) from --mix_corpus (0: none)."),
+        metadata=bounds("[0, 1)", "Its share of the training text."),
     )
     max_document_blocks: int = field(
         default=64,
         metadata=bounds(
             "[1, inf)",
-            "Documents are cut after about this many max_length blocks (4 characters a token): one huge "
-            "document would otherwise take gigabytes to tokenize. Cuts are counted in results.json.",
+            "Documents are cut after about this many max_length blocks (cuts counted in results.json).",
         ),
     )
     qa_eval_limit: int | None = field(
@@ -278,7 +272,7 @@ class HarnessArguments:
     )
     judge_override_calibration: bool = field(
         default=False,
-        metadata={"help": "Score with a judge that failed calibration anyway (results.json and card say so)"},
+        metadata={"help": "Use a judge that failed calibration anyway (recorded)."},
     )
     resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
     overwrite: bool = field(default=False, metadata={"help": "Replace the results of a finished run."})

@@ -44,20 +44,18 @@ class DPOptions:
     clipping: str = field(
         default="per_sample",
         metadata={
-            "help": "per_sample (one backward; keeps micro_batch x LoRA-parameter gradients) or ghost "
-            "(Opacus ghost clipping: two backwards, little memory; for large ranks and batches).",
+            "help": "per_sample (one backward) or ghost (two backwards, little memory: large ranks).",
             "choices": ["per_sample", "ghost"],
         },
     )
     secure_noise: bool = field(
-        default=True, metadata={"help": "Opacus's floating-point-safe noise sampler (4 draws per value)."}
+        default=True, metadata={"help": "Opacus's float-safe noise sampler."}
     )
     insecure_noise_seed: int | None = field(
         default=None,
         metadata=bounds(
             "[0, inf)",
-            "TESTS ONLY: draw the DP noise and batches from this public seed; the privacy statement "
-            "then says the run has no DP guarantee.",
+            "TESTS ONLY: DP noise and batches from this public seed (then: no DP guarantee).",
         ),
     )
 
