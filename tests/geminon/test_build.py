@@ -169,15 +169,16 @@ def test_build_in_forked_processes_gives_the_same_bytes(tiny_release, tmp_path, 
 
 # sha256 (first 16 hex digits) of the tiny release's data files as the code before the build's speed-ups
 # (forked render, arrow columns) wrote them: a faster build must publish the same bytes. A deliberate
-# change of the release's content updates these.
+# change of the release's content updates these (the QA parts changed when they gained their ranked-choice
+# `options`, release format 2).
 TINY_DATA_SHA256 = {
     "data/corpus/train-00000-of-00001.parquet": "40d629728cf71784",
     "data/corpus/validation-00000-of-00001.parquet": "8343829b6504dc70",
     "data/entities/train-00000-of-00001.parquet": "ac53644d514fb8a3",
-    "data/qa_public/test-00000-of-00001.parquet": "a226513d035c2e6a",
-    "data/qa_public/validation-00000-of-00001.parquet": "aaaee6791e297799",
-    "data/qa_singleton/test-00000-of-00001.parquet": "132f0495f7b51e1b",
-    "data/qa_singleton/validation-00000-of-00001.parquet": "42e1952e9d349718",
+    "data/qa_public/test-00000-of-00001.parquet": "3f97ba915c97f15f",
+    "data/qa_public/validation-00000-of-00001.parquet": "e94130645578aa08",
+    "data/qa_singleton/test-00000-of-00001.parquet": "476946ae1f4826a5",
+    "data/qa_singleton/validation-00000-of-00001.parquet": "f82e22f3c5a4e80a",
     "data/support_counts/train-00000-of-00001.parquet": "9b88c23cb01ee9ac",
 }
 

@@ -173,5 +173,5 @@ def test_the_recipe_column_names_the_recipe(finished_run, capsys):
     rows = report.comparison_rows({"mine": record, "canon": canonical})
     mine = f"non-canonical {record['recipe']['sha256'][:8]}"
     assert [r["recipe"] for r in rows] == [mine, "geminon-tiny-demo"]
-    report.print_table(rows, console=report.wide_console())
+    report.print_table(rows, console=report.wide_console(240))
     assert "geminon-tiny-demo" in capsys.readouterr().out
