@@ -12,8 +12,8 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # pytest-xdist workers inherit COLUMNS=80 / LINES=24; commands should see what CI logs see, a pipe
 # with no terminal size (tests of a set width set COLUMNS themselves).
-for _size in ("COLUMNS", "LINES"):
-    os.environ.pop(_size, None)
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 import pytest
 import torch
