@@ -19,7 +19,8 @@ def news_release(warc_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("news-home")
     args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
                               **TINY_CLUSTERING)  # fmt: skip
-    return main(args, ModelArguments(llm="offline:news", max_dropped=1.0), ExecutorArguments(tasks=2))
+    model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)  # stand-in judge
+    return main(args, model, ExecutorArguments(tasks=2))
 
 
 def test_news_release_gates(news_release):
