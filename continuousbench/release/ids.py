@@ -88,7 +88,9 @@ def release_id(track: str, size: str, quarter: str, heldout: str | None = None) 
     if not _QUARTER.fullmatch(str(quarter)):
         raise UserError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
     if heldout is not None and heldout not in HELDOUT_SPLITS:
-        raise UserError(f"unknown held-out split {heldout!r}: choose one of {', '.join(HELDOUT_SPLITS)}")
+        raise UserError(
+            f"--heldout {heldout} is not a held-out split: choose one of {', '.join(HELDOUT_SPLITS)}"
+        )
     held = f"-heldout-{heldout}" if heldout else ""
     return ReleaseId.parse(f"{track}-{size}-{quarter}{held}")
 
