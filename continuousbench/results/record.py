@@ -435,12 +435,11 @@ class Results(_Strict):
             raise ValueError("judge.endpoint and judge.server need schema_version 4")
         if self.recipe.canonical is not None and self.schema_version < 4:
             raise ValueError("recipe.canonical needs schema_version 4")
-        graded = any(m.metrics.mcq or m.answer_nll or m.by_heldout for m in self.metrics.values())
-        graded = graded or self.forgetting
+        graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values()) or self.forgetting
         if graded and self.schema_version < 4:
-            raise ValueError(
-                "metrics.<part>.metrics.mcq, answer_nll, by_heldout and forgetting need schema_version 4"
-            )
+            raise ValueError("metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4")
+        if any(m.by_heldout for m in self.metrics.values()) and self.schema_version < 4:
+            raise ValueError("metrics.<part>.by_heldout needs schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():
