@@ -50,3 +50,19 @@ def test_results_report_trained_and_heldout_entities(heldout_run):
 def test_default_release_records_no_groups(finished_run):
     results = json.loads((finished_run / "results.json").read_text())
     assert all("by_heldout" not in m for m in results["metrics"].values())
+
+
+def test_report_shows_trained_and_heldout_entities(heldout_run, invoke, tmp_path, finished_run):
+    _, run = heldout_run
+    out = tmp_path / "report.json"
+    done = invoke(["report", str(run), str(finished_run), "--json", str(out)])
+    assert done.exit_code == 0, done.stderr
+    assert "Trained-on vs held-out entities" in done.stdout and "held-out" in done.stdout
+    rows = json.loads(out.read_text())["heldout"]
+    results = json.loads((run / "results.json").read_text())
+    groups = results["metrics"]["qa_public"]["by_heldout"]
+    public = [r for r in rows if r["part"] == "qa_public"]
+    assert [(r["run"], r["group"]) for r in public] == [(run.name, "trained-on"), (run.name, "held-out")]
+    assert [r["contains"] for r in public] == [groups["trained"]["contains"]["accuracy"],
+                                                groups["heldout"]["contains"]["accuracy"]]  # fmt: skip
+    assert {r["run"] for r in rows} == {run.name}  # the default release's run splits nothing
