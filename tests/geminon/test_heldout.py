@@ -105,3 +105,11 @@ def test_unknown_split_is_one_line(tmp_path):
     with pytest.raises(UserError, match="--heldout entities is not a held-out split: choose one of entity"):
         build_release(GeminonBuildArguments(size="tiny", out=str(tmp_path), heldout="entities"))
     assert not any(tmp_path.iterdir())
+
+
+def test_the_figures_docs_memorization_md_states(built):
+    """docs/memorization.md gives what each split moves on tiny, seed 0."""
+    records = {k: _manifest(built(k))["generator"]["heldout"] for k in ("entity", "document", "style")}
+    assert (len(records["entity"]["entities"]), records["entity"]["documents"]) == (3, 655)
+    assert records["document"]["documents"] == 46
+    assert (records["style"]["style"], records["style"]["documents"]) == ("wiki", 360)
