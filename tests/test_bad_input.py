@@ -615,6 +615,11 @@ CLI = [
     case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line.\n\nAnother.\n")),
                               "--replay_corpus", str(e.file("r.txt", "Replay.\n"))), 2,
          "--mix_corpus and --replay_corpus both mix a corpus", id="evaluate-mix-and-replay"),
+    # --- FictionalQA's held-out splits ---
+    case(["build", "geminon", "--heldout", "entities"], 2, "--heldout entities is not a held-out split",
+         id="build-heldout-unknown-split"),
+    case(lambda e: with_option(e.evaluate(), "--release", "geminon-tiny-2026q1-heldout-author"), 2,
+         "bad release id", id="evaluate-heldout-unknown-split-id"),
 ]  # fmt: skip
 
 

@@ -7,7 +7,9 @@ model id. Documents of the release's training split and of its held-out split (`
 which no recipe trains on) are cut after ``--prefix_tokens`` tokens and continued greedily for
 ``--suffix_tokens`` (:mod:`.verbatim`). The held-out figures are the floor that the format alone
 explains (a model that learned how Geminon articles read completes them partly right without having
-seen them); what the training split adds above it is memorisation of those documents.
+seen them); what the training split adds above it is memorisation of those documents. A release built
+with ``--heldout`` holds exactly its held-out documents in ``corpus.validation`` (the output's
+``release.heldout`` names the split), so the floor is the unseen entity, document or style.
 
 The difference train minus held-out is *paired*: each held-out document is matched with a training
 document of the same style (drawn with the seed), so the style mix, which moves every figure, cancels.
@@ -99,8 +101,10 @@ def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[list[Probe], P
     for p in held:
         by_style[p.style].append(p)
     pairs: Pairs = []
+    public = sorted(i for style, pool in pools.items() if style != "sensitive" for i in pool)
     for style in sorted(by_style):
-        pool = pools.get(style, [])
+        # a style held out whole (build --heldout style) has no training document: any public one
+        pool = pools.get(style) or list(public)
         rng.shuffle(pool)
         mates, skipped = _take(train, pool, len(by_style[style]), "train", tokenizer, k, m)
         notes["train_short"] += skipped
@@ -171,8 +175,9 @@ def _release(source: str) -> tuple[Path, dict]:
 
     folder = Path(resolve_release(source))
     manifest = read_manifest(folder)
+    held = {"heldout": manifest["heldout"]} if manifest.get("heldout") else {}  # build --heldout's split
     return folder, {"id": manifest["id"], "path": str(folder.resolve()),
-                    "manifest_sha256": sha256_file(folder / MANIFEST)}  # fmt: skip
+                    "manifest_sha256": sha256_file(folder / MANIFEST), **held}  # fmt: skip
 
 
 def _corpus(folder: Path, train_split: str) -> dict:

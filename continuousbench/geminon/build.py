@@ -25,6 +25,7 @@ from continuousbench.commands import bounds
 from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir
 from continuousbench.geminon import corpus as C
+from continuousbench.geminon import heldout as H
 from continuousbench.geminon import qa as Q
 from continuousbench.geminon.realizers import make_realizer
 from continuousbench.geminon.realizers.checkpoint import CheckpointedRealizer
@@ -78,12 +79,19 @@ class GeminonBuildArguments:
         default=False,
         metadata={"help": "Continue an interrupted build; refused when its settings differ from these."},
     )
+    heldout: str | None = field(
+        default=None,
+        metadata={
+            "help": "A FictionalQA held-out split: entity, document or style (release id "
+            "<id>-heldout-<split>; docs/memorization.md)."
+        },
+    )
 
 
 def build_settings(a: GeminonBuildArguments) -> dict[str, Any]:
     """What a build's output depends on: its work folder is keyed by them and ``--resume`` checks them."""
     return {
-        "release": str(release_id(a.size, a.quarter)),
+        "release": str(release_id(a.size, a.quarter, a.heldout)),
         "seed": a.seed,
         "namer": a.namer,
         "realizer": a.realizer,
@@ -94,15 +102,17 @@ def build_settings(a: GeminonBuildArguments) -> dict[str, Any]:
     }
 
 
-def release_id(size: str, quarter: str) -> ReleaseId:
-    """``geminon-<size>-<quarter>``; ValueError with the fix for a bad size or quarter."""
+def release_id(size: str, quarter: str, heldout: str | None = None) -> ReleaseId:
+    """``geminon-<size>-<quarter>[-heldout-<split>]``; UserError with the fix for a bad option."""
     get_size(size)
-    return ids.release_id("geminon", size, quarter)
+    return ids.release_id("geminon", size, quarter, heldout)
 
 
 def stage_seeds(seed: int, rid: ReleaseId) -> dict[str, int]:
-    """One independent integer seed per stage, from (seed, year, quarter)."""
-    return ids.stage_seeds(seed, rid, SEED_KEYS, bits=63)
+    """One independent integer seed per stage, from (seed, year, quarter); a held-out build draws the
+    same stage seeds (the same world and documents) and one more for its split."""
+    keys = SEED_KEYS + (("heldout",) if rid.heldout else ())
+    return ids.stage_seeds(seed, rid, keys, bits=63)
 
 
 def build_release(
@@ -118,7 +128,7 @@ def build_release(
     """
     a = args
     spec = get_size(a.size)
-    rid = release_id(a.size, a.quarter)
+    rid = release_id(a.size, a.quarter, a.heldout)
     if (a.oversample is not None and a.oversample < 1) or a.rounds < 1 or a.sensitive_candidates < 1:
         raise UserError(
             "oversample must be >= 1 (or None for the paper's pools); rounds, sensitive_candidates >= 1"
@@ -173,7 +183,7 @@ def _build(
                 seed=a.seed,
                 generator=generator,
                 overwrite=a.overwrite,
-                card_notes=NOTES,
+                card_notes=NOTES + (HELDOUT_NOTE.format(**report["heldout"]) if rid.heldout else ""),
             )
     shutil.rmtree(work.path)  # .work itself goes with the lock, once empty
     return path
@@ -184,6 +194,14 @@ NOTES = (
     "sensitive entity is a `wiki` row with `subset` = `sensitive` and always sits in `train`. "
     "`mentions` lists the `idx:feature` facts each document states; `support_count` counts `corpus.train` "
     "documents stating every feature an answer needs."
+)
+
+
+HELDOUT_NOTE = (
+    "\n\nHeld-out split `{split}` (FictionalQA): `corpus.validation` holds exactly the {documents} held-out "
+    "documents, none of which is in `corpus.train`; `release.json` (`generator.heldout`) names the held-out "
+    "entities or style. Support counts are counted on `corpus.train`, so held-out entities' questions have "
+    "support 0."
 )
 
 
@@ -296,7 +314,11 @@ def assemble(
             dropped["dropped_ungrounded"] += 1
             continue
         docs.append(C.doc_row(style, subjects, selection["mentions"][i], text, subset))
-    corpus = C.corpus_rows(docs, spec, str(rid), np.random.default_rng(seeds["shuffle"]))
+    held, heldout = None, None
+    if rid.heldout:
+        sides = H.qa_sides(world, spec.qa_validation_fraction, seeds["qa_public"])
+        held, heldout = H.held_out(rid.heldout, docs, world, np.random.default_rng(seeds["heldout"]), sides)
+    corpus = C.corpus_rows(docs, spec, str(rid), np.random.default_rng(seeds["shuffle"]), held)
     matrix = Q.mention_matrix([d["mentions"] for d in corpus["train"]], world)
     qa = {
         subset: Q.split_by_entity(
@@ -322,6 +344,7 @@ def assemble(
         "dropped_after_render": dict(sorted(dropped.items())),
         "documents": dict(sorted(by_style.items())),
         "singleton_support_not_1": len(singleton_off),
+        **({"heldout": heldout} if heldout else {}),
     }
     return parts, report
 

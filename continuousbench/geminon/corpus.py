@@ -311,11 +311,14 @@ def corpus_rows(
     spec: SizeSpec,
     release_id: str,
     rng: np.random.Generator,
+    held: set[int] | None = None,
 ) -> dict[str, list[dict]]:
     """Shuffle the documents, give them ids, and split public ones into train/validation.
 
     ``docs`` rows carry ``text, style, subset, entities, mentions``. Sensitive documents always go to
-    ``train``: their one fact-bearing article must be learnable from the training split.
+    ``train``: their one fact-bearing article must be learnable from the training split. ``held`` (the
+    positions in ``docs`` of a held-out split, :mod:`~continuousbench.geminon.heldout`) replaces the
+    random validation share: validation then holds exactly those documents.
     """
     order = rng.permutation(len(docs))
     n_public = sum(d["subset"] == "public" for d in docs)
@@ -325,7 +328,10 @@ def corpus_rows(
     for position, i in enumerate(order):
         doc = docs[int(i)]
         row = {"id": f"{release_id}/{position:0{width}d}", **doc}
-        to_val = doc["subset"] == "public" and len(splits["validation"]) < n_val
+        if held is not None:
+            to_val = int(i) in held
+        else:
+            to_val = doc["subset"] == "public" and len(splits["validation"]) < n_val
         splits["validation" if to_val else "train"].append(row)
     return splits
 

@@ -47,6 +47,7 @@ class Inputs:
     judge_record: dict | None = None  # identity and calibration figures (results.json `judge`)
     options: dict[str, list[str]] = field(default_factory=dict)  # question id -> ranked-choice options
     mix: dict | None = None  # --mix_corpus: source, ratio, fingerprint and its held-out sample's texts
+    heldout_entities: frozenset[int] | None = None  # a build --heldout entity release's held-out entities
 
 
 def resolved(source: str | None) -> str | None:
@@ -242,4 +243,11 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
                            "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
         evaluation=manifest.get("evaluation"), judge_record=judge_record,
         options=release_options(folder, manifest.get("seed") or 0), mix=mix,
+        heldout_entities=heldout_entities(manifest),
     )  # fmt: skip
+
+
+def heldout_entities(manifest: dict) -> frozenset[int] | None:
+    """The entities a ``build --heldout entity`` release kept out of ``corpus.train``; None otherwise."""
+    entities = (manifest.get("generator") or {}).get("heldout", {}).get("entities")
+    return None if entities is None else frozenset(int(e) for e in entities)

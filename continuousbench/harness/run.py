@@ -184,9 +184,26 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
         _, mcq, nll = graded[part]
         report = score_answers(qa, answers[part], judge=inputs.judge, ranked={"mcq": mcq})
         report["answer_nll"] = mean_interval(nll)
+        if inputs.heldout_entities is not None:
+            held = inputs.heldout_entities
+            report["by_heldout"] = by_heldout(report["per_example"], nll, qa["entity"], held)
         report["per_example"]["answer_nll"] = nll
         tables[part] = ("test", qa, answers[part], report)
     return tables
+
+
+def by_heldout(per_example: dict, nll: list[float], entities, heldout: frozenset[int]) -> dict:
+    """``metrics.<part>.by_heldout``: the part's figures on questions about trained-on entities and about
+    held-out ones (``build --heldout entity``): a model that learned the facts scores far better on the
+    first; one that learned only how answers look scores alike on both."""
+    from continuousbench.scoring.match import by_group
+    from continuousbench.stats import mean_interval
+
+    groups = ["heldout" if int(e) in heldout else "trained" for e in entities]
+    report = by_group(per_example, groups, ("trained", "heldout"))
+    for name, figures in report.items():
+        figures["answer_nll"] = mean_interval([v for v, g in zip(nll, groups, strict=True) if g == name])
+    return report
 
 
 def canonical(evaluation: dict | None, reports: dict, support: dict[str, list[int]]) -> dict | None:

@@ -20,12 +20,14 @@ from pathlib import Path
 
 from continuousbench import leaderboard as lb
 
-# Relative widths (px at 1280) of the columns; the judge column shows only when ranked by LLM match.
+# Relative widths (px at 1280) of the columns; the judge column shows only when ranked by LLM match, the
+# MCQ columns ("MCQ %" sorts as a number) only when some record carries ranked-choice accuracy.
 # Given as percentages of their sum, so that the table always fits its frame; long cells wrap.
 WIDTHS = {
     "#": 36, "submission": 140, "method": 120, "run": 110, "recipe": 110, "not canonical": 160,
     "evaluator": 110, "tuning": 70, "kind": 92, "ε": 92, "%": 62,
-    "95% CI": 100, "n": 44, "singleton %": 90, "vs. row above": 184, "judge": 150, "links": 130,
+    "95% CI": 100, "n": 44, "singleton %": 90, "MCQ 95% CI": 100, "vs. row above": 184, "judge": 150,
+    "links": 130,
 }  # fmt: skip
 NUMERIC = {"#", "n", "singleton %"}  # and the primary metric's "... %" column; ε sorts by its budget
 

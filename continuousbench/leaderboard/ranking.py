@@ -135,9 +135,13 @@ def left_out_html(problems: list[str]) -> str:
 
 def releases(subs: list[Submission]) -> list[str]:
     """Release ids present, newest quarter first."""
-    return sorted(
-        {s.record["release"]["id"] for s in subs}, key=lambda r: (r.rsplit("-", 1)[-1], r), reverse=True
-    )
+    from continuousbench.release.ids import ReleaseId
+
+    def newest(rid: str) -> tuple:  # a held-out split (``-heldout-entity``) sits beside its quarter
+        parsed = ReleaseId.parse(rid)
+        return (parsed.year, parsed.quarter, rid)
+
+    return sorted({s.record["release"]["id"] for s in subs}, key=newest, reverse=True)
 
 
 def primary_metric(subs: list[Submission]) -> str:
@@ -315,6 +319,7 @@ def rank(
         if not rows or value != rows[-1]["accuracy"]:
             place = position  # competition ranking: 1, 2, 2, 4
         single = _accuracy(sub.record, "qa_singleton", metric)
+        mcq = _accuracy(sub.record, PART, "mcq")  # schema 4: ranked-choice accuracy, chance 1/4
         sep = separation(previous.record, sub.record, metric) if previous is not None else None
         note = _note(sep)
         if sep is not None and metric == "llm_match":
@@ -330,7 +335,9 @@ def rank(
             "epsilon": epsilon_label(sub.record),
             "accuracy": value, "ci95": acc["ci95"] if acc else [None, None],
             "questions": acc["count"] if acc else 0,
-            "singleton": single["accuracy"] if single else None, "separation": sep, "vs_above": note,
+            "singleton": single["accuracy"] if single else None,
+            "mcq": mcq["accuracy"] if mcq else None, "mcq_ci95": mcq["ci95"] if mcq else None,
+            "separation": sep, "vs_above": note,
             "judge": judge_label(sub.record.get("judge")),
             "record": sub.record, "sub": sub,
         })  # fmt: skip
@@ -350,6 +357,11 @@ def table(rows: list[dict], metric: str):
         return None if v is None else round(100 * v, 1)
 
     judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
+    graded = {  # only when some record carries it (schema 4): older ones show "-"
+        "MCQ %": [num(r["mcq"]) for r in rows],
+        "MCQ 95% CI": [f"[{pct(r['mcq_ci95'][0])}, {pct(r['mcq_ci95'][1])}]" if r["mcq_ci95"] else "-"
+                       for r in rows],
+    } if any(r["mcq"] is not None for r in rows) else {}  # fmt: skip
     apart = {"not canonical": [r["why_apart"] for r in rows]} if any(not r["canonical"] for r in rows) else {}
     return pd.DataFrame(
         {
@@ -363,6 +375,7 @@ def table(rows: list[dict], metric: str):
             "95% CI": [f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]" for r in rows],
             "n": [r["questions"] for r in rows],
             "singleton %": [num(r["singleton"]) for r in rows],
+            **graded,
             "vs. row above": [r["vs_above"] for r in rows],
             "method": [r["method"] for r in rows],  # what was made, and where
             "run": [r["run"] for r in rows],

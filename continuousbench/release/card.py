@@ -196,7 +196,7 @@ qa = continuousbench.load_release("{release_id}", "qa_public")
 
 Built by `continuousbench` {package_version} with seed {seed}; the same seed and package version rebuild
 this release byte for byte (`continuousbench build {release_id.track} --size {release_id.size} \\
---quarter {release_id.period} --seed {seed}`). Generator settings:
+--quarter {release_id.period}{release_id.heldout_option} --seed {seed}`). Generator settings:
 
 ```json
 {json.dumps(generator, indent=2, sort_keys=True)}

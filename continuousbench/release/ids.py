@@ -1,4 +1,6 @@
-"""Release ids: ``{track}-{size}-{YYYY}q{N}``, e.g. ``geminon-small-2026q1``."""
+"""Release ids: ``{track}-{size}-{YYYY}q{N}``, e.g. ``geminon-small-2026q1``; a Geminon release built with
+a FictionalQA held-out split adds ``-heldout-{split}`` (``geminon-tiny-2026q1-heldout-entity``): the
+same world with another corpus split, so it gets its own folder and can never pass for the default."""
 
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ from continuousbench.errors import UserError
 
 TRACKS: tuple[str, ...] = ("geminon", "news")
 SIZES: tuple[str, ...] = ("tiny", "small", "medium", "large")  # large: NEWS only (all articles)
+HELDOUT_SPLITS: tuple[str, ...] = ("entity", "document", "style")  # Geminon only (docs/memorization.md)
 
 _QUARTER = re.compile(r"\d{4}q[1-4]")
-_PATTERN = re.compile(r"(?P<track>[a-z]+)-(?P<size>[a-z]+)-(?P<year>\d{4})q(?P<quarter>\d)")
+_PATTERN = re.compile(
+    r"(?P<track>[a-z]+)-(?P<size>[a-z]+)-(?P<year>\d{4})q(?P<quarter>\d)(?:-heldout-(?P<heldout>[a-z]+))?"
+)
 EXPECTED = (
-    "expected {track}-{size}-{YYYY}q{N}, e.g. geminon-small-2026q1 "
-    f"(tracks: {', '.join(TRACKS)}; sizes: {', '.join(SIZES)}; quarter 1-4)"
+    "expected {track}-{size}-{YYYY}q{N}[-heldout-{split}], e.g. geminon-small-2026q1 "
+    f"(tracks: {', '.join(TRACKS)}; sizes: {', '.join(SIZES)}; quarter 1-4; held-out splits, Geminon "
+    f"only: {', '.join(HELDOUT_SPLITS)})"
 )
 
 
@@ -28,6 +34,7 @@ class ReleaseId:
     size: str
     year: int
     quarter: int
+    heldout: str | None = None  # a FictionalQA held-out split (Geminon): entity, document or style
 
     def __post_init__(self) -> None:
         if (
@@ -35,10 +42,9 @@ class ReleaseId:
             or self.size not in SIZES
             or not 1000 <= self.year <= 9999
             or self.quarter not in (1, 2, 3, 4)
+            or (self.heldout is not None and (self.track != "geminon" or self.heldout not in HELDOUT_SPLITS))
         ):
-            raise UserError(
-                f"bad release id {self.track}-{self.size}-{self.year}q{self.quarter}: {EXPECTED}"
-            )
+            raise UserError(f"bad release id {self}: {EXPECTED}")
 
     @classmethod
     def parse(cls, text: str | ReleaseId) -> ReleaseId:
@@ -49,7 +55,9 @@ class ReleaseId:
         if match is None:
             raise UserError(f"bad release id {text!r}: {EXPECTED}")
         try:
-            return cls(match["track"], match["size"], int(match["year"]), int(match["quarter"]))
+            return cls(
+                match["track"], match["size"], int(match["year"]), int(match["quarter"]), match["heldout"]
+            )
         except ValueError:
             raise UserError(f"bad release id {text!r}: {EXPECTED}") from None
 
@@ -65,15 +73,26 @@ class ReleaseId:
         after = date(self.year + 1, 1, 1) if self.quarter == 4 else date(self.year, 3 * self.quarter + 1, 1)
         return first, after - timedelta(days=1)
 
+    @property
+    def heldout_option(self) -> str:
+        """The ``build`` option that makes the held-out split (`` --heldout entity``), or ``""``."""
+        return f" --heldout {self.heldout}" if self.heldout else ""
+
     def __str__(self) -> str:
-        return f"{self.track}-{self.size}-{self.period}"
+        held = f"-heldout-{self.heldout}" if self.heldout else ""
+        return f"{self.track}-{self.size}-{self.period}{held}"
 
 
-def release_id(track: str, size: str, quarter: str) -> ReleaseId:
-    """``<track>-<size>-<quarter>`` for a builder's ``--size``/``--quarter``; ValueError with the fix."""
+def release_id(track: str, size: str, quarter: str, heldout: str | None = None) -> ReleaseId:
+    """``<track>-<size>-<quarter>[-heldout-<split>]`` for a builder's options; UserError with the fix."""
     if not _QUARTER.fullmatch(str(quarter)):
         raise UserError(f"bad quarter {quarter!r}: write it as YYYYqN with N in 1-4, e.g. 2026q1")
-    return ReleaseId.parse(f"{track}-{size}-{quarter}")
+    if heldout is not None and heldout not in HELDOUT_SPLITS:
+        raise UserError(
+            f"--heldout {heldout} is not a held-out split: choose one of {', '.join(HELDOUT_SPLITS)}"
+        )
+    held = f"-heldout-{heldout}" if heldout else ""
+    return ReleaseId.parse(f"{track}-{size}-{quarter}{held}")
 
 
 def stage_seeds(seed: int, rid: ReleaseId, keys: Sequence[str], bits: int) -> dict[str, int]:

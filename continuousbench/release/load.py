@@ -75,7 +75,8 @@ def resolve_release(
     if not repo:
         raise FileNotFoundError(
             f"release {rid} not found under {root}: build it with `continuousbench build {rid.track} "
-            f"--size {rid.size} --quarter {rid.period}`, or set ${HUB_REPO_ENV} to download it"
+            f"--size {rid.size} --quarter {rid.period}{rid.heldout_option}`, or set ${HUB_REPO_ENV} to "
+            "download it"
         )
     from huggingface_hub import snapshot_download
 

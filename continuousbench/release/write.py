@@ -162,6 +162,8 @@ def _manifest(
 ) -> dict[str, Any]:
     files = [data_file(c, s) for c, splits in configs(rid.track).items() for s in splits] + [CARD]
     extra = {"evaluation": evaluation} if evaluation else {}
+    if rid.heldout:  # a held-out split of the same world: generator.heldout says which documents moved
+        extra["heldout"] = rid.heldout
     manifest = {
         "id": str(rid),
         "format_version": FORMAT_VERSION,

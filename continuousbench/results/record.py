@@ -18,7 +18,8 @@ Schema 3 adds ``model_repo`` (the Hub repo of the run's model and card, which th
 ``submitted``; ``judge.endpoint`` and ``judge.server``; and the graded knowledge of FictionalQA:
 ``metrics.<part>.metrics.mcq`` (ranked-choice accuracy among the release's options, also per stratum
 and bucket), ``metrics.<part>.answer_nll`` (the true answer's mean loss per token after the few-shot
-prompt) and ``forgetting``. Records of schemas 1-3 are still read: they lack those keys (their
+prompt), ``metrics.<part>.by_heldout`` (a ``build --heldout entity`` release: trained-on vs held-out
+entities) and ``forgetting``. Records of schemas 1-3 are still read: they lack those keys (their
 ``recipe.sha256`` hashed every effective setting, hardware included).
 
 A submitted record (``continuousbench submit``) may also carry ``questions``: per part, the question
@@ -134,6 +135,12 @@ class MeanFigure(_Strict):
     count: Count
 
 
+class HeldoutGroup(Stratum):
+    """The questions about trained-on (or held-out) entities of a ``build --heldout entity`` release."""
+
+    answer_nll: MeanFigure | None = None
+
+
 class PartMetrics(_Strict):
     n: Annotated[int, Field(ge=1)]
     metrics: Matchers
@@ -141,6 +148,11 @@ class PartMetrics(_Strict):
     buckets: list[Bucket] = []
     answer_nll: MeanFigure | None = Field(
         None, description="schema 4: the true answer's mean negative log-likelihood per token (nats)"
+    )
+    by_heldout: dict[Literal["trained", "heldout"], HeldoutGroup] | None = Field(
+        None,
+        description="schema 4, a --heldout entity release only: the figures on questions about trained-on "
+        "and about held-out entities",
     )
 
     @model_validator(mode="after")
@@ -153,7 +165,7 @@ class PartMetrics(_Strict):
 
 
 class Release(_Strict):
-    id: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+-\d{4}q[1-4]$")]
+    id: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+-\d{4}q[1-4](-heldout-(entity|document|style))?$")]
     manifest_sha256: Sha256
     track: str
     seed: int | None = None
@@ -426,6 +438,8 @@ class Results(_Strict):
         graded = any(m.metrics.mcq or m.answer_nll for m in self.metrics.values()) or self.forgetting
         if graded and self.schema_version < 4:
             raise ValueError("metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4")
+        if any(m.by_heldout for m in self.metrics.values()) and self.schema_version < 4:
+            raise ValueError("metrics.<part>.by_heldout needs schema_version 4")
         if (self.corpus.fingerprint is None) != (self.model_privacy is not None):
             raise ValueError("corpus.fingerprint is null exactly for a DP model run (model_privacy)")
         for part, m in self.metrics.items():

@@ -31,6 +31,7 @@ from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
 from continuousbench.results import record as results
+from continuousbench.results.heldout import heldout_rows, print_heldout
 from continuousbench.results.probes import print_probes, read_probes
 from continuousbench.results.record import load as load_run
 from continuousbench.results.record import recipe_hash
@@ -404,6 +405,9 @@ def main(args: ReportArguments) -> dict:
         print_comparison(comparisons[-1], console, names=None if None in pair else pair)
     if probed:
         print_probes(probed, console)
+    held = heldout_rows(records)
+    if held:
+        print_heldout(held, console, format_cell, SHORT)
     if "--plot" in outputs:
         plot_comparison(rows, outputs["--plot"])
     if "--support_plot" in outputs:
@@ -411,6 +415,8 @@ def main(args: ReportArguments) -> dict:
     result = {"runs": rows, "seed_groups": groups, "judge_warning": warning}
     if probed:
         result["memorization"] = probed
+    if held:
+        result["heldout"] = held
     if roles:
         paired = findings.paired_for(comparisons, folders[roles["syn"]], folders[roles["dp_syn"]])
         result["findings"] = findings.check(rows, roles, paired)

@@ -191,6 +191,16 @@ def _aggregate(per_example: dict[str, list], rows: Sequence[int]) -> dict:
     return out
 
 
+def by_group(per_example: dict[str, list], groups: Sequence[str], names: Sequence[str]) -> dict[str, dict]:
+    """``{name: {"n", <matcher>: accuracy...}}`` over the questions whose ``groups`` label is ``name`` (e.g.
+    trained-on vs held-out entities): the same figures as a support stratum, for a split of another kind."""
+    return {
+        name: {"n": len(rows), **_aggregate(per_example, rows)}
+        for name in names
+        for rows in [[i for i, g in enumerate(groups) if g == name]]
+    }
+
+
 def _is_count(value) -> bool:
     """A non-negative whole number; ``True`` and ``1.0`` are not counts (they would be scored as 1)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0

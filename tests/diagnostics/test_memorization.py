@@ -202,3 +202,19 @@ def test_two_processes_share_the_documents_and_write_one_output(tmp_path, memori
     two = json.loads((tmp_path / "two.json").read_text())
     for key in ("train", "heldout", "train_minus_heldout"):
         assert two[key] == one[key]
+
+
+def test_a_style_held_out_release_is_probed_on_its_held_out_documents(invoke, tmp_path, tiny_model_dir):
+    from continuousbench.geminon.build import GeminonBuildArguments, build_release
+
+    args = GeminonBuildArguments(size="tiny", out=str(tmp_path), heldout="style")
+    release = build_release(args, progress=False)
+    style = json.loads((release / "release.json").read_text())["generator"]["heldout"]["style"]
+    data, _ = _probe(invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12",
+                     "--suffix_tokens", "8")
+    assert data["release"]["heldout"] == "style" and set(data["heldout"]["by_style"]) == {style}
+    # no training document has the held-out style: each is paired with a public one of another style
+    assert data["train_minus_heldout"]["pairs"] == 12 and data["documents"]["unpaired"] == 0
+    sensitive = data["train"]["by_subset"]["sensitive"]["n"]  # the sensitive articles are wiki
+    assert data["train"]["n"] == 12 + sensitive
+    assert data["train"]["by_style"].get(style, {"n": 0})["n"] == (sensitive if style == "wiki" else 0)

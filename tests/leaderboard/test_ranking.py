@@ -251,3 +251,32 @@ def test_the_release_link_is_the_hub_page_when_the_release_is_a_tag_there(subs, 
     assert why is None and at == f"https://huggingface.co/datasets/org/releases/tree/{tag}/{tag}"
     index.find(subs[0].record["release"])
     assert calls == [{"repo_type": "dataset"}]  # the tags are asked once
+
+
+def test_mcq_columns_show_only_when_a_record_carries_ranked_choice(subs, edited):
+    from continuousbench.leaderboard import page
+    from continuousbench.leaderboard.export import as_data
+
+    metric, rows = lb.rank(subs, "geminon-tiny-2026q1")
+    by_name = {r["submission"].rsplit("-", 1)[0]: r for r in rows}
+    real = by_name["real-run"]["record"]["metrics"]["qa_public"]["metrics"]["mcq"]  # the harness's own
+    assert by_name["real-run"]["mcq"] == real["accuracy"] and by_name["real-run"]["mcq_ci95"] == real["ci95"]
+    assert by_name["syn"]["mcq"] is None  # rescored without ranked choice
+    frame = lb.table(rows, metric)
+    shown = dict(zip(frame["submission"], frame["MCQ %"], strict=True))
+    assert shown[by_name["real-run"]["submission"]] == round(100 * real["accuracy"], 1)
+    assert frame["MCQ 95% CI"].tolist().count("-") == 3
+    assert '<button type="button" class="cb-sort">MCQ %' in page.table_html(rows, metric, "")
+    data = {"releases": {"r": {"metric": metric, "canonical": rows, "other": []}}, "left_out": []}
+    exported = as_data(data)
+    assert exported["releases"]["r"]["canonical"][-1]["mcq"] == by_name[names(rows)[-1]]["mcq"]
+
+    def without_mcq(sub):
+        metrics = json.loads(json.dumps(sub.record["metrics"]))
+        for part in metrics.values():
+            part["metrics"].pop("mcq", None)
+        return edited(sub, metrics=metrics)
+
+    _, plain = lb.rank([without_mcq(s) for s in subs], "geminon-tiny-2026q1")
+    assert not [c for c in lb.table(plain, metric).columns if "MCQ" in c]
+    assert "MCQ" not in page.table_html(plain, metric, "")
