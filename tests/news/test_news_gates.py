@@ -19,7 +19,7 @@ def news_release(warc_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("news-home")
     args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
                               **TINY_CLUSTERING)  # fmt: skip
-    model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)  # stand-in judge
+    model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)
     return main(args, model, ExecutorArguments(tasks=2))
 
 
