@@ -30,10 +30,7 @@ from continuousbench.commands import command, wide_console
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
-from continuousbench.results import record as results
 from continuousbench.results.probes import print_probes, read_probes
-from continuousbench.results.record import load as load_run
-from continuousbench.results.record import recipe_hash
 from continuousbench.scoring.judge import label as judge_label
 from continuousbench.scoring.judge import same_judge
 from continuousbench.scoring.match import SCORES
@@ -43,11 +40,21 @@ SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq":
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
+def load_run(path: str | Path) -> dict:
+    """A run's validated ``results.json`` (the results schema is imported here, not with the module, so
+    that ``report --help`` does not load pydantic)."""
+    from continuousbench.results.record import load
+
+    return load(path)
+
+
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
     """One flat row per run: name, release, model, tuning, steps, corpus, kind (DP data / DP model /
     non-private...), epsilon (requested, with the achieved value when it differs), seed, and per
     ``<part>/<matcher>`` its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1)
     and ``/count``."""
+    from continuousbench.results import record as results
+
     rows = []
     for name, r in runs.items():
         row = {
@@ -87,6 +94,8 @@ def corpus_name(corpus: dict) -> str:
 
 def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
+    from continuousbench.results.record import recipe_hash
+
     release, corpus = record["release"], record["corpus"]
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
     identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
