@@ -178,33 +178,59 @@ def format_cell(row: dict, col: str) -> str:
     return f"{100 * value:.1f}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
 
 
+# The settings columns: header, row key.
+META = (("model", "model"), ("tuning", "tuning"), ("steps", "steps"), ("corpus", "corpus"), ("kind", "kind"),
+        ("ε", "epsilon"), ("seed", "seed"), ("recipe", "recipe"))  # fmt: skip
+
+
+def _meta_cell(row: dict, key: str) -> str:
+    if key == "model":
+        return row["model"].rstrip("/").rsplit("/", 1)[-1]
+    return "-" if key == "judge" and not row["judge"] else str(row[key])
+
+
 def print_table(
     rows: list[dict], groups: list[dict] | None = None, console=None, warning: str | None = None
 ) -> None:
     """Runs with their intervals; under each group of seeds, a row with mean ± sd over them; ``warning``
-    (:func:`judge_warning`) under the table."""
+    (:func:`judge_warning`) under the table. On a console too narrow for it (``COLUMNS``), the settings
+    every row shares are said once in the title and the intervals wrap under their accuracies."""
+    console = console or wide_console(240)
+    table = _table(rows, groups, warning)
+    if console.measure(table, options=console.options.update_width(10_000)).maximum > console.width:
+        meta = [*META, ("judge", "judge")]
+        shared = {h: k for h, k in meta if len({_meta_cell(r, k) for r in rows if k in r}) == 1}
+        table = _table(rows, groups, warning, shared)
+    console.print(table)
+
+
+def _table(rows: list[dict], groups: list[dict] | None, warning: str | None, shared: dict | None = None):
+    """The rich table of :func:`print_table`; ``shared`` (header -> row key): settings columns said once in
+    the title instead, with the accuracy columns allowed to wrap (a narrow console)."""
     from rich.markup import escape
     from rich.table import Table
 
+    shared = shared or {}
     releases = ", ".join(sorted({r["release"] for r in rows}))
+    said = ", ".join(f"{h} {_meta_cell(rows[0], k)}" for h, k in shared.items() if h != "judge" or rows[0][k])
     table = Table(
-        title=f"ContinuousBench test accuracy (%) on {releases}",
+        title=f"ContinuousBench test accuracy (%) on {releases}" + (f"; every run: {said}" if said else ""),
         caption="\\[low, high]: Wilson 95% interval over questions; mean ± sd: over runs that differ only "
         "by seed",
     )
-    meta_cols = ["run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed", "recipe"]
     judged = any(r.get("judge") for r in rows)
+    meta = [(h, k) for h, k in (*META, *([("judge", "judge")] if judged else ())) if h not in shared]
     if judged:
-        meta_cols.append("judge")
         table.caption += "; LLM: LLM match by the judge named"
     if warning:
         table.caption += f"\n{escape(warning)}"
-    for col in meta_cols:
-        table.add_column(col, no_wrap=col == "run")  # a seed group's label spans it
+    table.add_column("run", no_wrap=True)  # a seed group's label spans it
+    for header, _ in meta:
+        table.add_column(header)
     cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
-        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=True)
+        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=not shared)
     mauve = any(r.get("mauve") is not None for r in rows)
     if mauve:
         table.add_column("MAUVE", justify="right")
@@ -213,12 +239,9 @@ def print_table(
     for group in groups or [{"runs": [r["run"]], "metrics": {}} for r in rows]:
         for name in group["runs"]:
             r = by_name[name]
-            model = r["model"].rstrip("/").rsplit("/", 1)[-1]
-            keys = ("tuning", "steps", "corpus", "kind", "epsilon", "seed", "recipe")
-            meta = [model, *(r[k] for k in keys)]
-            meta += [r["judge"] or "-"] if judged else []
             extra = [_mauve_cell(r)] if mauve else []
-            table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols), *extra)
+            cells = [_meta_cell(r, k) for _, k in meta]
+            table.add_row(r["run"], *cells, *(format_cell(r, c) for c in cols), *extra)
         if len(group["runs"]) > 1:
             stats = [group["metrics"].get(c) for c in cols]
             cells = [
@@ -226,9 +249,9 @@ def print_table(
             ]
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
             extra = [""] if mauve else []
-            table.add_row(f"[bold]{escape(label)}", *[""] * (len(meta_cols) - 1), *cells, *extra,
+            table.add_row(f"[bold]{escape(label)}", *[""] * len(meta), *cells, *extra,
                           end_section=True)  # fmt: skip
-    (console or wide_console(240)).print(table)
+    return table
 
 
 def _mauve_cell(row: dict) -> str:
