@@ -395,6 +395,10 @@ def main(args: ReportArguments) -> dict:
     if not args.runs:
         raise UserError("no runs given: continuousbench report RUN [RUN ...]")
     named = _named(args.runs)
+    for _, path in named:  # before the output checks: a missing run's parent is no input of this report
+        if not path.exists():
+            raise UserError(f"run {path} does not exist: give a finished run folder (`continuousbench "
+                            "evaluate --output_dir`) or its results.json")  # fmt: skip
     run_dirs = [p if p.is_dir() else p.parent for _, p in named]
     outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
         {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json,
