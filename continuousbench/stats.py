@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: `compare --help` and `report --help` skip it
+    import numpy as np
 
 CONFIDENCE = 0.95  # the `ci95` keys of results.json say it; the functions take others for tests
 BOOTSTRAP_RESAMPLES = 10_000
@@ -49,6 +51,8 @@ def bootstrap_means(values: Sequence[float], *, resamples: int, seed: int) -> np
     or three distinct values, so 10,000 resamples cost about a millisecond. (Hand-written for that
     reason: ``scipy.stats.bootstrap`` resamples indices and is ~100x slower on 600 questions.)
     """
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if data.ndim != 1 or data.size == 0:
         raise ValueError("bootstrap needs a non-empty 1-d sequence of numbers")
@@ -67,6 +71,8 @@ def bootstrap_interval(
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (numpy's linear quantiles)."""
+    import numpy as np
+
     tail = (1.0 - confidence) / 2
     low, high = np.quantile(bootstrap_means(values, resamples=resamples, seed=seed), [tail, 1.0 - tail])
     return float(low), float(high)
@@ -126,6 +132,8 @@ def paired_difference(
     continuity, not for claims), the discordant counts ``a_only`` / ``b_only`` and the exact McNemar
     ``p_value``. With no questions, every statistic is None.
     """
+    import numpy as np
+
     x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"paired outcomes need two equally long 1-d sequences, got {x.shape} and {y.shape}")

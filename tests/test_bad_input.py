@@ -424,7 +424,7 @@ CLI = [
          id="report-results-wrong-shape"),
     case(lambda e: ["report", e.file("run/results.json", "")], 2, "is not valid JSON",
          id="report-results-empty"),
-    case(["report", "no-such-run"], 2, "has no results.json", id="report-missing-run"),
+    case(["report", "no-such-run"], 2, "run no-such-run does not exist", id="report-missing-run"),
     case(lambda e: ["report", f"a={e.run()}", "--findings", "f.json", "--compare", e.file("c.json", "{}"),
                     "--finding_rows", "none=a"], 2, "--finding_rows needs each of none, real",
          id="report-findings-missing-roles"),
@@ -620,6 +620,11 @@ CLI = [
          id="build-heldout-unknown-split"),
     case(lambda e: with_option(e.evaluate(), "--release", "geminon-tiny-2026q1-heldout-author"), 2,
          "bad release id", id="evaluate-heldout-unknown-split-id"),
+    # --- report of a run that does not exist (its parent folder was taken for an input) ---
+    case(["report", "nowhere", "--plot", "out/p.png"], 2, "run nowhere does not exist",
+         id="report-missing-run-with-plot"),
+    case(lambda e: ["report", f"a={e.run()}", "b=gone/results.json", "--json", "r.json"], 2,
+         "run gone/results.json does not exist", id="report-named-missing-run"),
 ]  # fmt: skip
 
 

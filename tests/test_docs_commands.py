@@ -227,3 +227,26 @@ def test_help_lines_in_the_docs_count_as_commands(capturing):
     check(Command("doc.md:1", "continuousbench --help", True))
     with pytest.raises(AssertionError, match="exited with 2"):
         check(Command("doc.md:1", "continuousbench evalute --help", True))
+
+
+def test_the_participants_sections_are_checked(capturing):
+    """The participant's path (issue 35) as the README and docs show it is among the commands checked in
+    full: its own corpus with a privacy statement, compare, submit and the static leaderboard. Were one
+    of these blocks turned into prose or another language, its commands would silently go unchecked."""
+    found = [c for c in _all_commands() if c.complete]
+    section = (ROOT / "docs" / "harness.md").read_text(encoding="utf-8").split("## Evaluate your own")[0]
+    own = section.count("\n") + 1  # the first line of harness.md's "Evaluate your own (DP) corpus"
+    export = "continuousbench leaderboard --results ./results --html"
+    wanted = {
+        "README.md": ("evaluate --config recipes/configs/geminon-tiny-demo.yaml", "--corpus_privacy", export),
+        "docs/harness.md": ("--corpus_privacy", "compare runs/mine", "submit runs/mine"),
+        "docs/leaderboard.md": (export,),
+    }
+    for page, parts in wanted.items():
+        shown = [c for c in found if c.where.split(":")[0] == page]
+        if page == "docs/harness.md":
+            shown = [c for c in shown if int(c.where.split(":")[1]) > own]
+        for part in parts:
+            assert any(part in c.text for c in shown), (page, part)
+        for command in shown:
+            check(command)

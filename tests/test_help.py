@@ -2,7 +2,8 @@
 
 ``--help`` is printed from the commands' dataclasses (``continuousbench.commands.short_help``) without
 importing transformers or torch; ``evaluate``, ``train-generator`` and ``audit`` list their own options,
-and ``--help_all`` adds the trainer's (transformers' TrainingArguments, hundreds of lines).
+and ``--help_all`` adds the trainer's (transformers' TrainingArguments, hundreds of lines). Every
+command's help takes under a second of CPU time in a fresh interpreter (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -57,6 +58,45 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in json.loads(
     done = _python(code, json.dumps(words), json.dumps(HEAVY))
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+# The results commands read records through the results schema (pydantic) and statistics (numpy): both
+# are imported where a record is read, so their help loads neither.
+LIGHT = {("compare",), ("report",), ("submit",)}
+SCHEMA = ("pydantic", "numpy", "pandas", "scipy")
+HELP_CPU = """
+import contextlib, io, json, sys, time
+from continuousbench.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main([*sys.argv[1:], "--help"])
+    except SystemExit as exit_:
+        assert exit_.code in (0, None), exit_.code
+print(json.dumps([time.process_time(), sorted({m.split(".")[0] for m in sys.modules})]))
+"""
+
+
+def test_every_help_answers_in_under_a_second():
+    """Each command's ``--help`` in a fresh interpreter: the CPU seconds it took, interpreter start
+    included (a loaded machine stretches wall time but not CPU time; idle, the two agree), under 1 s;
+    no heavy library imported; compare, report and submit without the results schema either (they took
+    0.2 s and imported numpy and pydantic before parsing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    slow, heavy = {}, {}
+    commands = [words for words, _ in _commands()]
+    with ThreadPoolExecutor(4) as pool:  # CPU time is each interpreter's own: running side by side is fair
+        runs = list(pool.map(lambda words: _python(HELP_CPU, *words), commands))
+    for words, done in zip(commands, runs, strict=True):
+        assert done.returncode == 0, (words, done.stderr[-2000:])
+        cpu, modules = json.loads(done.stdout.splitlines()[-1])
+        if cpu >= 1.0:
+            slow[" ".join(words)] = round(cpu, 2)
+        banned = HEAVY + (SCHEMA if words in LIGHT else ())
+        if set(modules) & set(banned):
+            heavy[" ".join(words)] = sorted(set(modules) & set(banned))
+    assert slow == {} and heavy == {}, (slow, heavy)
+    assert {words for words, _ in _commands()} >= LIGHT
 
 
 def test_evaluate_help_is_short_and_fast():

@@ -25,8 +25,6 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command, wide_console
 from continuousbench.errors import UserError
-from continuousbench.results.record import PREDICTIONS, recipe_label
-from continuousbench.results.record import load as load_record
 from continuousbench.scoring.match import (
     MATCHERS,
     SCORES,
@@ -71,6 +69,8 @@ class CompareArguments:
 
 def _predictions(path: Path):
     import pandas as pd
+
+    from continuousbench.results.record import PREDICTIONS
 
     file = path / PREDICTIONS
     if not file.is_file():
@@ -123,6 +123,8 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
 
 def _recipes(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, allow: bool) -> dict:
     """Both runs' recipes and whether they are the same; refuses different ones unless ``allow``."""
+    from continuousbench.results.record import recipe_label  # the results schema: pydantic, not for --help
+
     ra, rb = rec_a.get("recipe") or {}, rec_b.get("recipe") or {}
     same = ra.get("sha256") == rb.get("sha256")
     baseline = 0 in (rec_a.get("steps"), rec_b.get("steps"))  # the untrained base model: every recipe's
@@ -153,6 +155,8 @@ def compare_runs(
     llm_match verdicts of different judges unless ``different_judges`` (then the result flags it), runs
     scored on different question sets unless ``overlap``, and runs of different recipes unless
     ``different_recipes`` (flagged too)."""
+    from continuousbench.results.record import load as load_record
+
     a_dir, b_dir = Path(run_a), Path(run_b)
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
     rel_a, rel_b = rec_a["release"], rec_b["release"]

@@ -30,11 +30,8 @@ from continuousbench.commands import command, wide_console
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
-from continuousbench.results import record as results
 from continuousbench.results.heldout import heldout_rows, print_heldout
 from continuousbench.results.probes import print_probes, read_probes
-from continuousbench.results.record import load as load_run
-from continuousbench.results.record import recipe_hash
 from continuousbench.scoring.judge import label as judge_label
 from continuousbench.scoring.judge import same_judge
 from continuousbench.scoring.match import SCORES
@@ -44,11 +41,21 @@ SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq":
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
+def load_run(path: str | Path) -> dict:
+    """A run's validated ``results.json`` (the results schema is imported here, not with the module, so
+    that ``report --help`` does not load pydantic)."""
+    from continuousbench.results.record import load
+
+    return load(path)
+
+
 def comparison_rows(runs: dict[str, dict]) -> list[dict]:
     """One flat row per run: name, release, model, tuning, steps, corpus, kind (DP data / DP model /
     non-private...), epsilon (requested, with the achieved value when it differs), seed, and per
     ``<part>/<matcher>`` its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1)
     and ``/count``."""
+    from continuousbench.results import record as results
+
     rows = []
     for name, r in runs.items():
         row = {
@@ -88,6 +95,8 @@ def corpus_name(corpus: dict) -> str:
 
 def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
+    from continuousbench.results.record import recipe_hash
+
     release, corpus = record["release"], record["corpus"]
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
     identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
@@ -170,33 +179,59 @@ def format_cell(row: dict, col: str) -> str:
     return f"{100 * value:.1f}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
 
 
+# The settings columns: header, row key.
+META = (("model", "model"), ("tuning", "tuning"), ("steps", "steps"), ("corpus", "corpus"), ("kind", "kind"),
+        ("ε", "epsilon"), ("seed", "seed"), ("recipe", "recipe"))  # fmt: skip
+
+
+def _meta_cell(row: dict, key: str) -> str:
+    if key == "model":
+        return row["model"].rstrip("/").rsplit("/", 1)[-1]
+    return "-" if key == "judge" and not row["judge"] else str(row[key])
+
+
 def print_table(
     rows: list[dict], groups: list[dict] | None = None, console=None, warning: str | None = None
 ) -> None:
     """Runs with their intervals; under each group of seeds, a row with mean ± sd over them; ``warning``
-    (:func:`judge_warning`) under the table."""
+    (:func:`judge_warning`) under the table. On a console too narrow for it (``COLUMNS``), the settings
+    every row shares are said once in the title and the intervals wrap under their accuracies."""
+    console = console or wide_console(240)
+    table = _table(rows, groups, warning)
+    if console.measure(table, options=console.options.update_width(10_000)).maximum > console.width:
+        meta = [*META, ("judge", "judge")]
+        shared = {h: k for h, k in meta if len({_meta_cell(r, k) for r in rows if k in r}) == 1}
+        table = _table(rows, groups, warning, shared)
+    console.print(table)
+
+
+def _table(rows: list[dict], groups: list[dict] | None, warning: str | None, shared: dict | None = None):
+    """The rich table of :func:`print_table`; ``shared`` (header -> row key): settings columns said once in
+    the title instead, with the accuracy columns allowed to wrap (a narrow console)."""
     from rich.markup import escape
     from rich.table import Table
 
+    shared = shared or {}
     releases = ", ".join(sorted({r["release"] for r in rows}))
+    said = ", ".join(f"{h} {_meta_cell(rows[0], k)}" for h, k in shared.items() if h != "judge" or rows[0][k])
     table = Table(
-        title=f"ContinuousBench test accuracy (%) on {releases}",
+        title=f"ContinuousBench test accuracy (%) on {releases}" + (f"; every run: {said}" if said else ""),
         caption="\\[low, high]: Wilson 95% interval over questions; mean ± sd: over runs that differ only "
         "by seed",
     )
-    meta_cols = ["run", "model", "tuning", "steps", "corpus", "kind", "ε", "seed", "recipe"]
     judged = any(r.get("judge") for r in rows)
+    meta = [(h, k) for h, k in (*META, *([("judge", "judge")] if judged else ())) if h not in shared]
     if judged:
-        meta_cols.append("judge")
         table.caption += "; LLM: LLM match by the judge named"
     if warning:
         table.caption += f"\n{escape(warning)}"
-    for col in meta_cols:
-        table.add_column(col, no_wrap=col == "run")  # a seed group's label spans it
+    table.add_column("run", no_wrap=True)  # a seed group's label spans it
+    for header, _ in meta:
+        table.add_column(header)
     cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
-        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=True)
+        table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=not shared)
     mauve = any(r.get("mauve") is not None for r in rows)
     if mauve:
         table.add_column("MAUVE", justify="right")
@@ -205,12 +240,9 @@ def print_table(
     for group in groups or [{"runs": [r["run"]], "metrics": {}} for r in rows]:
         for name in group["runs"]:
             r = by_name[name]
-            model = r["model"].rstrip("/").rsplit("/", 1)[-1]
-            keys = ("tuning", "steps", "corpus", "kind", "epsilon", "seed", "recipe")
-            meta = [model, *(r[k] for k in keys)]
-            meta += [r["judge"] or "-"] if judged else []
             extra = [_mauve_cell(r)] if mauve else []
-            table.add_row(r["run"], *map(str, meta), *(format_cell(r, c) for c in cols), *extra)
+            cells = [_meta_cell(r, k) for _, k in meta]
+            table.add_row(r["run"], *cells, *(format_cell(r, c) for c in cols), *extra)
         if len(group["runs"]) > 1:
             stats = [group["metrics"].get(c) for c in cols]
             cells = [
@@ -218,9 +250,9 @@ def print_table(
             ]
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
             extra = [""] if mauve else []
-            table.add_row(f"[bold]{escape(label)}", *[""] * (len(meta_cols) - 1), *cells, *extra,
+            table.add_row(f"[bold]{escape(label)}", *[""] * len(meta), *cells, *extra,
                           end_section=True)  # fmt: skip
-    (console or wide_console(240)).print(table)
+    return table
 
 
 def _mauve_cell(row: dict) -> str:
@@ -364,6 +396,10 @@ def main(args: ReportArguments) -> dict:
     if not args.runs:
         raise UserError("no runs given: continuousbench report RUN [RUN ...]")
     named = _named(args.runs)
+    for _, path in named:  # before the output checks: a missing run's parent is no input of this report
+        if not path.exists():
+            raise UserError(f"run {path} does not exist: give a finished run folder (`continuousbench "
+                            "evaluate --output_dir`) or its results.json")  # fmt: skip
     run_dirs = [p if p.is_dir() else p.parent for _, p in named]
     outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
         {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json,

@@ -34,8 +34,6 @@ from continuousbench.commands import command
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.hub import hub_repo_id
-from continuousbench.results import record as results
-from continuousbench.results.record import PREDICTIONS
 
 # hub_token, api_key, password... but not max_new_tokens or tokens_per_step
 _SECRET_KEY = re.compile(
@@ -65,6 +63,8 @@ def scrub(value: Any, where: str = "record") -> Any:
 
 def question_outcomes(run_dir: Path, record: dict) -> dict | None:
     """``questions`` of the record from the run's predictions (None when the run has none)."""
+    from continuousbench.results.record import PREDICTIONS
+
     file = run_dir / PREDICTIONS
     if not file.is_file():
         return None
@@ -94,6 +94,8 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
     """The validated, scrubbed record of a finished run, with its per-question outcomes, what ``submit``
     found (``submitted``: name, run folder, canonical recipe, privacy statement) and, when given, the Hub
     repo of its model (``model_repo``: the leaderboard links that model's card)."""
+    from continuousbench.results import record as results  # the schema (pydantic): not for --help
+
     run_dir = Path(run_dir)
     record = results.check(results.load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})

@@ -30,3 +30,35 @@ def test_the_table_fits_columns_and_names_the_corpus(invoke, finished_run, monke
     record = json.loads((finished_run / "results.json").read_text())
     assert corpus_name(record["corpus"]) in result.stdout
     assert record["corpus"]["fingerprint"][:8] not in result.stdout
+
+
+def _row(run: str, corpus: str, kind: str) -> dict:
+    row = {"run": run, "release": "geminon-tiny-2026q1", "model": "/m/demo/base", "tuning": "full",
+           "steps": 2, "corpus": corpus, "kind": kind, "epsilon": "8", "seed": 0,
+           "recipe": "geminon-tiny-demo", "judge": None}  # fmt: skip
+    scores = ("exact_match", "contains", "mcq")
+    for key in (f"{part}/{m}" for part in ("qa_public", "qa_singleton") for m in scores):
+        row[key], row[f"{key}/ci95"] = 0.5, [0.188, 0.812]
+    return row
+
+
+def test_six_score_columns_on_120_columns_keep_every_row_readable():
+    """EM, contains and MCQ of both parts (the ranked-choice columns) on 120 columns: the settings every
+    row shares go to the title and the intervals wrap; the settings columns had collapsed to nothing
+    (``┃┃┃┃``), the run names to ``m…``."""
+    from rich.console import Console
+
+    from continuousbench.results.report import print_table
+
+    console = Console(width=120, record=True)
+    rows = [_row("mine", "mine", "DP data"), _row("real", "release", "non-private data")]
+    print_table(rows, console=console)
+    text = console.export_text()
+    assert max(map(len, text.splitlines())) <= 120
+    assert "┃┃" not in text and "││" not in text
+    for shown in ("mine ", "real ", "DP data", "every run: model base, tuning full, steps 2, ε 8, seed 0"):
+        assert shown in text, shown
+    wide = Console(width=240, record=True)
+    print_table([_row("mine", "mine", "DP data")], console=wide)
+    text = wide.export_text()
+    assert "every run" not in text and "geminon-tiny-demo │" in text
