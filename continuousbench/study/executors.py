@@ -23,13 +23,13 @@ from continuousbench.study.graph import Job
 
 def execute(
     argv: Sequence[str], log: str, stdout: str | None = None, env: dict | None = None,
-    live: set | None = None, fork: bool = False,
+    live: set | None = None, fork: bool = False, entry: str = "continuousbench.cli:main",
 ) -> int:  # fmt: skip
     """Run ``continuousbench <argv>`` in a child process, appending its output to ``log``; returns the
     exit status. ``stdout``: the command's standard output is kept there (written once it succeeded).
     ``live``: the child is in it while it runs, so a stopped study can interrupt it. ``fork``: the child
     is forked from a server that imported the heavy libraries once (:mod:`continuousbench.study.forked`)
-    instead of being a fresh ``python -m continuousbench.cli``."""
+    instead of being a fresh ``python -m continuousbench.cli``; it calls ``entry`` (``module:function``)."""
     from continuousbench.files import write_text
 
     Path(log).parent.mkdir(parents=True, exist_ok=True)
@@ -39,7 +39,7 @@ def execute(
         if fork:
             from continuousbench.study.forked import ForkedJob
 
-            child = ForkedJob(argv, log, stdout, {**os.environ, **(env or {})})  # writes ``stdout`` itself
+            child = ForkedJob(argv, log, stdout, {**os.environ, **(env or {})}, entry)  # writes ``stdout``
         else:
             command = [sys.executable, "-m", "continuousbench.cli", *argv]
             child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out,

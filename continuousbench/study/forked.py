@@ -47,12 +47,13 @@ def _status(stop: SystemExit) -> int:
     return 1
 
 
-def _run(argv: Sequence[str]) -> int:
+def _run(argv: Sequence[str], entry: str) -> int:
+    import importlib
     import traceback
 
-    from continuousbench.cli import main
-
+    module, _, name = entry.partition(":")
     try:
+        main = getattr(importlib.import_module(module), name)
         main(list(argv))
         return 0
     except SystemExit as stop:
@@ -68,9 +69,9 @@ def _run(argv: Sequence[str]) -> int:
         return 1
 
 
-def _job(argv: Sequence[str], log: str, stdout: str | None, env: dict, cwd: str) -> None:
+def _job(argv: Sequence[str], log: str, stdout: str | None, env: dict, cwd: str, entry: str) -> None:
     """The forked job's body: the study's folder and environment, fds 1 and 2 on the log (stdout on a
-    temporary file when it is kept, written once the command succeeded), then ``continuousbench argv``."""
+    temporary file when it is kept, written once the command succeeded), then ``entry(argv)``."""
     import atexit
     import tempfile
 
@@ -83,7 +84,7 @@ def _job(argv: Sequence[str], log: str, stdout: str | None, env: dict, cwd: str)
     with open(log, "a", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
         os.dup2(out.fileno(), 2)
         os.dup2((kept if stdout else out).fileno(), 1)
-        code = _run(argv)
+        code = _run(argv, entry)
         atexit._run_exitfuncs()  # what the interpreter runs at exit (a job's own handlers included)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -102,9 +103,11 @@ class ForkedJob:
     """A forked job with the part of :class:`subprocess.Popen` the executor uses (``poll``, ``wait``,
     ``send_signal``, ``kill``, ``returncode``); :meth:`communicate` is called by one thread only."""
 
-    def __init__(self, argv: Sequence[str], log: str, stdout: str | None, env: dict):
-        self.process = _context().Process(target=_job, args=(list(argv), log, stdout, env, os.getcwd()),
-                                          name=f"continuousbench {argv[0] if argv else ''}")  # fmt: skip
+    def __init__(self, argv: Sequence[str], log: str, stdout: str | None, env: dict,
+                 entry: str = "continuousbench.cli:main"):  # fmt: skip
+        """``entry``: ``module:function`` called with ``argv`` in the job (the CLI; a test's probe)."""
+        job = (list(argv), log, stdout, env, os.getcwd(), entry)
+        self.process = _context().Process(target=_job, args=job, name=f"continuousbench {' '.join(argv[:1])}")
         self.returncode: int | None = None
         self.ended = threading.Event()
         with _reaping:
