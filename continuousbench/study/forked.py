@@ -142,8 +142,10 @@ class ForkedJob:
 
 
 def stop_server() -> None:
-    """End the fork server (a study's executor closed): no process of the study outlives it."""
-    from multiprocessing import forkserver
+    """End the fork server and the resource tracker it started (a study's executor closed), each waited
+    for: no process of the study outlives it, not even as a zombie."""
+    from multiprocessing import forkserver, resource_tracker
 
     with _reaping:
         forkserver._forkserver._stop()
+        resource_tracker._resource_tracker._stop()

@@ -289,15 +289,16 @@ def test_time_means_the_same_for_study_and_news(given, minutes):
 
 
 def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
+    """The processes descending from ``pid`` (Linux /proc): a forked job is the fork server's child."""
+    parents = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
         except OSError:  # ended meanwhile
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
+    found = [child for child, parent in parents.items() if parent == pid]
+    for child in found:  # grows while it is read: children's children
+        found += [c for c, parent in parents.items() if parent == child]
     return found
 
 
