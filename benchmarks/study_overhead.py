@@ -64,6 +64,7 @@ def _server_cpu() -> tuple[float, float]:
 
 def _study(folder: Path, way: str) -> tuple[float, float]:
     """The tiny study in a fresh ``python -m continuousbench.cli study``: wall and the tree's CPU."""
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny.yaml").write_text(STUDY)
     before, start = _children_cpu(), time.perf_counter()
     argv = ["study", "--config", str(folder / "tiny.yaml"), "--out", str(folder / "out"), "--jobs", "1"]
@@ -100,7 +101,6 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "inputs").mkdir()
         print(f"setting up: the tiny study ({_study(folder / 'inputs', 'subprocess')[0]:.1f} s)", flush=True)
         study = folder / "inputs" / "out"
         start = time.perf_counter()

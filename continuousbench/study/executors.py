@@ -113,8 +113,7 @@ class LocalExecutor:
     def __init__(self, parallel: int | None = None, fork: bool | None = None):
         from continuousbench.study import forked
 
-        wanted = os.environ.get("CONTINUOUSBENCH_JOB_START", "fork") != "subprocess"
-        self.fork = (wanted if fork is None else fork) and forked.available()
+        self.fork = (forked.wanted() if fork is None else fork) and forked.available()
         self.gpus: queue.Queue[str] = queue.Queue()
         for gpu in visible_gpus():
             self.gpus.put(gpu)

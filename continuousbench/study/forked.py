@@ -23,6 +23,7 @@ from collections.abc import Sequence
 # What a job would import itself; a name that is not installed is skipped by the server.
 PRELOAD = ["torch", "transformers", "trl", "datasets", "peft", "continuousbench.cli"]
 
+START_ENV = "CONTINUOUSBENCH_JOB_START"
 # The fork server's sentinels are read by whichever thread polls first (``Process.start`` polls every
 # child): starting and reaping under one lock keeps two threads from reading one exit status.
 _reaping = threading.Lock()
@@ -31,6 +32,17 @@ _reaping = threading.Lock()
 def available() -> bool:
     """Whether this platform has a fork server (Linux, macOS; not Windows)."""
     return "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def wanted() -> bool:
+    """``CONTINUOUSBENCH_JOB_START``: ``fork`` (the default) or ``subprocess`` (a fresh interpreter a job)."""
+    from continuousbench.errors import UserError
+
+    way = os.environ.get(START_ENV, "fork")
+    if way not in ("fork", "subprocess"):
+        raise UserError(f"{START_ENV}={way!r} is not a way to start a job; set it to fork or subprocess "
+                        "(or unset it: fork)")  # fmt: skip
+    return way == "fork"
 
 
 def _context():
@@ -54,6 +66,7 @@ def _run(argv: Sequence[str], entry: str) -> int:
     module, _, name = entry.partition(":")
     try:
         main = getattr(importlib.import_module(module), name)
+        sys.argv = [sys.modules[module].__file__ or module, *argv]  # as ``python -m module argv`` has it
         main(list(argv))
         return 0
     except SystemExit as stop:
@@ -81,6 +94,8 @@ def _job(argv: Sequence[str], log: str, stdout: str | None, env: dict, cwd: str,
     threads = env.get("OMP_NUM_THREADS")
     if threads and "torch" in sys.modules:  # the server's OpenMP read the variable before the job set it
         sys.modules["torch"].set_num_threads(int(threads))
+    if "numpy" in sys.modules:  # numpy's global generator, seeded once in the server: fresh per job, as
+        sys.modules["numpy"].random.seed()  # a new interpreter has it (Python's `random` reseeds at fork)
     with open(log, "a", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
         os.dup2(out.fileno(), 2)
         os.dup2((kept if stdout else out).fileno(), 1)

@@ -30,11 +30,13 @@ def probe(argv: list[str]) -> None:
     """A job that shows where it runs; ``wait`` makes it loop until it is interrupted."""
     import logging
 
+    import numpy as np
     import torch
     from tqdm import tqdm
     from transformers.utils import logging as transformers_logging
 
     print(f"cwd {os.getcwd()} env {os.environ.get('PROBE_VALUE')} threads {torch.get_num_threads()}")
+    print(f"argv {sys.argv[1:]} numpy draw {np.random.randint(1 << 62)}")
     transformers_logging.get_logger("transformers").warning("a transformers warning")
     logging.basicConfig(level=logging.INFO)
     logging.getLogger("probe").info("a logging line")
@@ -77,6 +79,7 @@ def test_a_forked_job_has_its_own_folder_environment_threads_and_log(tmp_path, m
     assert f"cwd {tmp_path} env seen threads 1" in text
     for line in ("a transformers warning", "INFO:probe:a logging line", "a progress bar", "native bytes"):
         assert line in text, line
+    assert "argv ['3'] numpy draw" in text
     assert "PROBE_VALUE" not in os.environ  # the study's own environment is untouched
     assert executors.execute(["4"], str(log), str(kept), fork=True, entry=PROBE) == 4
     assert not kept.exists()  # a failed job keeps no output
@@ -97,3 +100,23 @@ def test_stopping_the_study_interrupts_a_forked_job_as_ctrl_c(tmp_path):
     runner.join(30)
     assert codes == [130]
     assert log.read_text().splitlines()[-1] == "interrupted: work kept"
+
+
+def test_forked_jobs_draw_their_own_unseeded_numpy_numbers(tmp_path):
+    """numpy's global generator was seeded once in the server; each job reseeds it from the system's
+    entropy, as a fresh interpreter would (a job that forgot a seed must not repeat another's draws)."""
+    draws = set()
+    for n in range(2):
+        executors.execute(["0"], str(tmp_path / f"{n}.log"), None, fork=True, entry=PROBE)
+        draws |= set(re.findall(r"numpy draw (\d+)", (tmp_path / f"{n}.log").read_text()))
+    assert len(draws) == 2
+
+
+def test_an_unknown_way_to_start_jobs_is_refused_in_one_line(monkeypatch):
+    from continuousbench.errors import UserError
+
+    monkeypatch.setenv(forked.START_ENV, "spawn")
+    with pytest.raises(UserError, match="CONTINUOUSBENCH_JOB_START='spawn' is not a way to start a job"):
+        executors.LocalExecutor(1)
+    monkeypatch.setenv(forked.START_ENV, "subprocess")
+    assert not executors.LocalExecutor(1).fork
