@@ -31,16 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "continuousbench" / "demo"
-STUDY = f"""name: tiny
-build: {{track: geminon, options: {{size: tiny, quarter: 2026q1, seed: 0}}}}
-evaluators:
-  - name: tiny
-    config: {DEMO / "configs" / "geminon-tiny-demo.yaml"}
-    corpora: [none, real]
-    options: {{model: {DEMO / "base"}, steps: 2, eval_steps: 2, save_steps: 2, qa_eval_limit: 8,
-              qa_test_limit: 8}}
-compare: [[real, none]]
-"""
+STUDY = (ROOT / "tests" / "study" / "tiny_study.yaml").read_text().replace("DEMO_FOLDER", str(DEMO))
+STUDY = STUDY.replace("EXTRA_OPTIONS", "")  # tests/study's study
 JOBS = {"compare": "compare/tiny/real-vs-none-seed0", "report": "report/all",
         "evaluate": "evaluate/tiny/none-seed0"}  # fmt: skip
 OUTPUTS = {"compare": "compare", "report": "report", "evaluate": "runs/tiny/none-seed0"}  # removed first

@@ -20,8 +20,10 @@ import sys
 import threading
 from collections.abc import Sequence
 
-# What a job would import itself; a name that is not installed is skipped by the server.
-PRELOAD = ["torch", "transformers", "trl", "datasets", "peft", "continuousbench.cli"]
+# What a job would import itself; a name that is not installed is skipped by the server. Not
+# continuousbench.cli: a study run as ``python -m continuousbench.cli`` has each job import its ``__main__``
+# again (multiprocessing's rule), which warns when that module is in the server already.
+PRELOAD = ["torch", "transformers", "trl", "datasets", "peft"]
 
 START_ENV = "CONTINUOUSBENCH_JOB_START"
 # The fork server's sentinels are read by whichever thread polls first (``Process.start`` polls every

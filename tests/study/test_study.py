@@ -23,22 +23,13 @@ from continuousbench.study import command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "continuousbench" / "demo"
-TINY = f"""name: tiny
-build: {{track: geminon, options: {{size: tiny, quarter: 2026q1, seed: 0}}}}
-evaluators:
-  - name: tiny
-    config: {DEMO / "configs" / "geminon-tiny-demo.yaml"}
-    corpora: [none, real]
-    options: {{model: {DEMO / "base"}, steps: 2, eval_steps: 2, save_steps: 2, qa_eval_limit: 8,
-              qa_test_limit: 8{{extra}}}}
-compare: [[real, none]]
-"""
+TINY = (Path(__file__).parent / "tiny_study.yaml").read_text().replace("DEMO_FOLDER", str(DEMO))
 METRICS = ("qa_public/exact_match", "qa_public/contains", "qa_singleton/exact_match", "steps", "seed")
 
 
 def _study(folder: Path, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tiny.yaml").write_text(TINY.replace("{extra}", extra))
+    (folder / "tiny.yaml").write_text(TINY.replace("EXTRA_OPTIONS", extra))
     return folder / "tiny.yaml"
 
 
