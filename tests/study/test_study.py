@@ -220,7 +220,7 @@ def test_plan_of_a_cpu_study_gives_cpu_hours_and_whole_normalised_paths(tmp_path
     """A CPU study's plan: CPU-hours beside its 0 GPU-hours (the model's size read from its folder), and
     the model's path normalised, whole (before: "0.0 GPU-hours" alone, the path as given and cut)."""
     monkeypatch.chdir(tmp_path)
-    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("{extra}", "")
+    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("EXTRA_OPTIONS", "")
     (tmp_path / "cpu.yaml").write_text(text + "gpus: {evaluate: 0}\n")
     plan = command.cli(["--config", str(tmp_path / "cpu.yaml"), "--plan"])
     out = capsys.readouterr().out
