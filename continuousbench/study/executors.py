@@ -23,20 +23,27 @@ from continuousbench.study.graph import Job
 
 def execute(
     argv: Sequence[str], log: str, stdout: str | None = None, env: dict | None = None,
-    live: set[subprocess.Popen] | None = None,
+    live: set | None = None, fork: bool = False, entry: str = "continuousbench.cli:main",
 ) -> int:  # fmt: skip
     """Run ``continuousbench <argv>`` in a child process, appending its output to ``log``; returns the
     exit status. ``stdout``: the command's standard output is kept there (written once it succeeded).
-    ``live``: the child is in it while it runs, so a stopped study can interrupt it."""
+    ``live``: the child is in it while it runs, so a stopped study can interrupt it. ``fork``: the child
+    is forked from a server that imported the heavy libraries once (:mod:`continuousbench.study.forked`)
+    instead of being a fresh ``python -m continuousbench.cli``; it calls ``entry`` (``module:function``)."""
     from continuousbench.files import write_text
 
     Path(log).parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "continuousbench.cli", *argv]
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ continuousbench {redact(subprocess.list2cmdline(list(argv)))}\n")  # no key in a log
         out.flush()
-        child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out, text=True,
-                                 env={**os.environ, **(env or {})})  # fmt: skip
+        if fork:
+            from continuousbench.study.forked import ForkedJob
+
+            child = ForkedJob(argv, log, stdout, {**os.environ, **(env or {})}, entry)  # writes ``stdout``
+        else:
+            command = [sys.executable, "-m", "continuousbench.cli", *argv]
+            child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out,
+                                     text=True, env={**os.environ, **(env or {})})  # fmt: skip
         if live is not None:
             live.add(child)
         try:
@@ -47,13 +54,13 @@ def execute(
         finally:
             if live is not None:
                 live.discard(child)
-    if stdout and child.returncode == 0:
+    if stdout and child.returncode == 0 and not fork:
         Path(stdout).parent.mkdir(parents=True, exist_ok=True)
         write_text(stdout, printed)
     return child.returncode
 
 
-def interrupt(children: set[subprocess.Popen], grace: float = 5.0, patience: float = 120.0) -> None:
+def interrupt(children: set, grace: float = 5.0, patience: float = 120.0) -> None:
     """Stop running jobs as Ctrl-C stops a command: SIGINT (each keeps its finished work for ``--resume``),
     then wait. A Ctrl-C at a terminal reached them already, so they get ``grace`` seconds to end on their
     own first (a second SIGINT could cut their cleanup); what outlives ``patience`` is killed."""
@@ -97,18 +104,23 @@ def visible_gpus() -> list[str]:
 
 class LocalExecutor:
     """``parallel`` jobs at once in child processes: one GPU each (``CUDA_VISIBLE_DEVICES``) where GPUs
-    exist, else one CPU thread each."""
+    exist, else one CPU thread each. ``fork`` (the default where the platform has a fork server): each job
+    forked from a server that imported torch and co. once; else each a fresh interpreter, as on Ray and
+    Slurm (``CONTINUOUSBENCH_JOB_START=subprocess`` asks for that)."""
 
     name = "local"
 
-    def __init__(self, parallel: int | None = None):
+    def __init__(self, parallel: int | None = None, fork: bool | None = None):
+        from continuousbench.study import forked
+
+        self.fork = (forked.wanted() if fork is None else fork) and forked.available()
         self.gpus: queue.Queue[str] = queue.Queue()
         for gpu in visible_gpus():
             self.gpus.put(gpu)
         self.total = self.gpus.qsize()
         self.parallel = parallel or self.total or os.cpu_count() or 1
         self.pool = ThreadPoolExecutor(self.parallel)
-        self.live: set[subprocess.Popen] = set()  # the running jobs' processes
+        self.live: set = set()  # the running jobs' processes (Popen or ForkedJob)
         self.stopping = False
 
     def _run(self, job: Job, argv: Sequence[str]) -> int:
@@ -119,7 +131,8 @@ class LocalExecutor:
         try:
             if self.stopping:  # the study was stopped while this job waited for a GPU
                 return 130
-            return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env, self.live)
+            return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env, self.live,
+                           self.fork)  # fmt: skip
         finally:
             for gpu in held:
                 self.gpus.put(gpu)
@@ -134,6 +147,10 @@ class LocalExecutor:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.fork:
+            from continuousbench.study.forked import stop_server
+
+            stop_server()
 
 
 class RayExecutor:

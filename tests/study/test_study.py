@@ -23,22 +23,13 @@ from continuousbench.study import command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "continuousbench" / "demo"
-TINY = f"""name: tiny
-build: {{track: geminon, options: {{size: tiny, quarter: 2026q1, seed: 0}}}}
-evaluators:
-  - name: tiny
-    config: {DEMO / "configs" / "geminon-tiny-demo.yaml"}
-    corpora: [none, real]
-    options: {{model: {DEMO / "base"}, steps: 2, eval_steps: 2, save_steps: 2, qa_eval_limit: 8,
-              qa_test_limit: 8{{extra}}}}
-compare: [[real, none]]
-"""
+TINY = (Path(__file__).parent / "tiny_study.yaml").read_text().replace("DEMO_FOLDER", str(DEMO))
 METRICS = ("qa_public/exact_match", "qa_public/contains", "qa_singleton/exact_match", "steps", "seed")
 
 
 def _study(folder: Path, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tiny.yaml").write_text(TINY.replace("{extra}", extra))
+    (folder / "tiny.yaml").write_text(TINY.replace("EXTRA_OPTIONS", extra))
     return folder / "tiny.yaml"
 
 
@@ -229,7 +220,7 @@ def test_plan_of_a_cpu_study_gives_cpu_hours_and_whole_normalised_paths(tmp_path
     """A CPU study's plan: CPU-hours beside its 0 GPU-hours (the model's size read from its folder), and
     the model's path normalised, whole (before: "0.0 GPU-hours" alone, the path as given and cut)."""
     monkeypatch.chdir(tmp_path)
-    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("{extra}", "")
+    text = TINY.replace(f"model: {DEMO / 'base'}", f"model: {DEMO}/../demo/base").replace("EXTRA_OPTIONS", "")
     (tmp_path / "cpu.yaml").write_text(text + "gpus: {evaluate: 0}\n")
     plan = command.cli(["--config", str(tmp_path / "cpu.yaml"), "--plan"])
     out = capsys.readouterr().out
@@ -289,15 +280,16 @@ def test_time_means_the_same_for_study_and_news(given, minutes):
 
 
 def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
+    """The processes descending from ``pid`` (Linux /proc): a forked job is the fork server's child."""
+    parents = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
         except OSError:  # ended meanwhile
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
+    found = [child for child, parent in parents.items() if parent == pid]
+    for child in found:  # grows while it is read: children's children
+        found += [c for c, parent in parents.items() if parent == child]
     return found
 
 
