@@ -158,13 +158,15 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert real[4] == "corpus" and real[5] == "no statement" and float(real[6]) == 0.0
     assert real[7] == "[0.0, 39.0]"
     assert real[8] == "6" and float(rows[0][6]) == 100.0
-    assert rows[1][10].startswith("≈ not separable (McNemar p = 1")
-    assert "no per-question outcomes" in rows[2][10] and [r[4] for r in rows[:3]] == [
+    # MCQ % and its interval (10, 11): the real run carries ranked-choice accuracy, the others show "-"
+    assert real[10] != "-" and [r[10] for r in rows[:3]] == ["-"] * 3
+    assert rows[1][12].startswith("≈ not separable (McNemar p = 1")
+    assert "no per-question outcomes" in rows[2][12] and [r[4] for r in rows[:3]] == [
         "non-private data", "DP data", "DP data"
     ]
-    assert [r[13] for r in rows] == ["geminon-tiny-demo"] * 4  # method, run folder, recipe: 11, 12, 13
-    assert rows[0][14] == "card · record · release"
-    assert all(r[14] == "record · release" for r in rows[1:])  # local base models: no card
+    assert [r[15] for r in rows] == ["geminon-tiny-demo"] * 4  # method, run folder, recipe: 13, 14, 15
+    assert rows[0][16] == "card · record · release"
+    assert all(r[16] == "record · release" for r in rows[1:])  # local base models: no card
     from selenium.webdriver.common.by import By
 
     card = browser.find_element(By.LINK_TEXT, "card").get_attribute("href")

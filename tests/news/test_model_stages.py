@@ -48,7 +48,8 @@ def test_answers_are_verbatim_in_three_articles(model_stages, clustered):
         holding = sorted(i for i, t in members[r["cluster"]].items() if pattern.search(t.lower()))
         assert holding == sorted(r["verbatim_ids"]) and r["verbatim_count"] == len(holding) >= 3
     assert stats(model_stages["qa"])["dropped_missing_field"] > 0
-    assert stats(model_stages["qa"])["dropped_answer_in_question"] > 0  # checked in code, not only asked
+    # (whether the offline model happens to give away an answer depends on the clusters it is shown; the
+    # rule itself is checked on a fixed reply in test_verbatim_rule_is_code_not_model)
     assert not any(re.search(rf"(?i)(?<!\w){re.escape(r['answer'])}(?!\w)", r["question"]) for r in rows)
 
 
@@ -57,11 +58,14 @@ def test_verbatim_rule_is_code_not_model(tmp_path):
               ("c", "brenner, tomasz"), ("d", "tomasz brennerson"), ("e", "tomasz brenner")]  # fmt: skip
     reply = json.dumps([{"question": "Who refereed the Northern Cup final on January 18, 2026?",
                          "answer": "Tomasz Brenner", "fact": 1},
-                        {"question": "Who scored?", "answer": "Brenner, Tomasz", "fact": 1}])  # fmt: skip
+                        {"question": "Who scored?", "answer": "Brenner, Tomasz", "fact": 1},
+                        {"question": "Did Tomasz Brenner referee the final?", "answer": "Tomasz Brenner",
+                         "fact": 1}])  # fmt: skip
     args = qa.QAArguments(facts="", articles="", output="", min_reports=3)
     rows, counts = qa.read_questions(7, reply, ["a fact"], folded, args)
     assert [r["answer"] for r in rows] == ["Tomasz Brenner"] and rows[0]["verbatim_ids"] == ["a", "b", "e"]
     assert counts["dropped_answer_not_verbatim"] == 1  # "Brenner, Tomasz" is in one article only
+    assert counts["dropped_answer_in_question"] == 1  # checked in code, not only asked of the model
 
 
 def test_closed_book_correct_and_ambiguous_questions_are_dropped(model_stages):
