@@ -169,8 +169,10 @@ RUN_RESULTS, RUN_MODEL = "results.json", "model"  # what `evaluate` leaves in a 
 def load_for_inference(source: str, option: str = "--model", *, dtype=None):
     """(model in eval mode, tokenizer with a pad token, what was loaded) from any of the three things a
     user names as "a model": an ``evaluate`` run folder (its selected ``model/``), a trained folder (a
-    LoRA generator, merged into its base; a full model) or a model id. The one loader of the commands
-    that only score or generate, so none of them merges adapters or picks a dtype by hand."""
+    LoRA generator, merged into its base; a full model) or a model id. The loader of the commands that
+    score a model (memorization, contamination, the gates), so none merges adapters or picks a dtype by
+    hand. Not yet of the ``transformers:`` text-generation backend (``llm/local.py``, a layer below
+    ``training``), which loads its model itself."""
     path, dtype = Path(source).expanduser(), _resolve_dtype(dtype)  # bf16 on a GPU that has it, else fp32
     kind = "model"
     if (path / RUN_RESULTS).is_file():
