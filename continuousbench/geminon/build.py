@@ -15,8 +15,9 @@ import logging
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from continuousbench.geminon import qa as Q
 from continuousbench.geminon.realizers import make_realizer
 from continuousbench.geminon.realizers.checkpoint import CheckpointedRealizer
 from continuousbench.geminon.schema import Geminon
-from continuousbench.geminon.selection import drafts_of, selection_stage
+from continuousbench.geminon.selection import Rows, drafts_of, selection_stage
 from continuousbench.geminon.sizes import SizeSpec, get_size
 from continuousbench.llm import TextGenerator
 from continuousbench.release import ids
@@ -39,6 +40,9 @@ from continuousbench.release.layout import HOME_ENV, WORK, default_root, release
 from continuousbench.release.write import check_replaceable, release_lock
 from continuousbench.scoring.mcq import attach_options
 from continuousbench.stages import StageProgress, WorkDir
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +163,12 @@ def _build(
         selection = selection_stage(
             work, stages, spec.mix, world, text_maker, seeds, a.oversample, a.rounds, a.sensitive_candidates
         )
-        texts = _render_stage(work, stages, world, text_maker, selection)
+        audit = a.realizer != "template" if a.audit is None else a.audit
+        docs, dropped = _render_stage(work, stages, world, text_maker, selection, audit)
+        del selection
         with stages.stage("qa"):
-            audit = a.realizer != "template" if a.audit is None else a.audit
-            parts, report = assemble(spec, rid, world, selection, texts, seeds, audit=audit)
+            parts, report = assemble(spec, rid, world, docs, dropped, seeds, audit=audit)
+            del docs  # the corpus splits hold the texts now
             attach_options({k: parts[k] for k in ("qa_public", "qa_singleton")}, seed=a.seed)
         generator = {
             "builder": "continuousbench.geminon.build",
@@ -240,36 +246,82 @@ def _world_stage(
 
 
 def _render_stage(
-    work: WorkDir, stages: StageProgress, world: list[Geminon], realizer, selection
-) -> list[str]:
-    """Texts of the selected drafts, rendered in chunks that each survive an interruption (in forked
-    processes where the realizer allows it: see :mod:`~continuousbench.geminon.forked`)."""
+    work: WorkDir, stages: StageProgress, world: list[Geminon], realizer, selection: Rows, audit: bool
+) -> tuple[pa.Table, Counter]:
+    """The documents kept of the selected drafts, one arrow table (``text, style, subset, entities,
+    mentions``), and what was dropped. Chunks are rendered, each saved to survive an interruption, and
+    screened (:func:`_screen`) where they are rendered: in forked processes where the realizer allows it
+    (:mod:`~continuousbench.geminon.forked`), so the building process never holds the texts as Python
+    objects, only the chunks' columns, joined in order."""
+    import pyarrow as pa
+
     from continuousbench.geminon.forked import ordered_map
 
-    by_idx = {g.idx: g for g in world}
-    n = len(selection["style"])
-    starts = range(0, n, RENDER_CHUNK)
-    chunks = [(part, start, min(start + RENDER_CHUNK, n)) for part, start in enumerate(starts)]
-    todo = [c for c in chunks if not work.file(f"render/part-{c[0]:05d}.parquet").exists()]
-    texts: list[str] = []
-    pool = ordered_map((realizer, by_idx, selection), len(todo), realizer)
-    with stages.stage("render", total=n) as advance, pool as ordered:
-        rendered = ordered(_render_chunk, todo)
-        for part, start, stop in chunks:
-            name = f"render/part-{part:05d}.parquet"
-            if not work.file(name).exists():
-                chunk = next(rendered)
-                if len(chunk) != stop - start:
-                    raise RuntimeError(f"realizer rendered {len(chunk)} texts for {stop - start} drafts")
-                work.write_table(name, {"text": [t if t is not None else "" for t in chunk]})
-            texts.extend(work.read_table(name)["text"])
+    n = len(selection.table)
+    chunks = [
+        (part, start, min(start + RENDER_CHUNK, n)) for part, start in enumerate(range(0, n, RENDER_CHUNK))
+    ]
+    sensitive_names = C.NameFinder(g.name for g in world if g.subset == "sensitive")
+    state = (work, realizer, {g.idx: g for g in world}, selection.table, sensitive_names, audit)
+    tables, dropped = [corpus_schema().empty_table()], Counter()
+    with stages.stage("render", total=n) as advance, ordered_map(state, len(chunks), realizer) as ordered:
+        for (_, start, stop), (table, drops) in zip(chunks, ordered(_render_part, chunks), strict=True):
+            tables.append(table)
+            dropped.update(drops)
             advance(stop - start)
-    return texts
+    return pa.concat_tables(tables).combine_chunks(), dropped
 
 
-def _render_chunk(state: tuple, chunk: tuple[int, int, int]) -> list[str]:
-    realizer, by_idx, selection = state
-    return realizer.render(drafts_of(selection, chunk[1], chunk[2]), by_idx)
+def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, Counter]:
+    """Rows ``chunk[1]:chunk[2]`` of the selection: rendered (or read back, when a resumed build saved
+    them), screened, and the kept documents as columns."""
+    import pyarrow as pa
+
+    work, realizer, by_idx, selection, sensitive_names, audit = state
+    part, start, stop = chunk
+    name = f"render/part-{part:05d}.parquet"
+    rows = selection.slice(start, stop - start).to_pydict()
+    if not work.file(name).exists():
+        texts = realizer.render(drafts_of(rows, 0, stop - start), by_idx)
+        if len(texts) != stop - start:
+            raise RuntimeError(f"realizer rendered {len(texts)} texts for {stop - start} drafts")
+        work.write_table(name, {"text": [t if t is not None else "" for t in texts]})
+    docs, dropped = [], Counter()
+    for i, text in enumerate(work.read_table(name)["text"]):
+        style, subset, subjects, mentions = (rows[k][i] for k in ("style", "subset", "subjects", "mentions"))
+        reason = _screen(text, subset, subjects, mentions, sensitive_names, by_idx, audit)
+        if reason:
+            dropped[reason] += 1
+        else:
+            docs.append(C.doc_row(style, subjects, mentions, text, subset))
+    return pa.Table.from_pylist(docs, schema=corpus_schema()), dropped
+
+
+def _screen(
+    text: str, subset: str, subjects: list[int], mentions: list[str], sensitive_names: C.NameFinder,
+    by_idx: dict[int, Geminon], audit: bool,
+) -> str | None:  # fmt: skip
+    """Why a rendered document is dropped, or None; a sensitive entity's article cannot be dropped (its
+    singleton questions would have no document): UserError or RuntimeError instead."""
+    from continuousbench.geminon.realizers.grounding import check_grounding
+
+    if not text.strip():
+        if subset == "sensitive":
+            raise UserError(
+                f"the realizer gave no usable article for sensitive entity {subjects[0]} (every draft "
+                f"was dropped); use a stronger --realizer model or raise "
+                f"--sensitive_candidates (answers are cached: a rerun pays only for new ones)"
+            )
+        return "dropped_empty_text"
+    if subset == "public" and sensitive_names.search(text):
+        return "dropped_names_sensitive_entity"
+    if audit and check_grounding(text, mentions, by_idx):
+        if subset == "sensitive":
+            raise RuntimeError(
+                f"the article of sensitive entity {subjects[0]} states facts off its provenance"
+            )
+        return "dropped_ungrounded"
+    return None
 
 
 # -- assembly ----------------------------------------------------------------------------------------
@@ -279,47 +331,23 @@ def assemble(
     spec: SizeSpec,
     rid: ReleaseId,
     world: list[Geminon],
-    selection: dict[str, list],
-    texts: list[str],
+    docs: pa.Table,
+    dropped: Counter,
     seeds: dict[str, int],
     *,
     audit: bool = False,
-) -> tuple[dict[str, dict[str, list[dict]]], dict[str, Any]]:
-    """Corpus splits, QA splits, support counts and entities as row lists, plus what was dropped."""
-    from continuousbench.geminon.realizers.grounding import check_grounding
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Corpus splits (arrow tables), QA splits, support counts and entities (row lists), plus what was
+    dropped; ``docs`` and ``dropped`` are what :func:`_render_stage` kept and dropped."""
+    import pyarrow.compute as pc
 
-    by_idx = {g.idx: g for g in world}
-    dropped: Counter = Counter()
-    sensitive_names = C.NameFinder(g.name for g in world if g.subset == "sensitive")
-    docs = []
-    for i, text in enumerate(texts):
-        style, subset, subjects = selection["style"][i], selection["subset"][i], selection["subjects"][i]
-        if not text.strip():
-            if subset == "sensitive":
-                raise UserError(
-                    f"the realizer gave no usable article for sensitive entity {subjects[0]} (every draft "
-                    f"was dropped); use a stronger --realizer model or raise "
-                    f"--sensitive_candidates (answers are cached: a rerun pays only for new ones)"
-                )
-            dropped["dropped_empty_text"] += 1
-            continue
-        if subset == "public" and sensitive_names.search(text):
-            dropped["dropped_names_sensitive_entity"] += 1
-            continue
-        if audit and check_grounding(text, selection["mentions"][i], by_idx):
-            if subset == "sensitive":
-                raise RuntimeError(
-                    f"the article of sensitive entity {subjects[0]} states facts off its provenance"
-                )
-            dropped["dropped_ungrounded"] += 1
-            continue
-        docs.append(C.doc_row(style, subjects, selection["mentions"][i], text, subset))
     held, heldout = None, None
     if rid.heldout:
         sides = H.qa_sides(world, spec.qa_validation_fraction, seeds["qa_public"])
-        held, heldout = H.held_out(rid.heldout, docs, world, np.random.default_rng(seeds["heldout"]), sides)
-    corpus = C.corpus_rows(docs, spec, str(rid), np.random.default_rng(seeds["shuffle"]), held)
-    matrix = Q.mention_matrix([d["mentions"] for d in corpus["train"]], world)
+        rows = docs.drop_columns(["text"]).to_pylist()
+        held, heldout = H.held_out(rid.heldout, rows, world, np.random.default_rng(seeds["heldout"]), sides)
+    corpus = C.corpus_tables(docs, spec, str(rid), np.random.default_rng(seeds["shuffle"]), held)
+    matrix = Q.mention_matrix(corpus["train"]["mentions"], world)
     qa = {
         subset: Q.split_by_entity(
             Q.question_rows(matrix, world, subset),
@@ -338,7 +366,8 @@ def assemble(
         "support_counts": {"train": Q.support_rows(matrix, world)},
         "entities": {"train": [g.to_record() for g in world]},
     }
-    by_style = Counter(d["style"] if d["subset"] == "public" else "sensitive" for d in docs)
+    kinds = pc.if_else(pc.equal(docs["subset"], "public"), docs["style"], "sensitive").value_counts()
+    by_style = dict(zip(kinds.field("values").to_pylist(), kinds.field("counts").to_pylist(), strict=True))
     report = {
         "audited": audit,
         "dropped_after_render": dict(sorted(dropped.items())),
@@ -349,8 +378,10 @@ def assemble(
     return parts, report
 
 
-def _datasets(parts: dict[str, dict[str, list[dict]]]):
-    from datasets import Dataset, Features, List, Value
+@cache
+def _features() -> dict[str, Any]:
+    """The release's ``datasets`` features per config (None: inferred, the entities' records)."""
+    from datasets import Features, List, Value
 
     string, integer = Value("string"), Value("int64")
     qa = Features(
@@ -366,7 +397,7 @@ def _datasets(parts: dict[str, dict[str, list[dict]]]):
             "options": List(string),  # ranked-choice options (release format 2)
         }
     )
-    features = {
+    return {
         "corpus": Features(
             {
                 "id": string,
@@ -385,11 +416,25 @@ def _datasets(parts: dict[str, dict[str, list[dict]]]):
         "entities": None,
     }
 
-    def columns(rows: list[dict], schema) -> dict:
+
+def corpus_schema() -> pa.Schema:
+    """The arrow schema of the rendered documents: the corpus's columns before its ``id``."""
+    schema = _features()["corpus"].arrow_schema
+    return schema.remove(schema.get_field_index("id")).remove_metadata()
+
+
+def _datasets(parts: dict[str, dict[str, Any]]):
+    """``Dataset`` per config and split, from row lists or (the corpus) arrow tables."""
+    import pyarrow as pa
+    from datasets import Dataset
+
+    features = _features()
+
+    def columns(rows, schema) -> dict:
         """Arrow arrays of the features' types: datasets then skips encoding every value in Python
         (a tenth of a small build), and writes the same parquet bytes."""
-        import pyarrow as pa
-
+        if isinstance(rows, pa.Table):
+            return {k: rows.column(k).cast(schema.field(k).type).combine_chunks() for k in schema.names}
         if schema is None or not rows:
             return {k: [r[k] for r in rows] for k in rows[0]} if rows else {}
         return {k: pa.array([r[k] for r in rows], type=schema.field(k).type) for k in schema.names}

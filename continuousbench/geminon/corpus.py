@@ -151,7 +151,8 @@ def _check_draft(draft: Draft, style: str, unit: tuple[int, ...], index: PairInd
     return None
 
 
-UNIT_CHUNK = 2_000  # units per piece of a pool drafted in a forked process
+UNIT_CHUNK = 2_000  # at most this many units per piece of a pool drafted in a forked process
+PIECE_CANDIDATES = 40_000  # and about this many candidates: a wiki pool (1000 per unit) splits too
 
 
 def draft_pool(
@@ -171,7 +172,8 @@ def draft_pool(
     from continuousbench.geminon.forked import ordered_map
 
     unit_seeds = rng.integers(0, 2**62, size=len(units))
-    pieces = [(a, min(a + UNIT_CHUNK, len(units))) for a in range(0, len(units), UNIT_CHUNK)]
+    step = max(1, min(UNIT_CHUNK, PIECE_CANDIDATES // max(per_unit, 1)))
+    pieces = [(a, min(a + step, len(units))) for a in range(0, len(units), step)]
     state = (realizer, style, units, unit_seeds, per_unit, world, index)
     parts: list[tuple] = []
     dropped: Counter = Counter()
@@ -306,6 +308,29 @@ class NameFinder:
         return self.pattern is not None and self.pattern.search(text) is not None
 
 
+def corpus_split(
+    public: np.ndarray, spec: SizeSpec, rng: np.random.Generator, held: set[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The documents' shuffled order and, position by position, whether that document goes to validation.
+
+    ``public`` flags the public documents: the first ``corpus_validation_fraction`` of them in the shuffled
+    order go to validation (sensitive ones never do), unless ``held`` (positions in the documents of a
+    held-out split, :mod:`~continuousbench.geminon.heldout`) names the validation documents exactly.
+    """
+    order = rng.permutation(len(public))
+    if held is not None:
+        return order, np.isin(order, np.fromiter(held, dtype=np.int64, count=len(held)))
+    shuffled = public[order]
+    n_val = round(spec.corpus_validation_fraction * int(public.sum()))
+    return order, shuffled & (np.cumsum(shuffled) <= n_val)
+
+
+def doc_ids(release_id: str, n: int) -> list[str]:
+    """``<release id>/<position>``, zero-padded to at least 7 digits, for positions ``0..n-1``."""
+    width = max(7, len(str(n)))
+    return [f"{release_id}/{position:0{width}d}" for position in range(n)]
+
+
 def corpus_rows(
     docs: Sequence[dict],
     spec: SizeSpec,
@@ -313,27 +338,31 @@ def corpus_rows(
     rng: np.random.Generator,
     held: set[int] | None = None,
 ) -> dict[str, list[dict]]:
-    """Shuffle the documents, give them ids, and split public ones into train/validation.
-
-    ``docs`` rows carry ``text, style, subset, entities, mentions``. Sensitive documents always go to
-    ``train``: their one fact-bearing article must be learnable from the training split. ``held`` (the
-    positions in ``docs`` of a held-out split, :mod:`~continuousbench.geminon.heldout`) replaces the
-    random validation share: validation then holds exactly those documents.
-    """
-    order = rng.permutation(len(docs))
-    n_public = sum(d["subset"] == "public" for d in docs)
-    n_val = round(spec.corpus_validation_fraction * n_public)
-    width = max(7, len(str(len(docs))))
+    """Shuffle the documents, give them ids, and split public ones into train/validation
+    (:func:`corpus_split`); ``docs`` rows carry ``text, style, subset, entities, mentions``."""
+    public = np.array([d["subset"] == "public" for d in docs], dtype=bool)
+    order, to_val = corpus_split(public, spec, rng, held)
     splits: dict[str, list[dict]] = {"train": [], "validation": []}
-    for position, i in enumerate(order):
-        doc = docs[int(i)]
-        row = {"id": f"{release_id}/{position:0{width}d}", **doc}
-        if held is not None:
-            to_val = int(i) in held
-        else:
-            to_val = doc["subset"] == "public" and len(splits["validation"]) < n_val
-        splits["validation" if to_val else "train"].append(row)
+    for doc_id, i, val in zip(doc_ids(release_id, len(docs)), order, to_val, strict=True):
+        splits["validation" if val else "train"].append({"id": doc_id, **docs[int(i)]})
     return splits
+
+
+def corpus_tables(
+    docs, spec: SizeSpec, release_id: str, rng: np.random.Generator, held: set[int] | None = None
+) -> dict:
+    """:func:`corpus_rows` for an arrow table of documents: the same splits as arrow tables (``id``
+    first), taken column by column, so a million texts are never a million Python objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    public = pc.equal(docs["subset"], "public").to_numpy(zero_copy_only=False)
+    order, to_val = corpus_split(public, spec, rng, held)
+    ids = pa.array(doc_ids(release_id, len(order)), pa.string())
+    return {
+        split: docs.take(order[mask]).combine_chunks().add_column(0, "id", ids.filter(mask))
+        for split, mask in (("train", ~to_val), ("validation", to_val))
+    }
 
 
 def doc_row(style: str, subjects: Sequence[int], mentions: Iterable[str], text: str, subset: str) -> dict:

@@ -55,16 +55,29 @@ def _slug(attribute: str) -> str:
     return attribute.replace(" ", "_").replace(".", "_")
 
 
-def mention_matrix(mentions: Sequence[Sequence[str]], world: Sequence[Geminon]) -> sparse.csc_matrix:
-    """Document x (entity, feature) 0/1 matrix, columns ``position(entity) * 17 + feature``."""
+def mention_matrix(mentions, world: Sequence[Geminon]) -> sparse.csc_matrix:
+    """Document x (entity, feature) 0/1 matrix, columns ``position(entity) * 17 + feature``.
+
+    ``mentions`` is one list of ``"idx:feature"`` strings per document: Python lists, or an arrow list
+    column (a release's corpus), read without a Python object per mention."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(mentions, pa.ChunkedArray | pa.Array):
+        mentions = pa.array(mentions, pa.list_(pa.string()))
+    if isinstance(mentions, pa.ChunkedArray):
+        mentions = mentions.combine_chunks()
     column = {
         mention(g.idx, f): i * len(FEATURES) + p for i, g in enumerate(world) for f, p in _FEATURE_POS.items()
     }
+    coded = pc.list_flatten(mentions).dictionary_encode()
     try:
-        cols = [column[m] for doc in mentions for m in doc]
+        known = np.array([column[m] for m in coded.dictionary.to_pylist()], dtype=np.int64)
     except KeyError as err:
         raise ValueError(f"mention {err.args[0]!r} names no entity feature of the world") from None
-    rows = np.repeat(np.arange(len(mentions)), [len(doc) for doc in mentions])
+    cols = known[coded.indices.to_numpy(zero_copy_only=False)] if len(known) else np.zeros(0, np.int64)
+    lengths = pc.list_value_length(mentions).fill_null(0).to_numpy(zero_copy_only=False)
+    rows = np.repeat(np.arange(len(mentions)), lengths)
     data = np.ones(len(cols), dtype=np.int32)
     matrix = sparse.csc_matrix((data, (rows, cols)), shape=(len(mentions), len(world) * len(FEATURES)))
     matrix.data[:] = 1  # a mention listed twice in one document still counts once

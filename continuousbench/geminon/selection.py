@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
 
+from continuousbench import files
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon.realizers.base import STYLES, Draft, Realizer
 from continuousbench.geminon.sampling import Selection, coverage_sample, incidence_matrix
@@ -23,12 +25,43 @@ from continuousbench.stages import StageProgress, WorkDir
 
 @dataclass
 class Selected:
-    """The chosen public drafts (style by style, in selection order) and how they were chosen."""
+    """The chosen public candidates (style by style, in selection order) and how they were chosen."""
 
-    drafts: list[Draft]
     plans: dict[str, C.PoolPlan]
     pools: dict[str, C.Pool]
     selection: Selection
+    index: C.PairIndex
+
+    @cached_property
+    def drafts(self) -> list[Draft]:
+        """The chosen candidates as ``Draft`` objects (a release build reads them as columns instead)."""
+        return [self.pools[s].draft(int(r), self.index) for s in STYLES for r in self.selection.indices[s]]
+
+    def columns(self):
+        """The chosen candidates as the rows of ``selection.parquet`` (an arrow table, see :func:`_rows`),
+        gathered from the pools' arrays without a ``Draft`` per row."""
+        import pyarrow as pa
+
+        names = pa.array([mention(*self.index.pair(p)) for p in range(self.index.n_pairs)], pa.string())
+        tables = []
+        for style in STYLES:
+            pool, rows = self.pools[style], np.asarray(self.selection.indices[style], dtype=np.int64)
+            starts, stops = pool.indptr[rows], pool.indptr[rows + 1]
+            offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+            np.cumsum(stops - starts, out=offsets[1:])
+            # positions in pool.pairs of every selected row's pairs, row after row
+            at = np.repeat(starts - offsets[:-1], stops - starts) + np.arange(offsets[-1])
+            units = pa.array([list(u) for u in pool.units], row_schema().field("subjects").type)
+            texts = [pool.texts[r] for r in rows] if pool.texts is not None else [None] * len(rows)
+            tables.append(pa.table({
+                "style": pa.array([style] * len(rows), pa.string()),
+                "subset": pa.array(["public"] * len(rows), pa.string()),
+                "subjects": units.take(pool.unit_of[rows]),
+                "mentions": pa.ListArray.from_arrays(pa.array(offsets), names.take(pool.pairs[at])),
+                "seed": pa.array(pool.seeds[rows], pa.int64()),
+                "text": pa.array(texts, pa.string()),
+            }, schema=row_schema()))  # fmt: skip
+        return pa.concat_tables(tables)
 
 
 def select_public(
@@ -68,8 +101,7 @@ def select_public(
             counts=_counts(already, index) if already else None,
             on_round=lambda _r: advance(),
         )
-    drafts = [pools[s].draft(int(r), index) for s in STYLES for r in selection.indices[s]]
-    return Selected(drafts=drafts, plans=plans, pools=pools, selection=selection)
+    return Selected(plans=plans, pools=pools, selection=selection, index=index)
 
 
 def _stage(stages: StageProgress | None, name: str, total: int, note: str = ""):
@@ -99,8 +131,11 @@ def selection_stage(
     sensitive_candidates: int,
 ) -> dict[str, list]:
     """Rows of the release's chosen drafts, sensitive articles first; saved in ``work`` for a resume."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     if work.file("selection.json").exists():
-        return work.read_table("selection.parquet")
+        return Rows(pq.read_table(work.file("selection.parquet")))
     with stages.stage("sensitive articles"):
         sensitive, sensitive_stats = C.sensitive_articles(
             realizer, world, np.random.default_rng(seeds["sensitive"]), sensitive_candidates
@@ -116,13 +151,41 @@ def selection_stage(
         already=sensitive,
         stages=stages,
     )
-    rows = _rows([(d, "sensitive") for d in sensitive] + [(d, "public") for d in chosen.drafts])
-    work.write_table("selection.parquet", rows)
+    sensitive_rows = pa.table(_rows([(d, "sensitive") for d in sensitive]), schema=row_schema())
+    rows = Rows(pa.concat_tables([sensitive_rows, chosen.columns()]))
+    files.atomic_write(work.file("selection.parquet"), lambda tmp: pq.write_table(rows.table, tmp))
     report = _report(chosen, sensitive_stats, oversample, rounds)
     if getattr(realizer, "stats", None):  # what an LLM realizer dropped while parsing, and why
         report["realizer_stats"] = dict(sorted(realizer.stats.items()))
     work.write_json("selection.json", report)
     return rows
+
+
+class Rows(Mapping):
+    """The selection's rows as an arrow table (``table``, what the build reads, without a Python object
+    per value), and as a mapping of column name -> list of values for code that wants plain lists."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __getitem__(self, name: str) -> list:
+        return self.table.column(name).to_pylist()
+
+    def __iter__(self):
+        return iter(self.table.column_names)
+
+    def __len__(self) -> int:
+        return self.table.num_columns
+
+
+@cache
+def row_schema():
+    """The arrow schema of ``selection.parquet``."""
+    import pyarrow as pa
+
+    string = pa.string()
+    return pa.schema({"style": string, "subset": string, "subjects": pa.list_(pa.int64()),
+                      "mentions": pa.list_(string), "seed": pa.int64(), "text": string})  # fmt: skip
 
 
 def _rows(drafts: Sequence[tuple[Draft, str]]) -> dict[str, list]:
