@@ -43,7 +43,9 @@ with tempfile.TemporaryDirectory(prefix="cb-bench-") as root:
              for p in sorted(path.rglob("*")) if p.is_file()}
     rows = json.loads((path / "release.json").read_text())["rows"]
 usage = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-print(json.dumps({"wall": wall, "timings": timings, "rows": rows, "files": files,
+import continuousbench
+print(json.dumps({"package": continuousbench.__file__, "wall": wall, "timings": timings, "rows": rows,
+                  "files": files,
                   "cpu_self": usage[0].ru_utime + usage[0].ru_stime,
                   "cpu_workers": usage[1].ru_utime + usage[1].ru_stime}))
 """
@@ -86,9 +88,10 @@ def run_build(package_dir: str, size: str, seed: int, oversample: float | None) 
     import psutil
 
     env = {**os.environ, "PYTHONPATH": package_dir}
-    argv = [sys.executable, "-c", CHILD, size, str(seed), json.dumps(oversample)]
+    # -P and a neutral folder: the package comes from PYTHONPATH, not from the current directory
+    argv = [sys.executable, "-P", "-c", CHILD, size, str(seed), json.dumps(oversample)]
     start, peak_pss, peak_rss = time.perf_counter(), 0, 0
-    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(argv, env=env, cwd="/", stdout=subprocess.PIPE, text=True) as proc:
         watched = psutil.Process(proc.pid)
         while proc.poll() is None:
             pss, rss = _tree_memory(watched)
@@ -98,6 +101,8 @@ def run_build(package_dir: str, size: str, seed: int, oversample: float | None) 
     if proc.returncode:
         raise SystemExit(f"build with {package_dir} failed (exit {proc.returncode})")
     result = json.loads(out.strip().splitlines()[-1])
+    if not result["package"].startswith(str(Path(package_dir).resolve())):
+        raise SystemExit(f"the build imported {result['package']}, not the package under {package_dir}")
     return {**result, "process_wall": time.perf_counter() - start, "peak_pss_gib": peak_pss / 2**30,
             "peak_rss_gib": peak_rss / 2**30}  # fmt: skip
 

@@ -163,7 +163,7 @@ def draft_pool(
     world: Mapping[int, Geminon],
     index: PairIndex,
     rng: np.random.Generator,
-    on_unit: Callable[[int], None] | None = None,
+    on_units: Callable[[int], None] | None = None,
 ) -> Pool:
     """Draft ``per_unit`` candidates for every unit and keep them compactly; count what is dropped.
 
@@ -181,8 +181,8 @@ def draft_pool(
         for (a, b), part in zip(pieces, ordered(_draft_units, pieces), strict=True):
             parts.append(part)
             dropped.update(part[4])
-            for u in range(a, b) if on_unit else ():
-                on_unit(u)
+            if on_units:  # progress: this many more units drafted
+                on_units(b - a)
     unit_of, seeds, lengths, pairs = (np.concatenate([p[i] for p in parts] or [[]]) for i in range(4))
     texts = [t for p in parts for t in p[5]]
     indptr = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -90,7 +90,7 @@ def select_public(
         plans[style] = plan = C.plan_pool(style, len(units), mix.get(style, 0), oversample)
         with _stage(stages, f"candidates {style}", len(units), f" ({plan.candidates:,})") as advance:
             pools[style] = C.draft_pool(
-                realizer, style, units, plan.per_unit, by_idx, index, draft_rng, lambda _u: advance()
+                realizer, style, units, plan.per_unit, by_idx, index, draft_rng, advance
             )
     with _stage(stages, "selection", rounds) as advance:
         selection = coverage_sample(

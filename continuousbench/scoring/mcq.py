@@ -45,14 +45,16 @@ def derive_options(rows: Sequence[Mapping], *, seed: int, k: int = K) -> dict[st
     ``rows`` are every QA question of the release (all parts and splits: the pool of values); an
     attribute with fewer than ``k - 1`` other values gives fewer options (recorded, never padded).
     """
-    pools: dict[str, set[str]] = defaultdict(set)
+    values: dict[str, set[str]] = defaultdict(set)
     for row in rows:
-        pools[question_kind(row)].add(str(row["answer"]))
+        values[question_kind(row)].add(str(row["answer"]))
+    # each pool sorted once, with its values' casefolds (a release has ~8k questions on ~100-value pools)
+    pools = {kind: [(v, v.casefold()) for v in sorted(vs)] for kind, vs in values.items()}
     options: dict[str, list[str]] = {}
     for row in rows:
         answer = str(row["answer"])
         same = {answer.casefold(), *(str(a).casefold() for a in row.get("aliases") or [])}
-        others = sorted(v for v in pools[question_kind(row)] if v.casefold() not in same)
+        others = [v for v, folded in pools[question_kind(row)] if folded not in same]
         rng = _rng(seed, str(row["id"]))
         chosen = [answer, *rng.sample(others, min(k - 1, len(others)))]
         rng.shuffle(chosen)
