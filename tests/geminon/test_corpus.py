@@ -70,6 +70,22 @@ def test_draft_pool_is_compact_exact_and_counts_drops(world):
     assert empty.dropped == Counter({"dropped_no_mentions": 1}) and len(empty) == 2
 
 
+def test_draft_pool_pieces_follow_the_candidate_count(world, monkeypatch):
+    """Many candidates per unit make pieces of fewer units; the pool is the same however it is cut."""
+    from continuousbench.geminon import forked
+
+    by_idx, index = {g.idx: g for g in world}, C.PairIndex(world)
+    units = C.public_units(world, "comparison")[:9]
+    whole = C.draft_pool(FakeRealizer(), "comparison", units, 4, by_idx, index, np.random.default_rng(0))
+    pieces, original = [], forked.ordered_map
+    monkeypatch.setattr(forked, "ordered_map", lambda s, n, r: pieces.append(n) or original(s, n, r))
+    monkeypatch.setattr(C, "PIECE_CANDIDATES", 8)  # 2 units of 4 candidates per piece
+    cut = C.draft_pool(FakeRealizer(), "comparison", units, 4, by_idx, index, np.random.default_rng(0))
+    assert pieces == [5]
+    for name in ("unit_of", "seeds", "indptr", "pairs"):
+        assert np.array_equal(getattr(cut, name), getattr(whole, name))
+
+
 def test_sensitive_article_is_the_best_covering(world):
     drafts, stats = C.sensitive_articles(FakeRealizer(), world, np.random.default_rng(0), n_candidates=20)
     sensitive = [g for g in world if g.subset == "sensitive"]
@@ -98,6 +114,29 @@ def test_corpus_rows_split_keeps_sensitive_in_train():
     assert len(set(ids)) == 205 and all(i.startswith("geminon-tiny-2026q1/") for i in ids)
     again = C.corpus_rows(docs, spec, "geminon-tiny-2026q1", np.random.default_rng(0))
     assert again == splits
+
+
+@pytest.mark.parametrize("held", [None, {3, 150, 201}])
+def test_corpus_tables_are_the_corpus_rows_as_columns(held):
+    """The build's columnar split gives exactly the rows of the row-by-row one (same order, ids, split)."""
+    import pyarrow as pa
+
+    from continuousbench.geminon.build import corpus_schema
+
+    spec = get_size("tiny")
+    docs = [
+        {"text": f"t{i}", "style": "wiki" if i % 3 else "journal",
+         "subset": "sensitive" if i > 200 else "public", "entities": [i, i + 1],
+         "mentions": [f"{i}:hp", f"{i}:name"][: i % 3]}
+        for i in range(205)
+    ]  # fmt: skip
+    rows = C.corpus_rows(docs, spec, "geminon-tiny-2026q1", np.random.default_rng(4), held)
+    tables = C.corpus_tables(
+        pa.Table.from_pylist(docs, schema=corpus_schema()), spec, "geminon-tiny-2026q1",
+        np.random.default_rng(4), held,
+    )  # fmt: skip
+    assert {split: t.to_pylist() for split, t in tables.items()} == rows
+    assert tables["train"].column_names[0] == "id" and len(rows["validation"]) == (3 if held else 10)
 
 
 def test_name_finder_matches_whole_names_only():

@@ -61,6 +61,17 @@ def test_thirteen_questions_with_support_needing_every_feature():
     assert len({r["id"] for r in Q.question_rows(matrix, WORLD, "public")}) == 26
 
 
+def test_mention_matrix_reads_an_arrow_column_as_lists():
+    import pyarrow as pa
+
+    lists = Q.mention_matrix(DOCS, WORLD)
+    column = pa.chunked_array([pa.array(DOCS[:1], pa.list_(pa.string())), pa.array(DOCS[1:])])
+    arrow = Q.mention_matrix(column, WORLD)
+    assert (arrow != lists).nnz == 0 and arrow.shape == (4, 3 * 17) and lists.sum() == 13
+    with pytest.raises(ValueError, match="'10003:hp' names no entity"):
+        Q.mention_matrix(pa.array([["10000:hp"], ["10003:hp"]]), WORLD)
+
+
 def test_support_rows_cover_applicable_features_only():
     rows = Q.support_rows(Q.mention_matrix(DOCS, WORLD), WORLD)
     by_key = {(r["entity"], r["feature"]): r["count"] for r in rows}
