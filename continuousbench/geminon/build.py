@@ -276,25 +276,29 @@ def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, C
     """Rows ``chunk[1]:chunk[2]`` of the selection: rendered (or read back, when a resumed build saved
     them), screened, and the kept documents as columns."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     work, realizer, by_idx, selection, sensitive_names, audit = state
     part, start, stop = chunk
     name = f"render/part-{part:05d}.parquet"
-    rows = selection.slice(start, stop - start).to_pydict()
+    drafts = selection.slice(start, stop - start)
+    rows = drafts.select(["subset", "subjects", "mentions"]).to_pydict()
     if not work.file(name).exists():
-        texts = realizer.render(drafts_of(rows, 0, stop - start), by_idx)
+        texts = realizer.render(drafts_of(drafts.to_pydict(), 0, stop - start), by_idx)
         if len(texts) != stop - start:
             raise RuntimeError(f"realizer rendered {len(texts)} texts for {stop - start} drafts")
         work.write_table(name, {"text": [t if t is not None else "" for t in texts]})
-    docs, dropped = [], Counter()
-    for i, text in enumerate(work.read_table(name)["text"]):
-        style, subset, subjects, mentions = (rows[k][i] for k in ("style", "subset", "subjects", "mentions"))
-        reason = _screen(text, subset, subjects, mentions, sensitive_names, by_idx, audit)
-        if reason:
-            dropped[reason] += 1
-        else:
-            docs.append(C.doc_row(style, subjects, mentions, text, subset))
-    return pa.Table.from_pylist(docs, schema=corpus_schema()), dropped
+    text = pq.read_table(work.file(name)).column("text")
+    reasons = [
+        _screen(*doc, sensitive_names, by_idx, audit)
+        for doc in zip(text.to_pylist(), rows["subset"], rows["subjects"], rows["mentions"], strict=True)
+    ]
+    keep = pa.array([r is None for r in reasons])
+    mentions = [C.unique_mentions(m) for m, r in zip(rows["mentions"], reasons, strict=True) if r is None]
+    columns = {"text": text.filter(keep), "style": drafts["style"].filter(keep),
+               "subset": drafts["subset"].filter(keep), "entities": drafts["subjects"].filter(keep),
+               "mentions": mentions}  # fmt: skip
+    return pa.table(columns, schema=corpus_schema()), Counter(r for r in reasons if r)
 
 
 def _screen(

@@ -365,12 +365,6 @@ def corpus_tables(
     }
 
 
-def doc_row(style: str, subjects: Sequence[int], mentions: Iterable[str], text: str, subset: str) -> dict:
-    """A corpus row (before its id): ``"idx:feature"`` mentions deduplicated in the order stated."""
-    return {
-        "text": text,
-        "style": style,
-        "subset": subset,
-        "entities": list(subjects),
-        "mentions": list(dict.fromkeys(mentions)),
-    }
+def unique_mentions(mentions: list[str]) -> list[str]:
+    """A document's ``"idx:feature"`` mentions deduplicated in the order stated (its ``mentions`` column)."""
+    return mentions if len(set(mentions)) == len(mentions) else list(dict.fromkeys(mentions))
