@@ -430,26 +430,29 @@ def corpus_schema() -> pa.Schema:
 def _datasets(parts: dict[str, dict[str, Any]]):
     """``Dataset`` per config and split, from row lists or (the corpus) arrow tables."""
     import pyarrow as pa
-    from datasets import Dataset
+    from datasets import Dataset, DatasetInfo
+    from datasets.table import InMemoryTable
 
-    features = _features()
+    def dataset(rows, features, name: str) -> Dataset:
+        if isinstance(rows, pa.Table):
+            # the table as it is (its buffers, no copy), with a fingerprint: without one, datasets hashes
+            # the pickled table (1.5 GiB more and seconds for a medium corpus); the same bytes are written
+            table = rows.select(features.arrow_schema.names).cast(features.arrow_schema)
+            info = DatasetInfo(features=features)
+            return Dataset(InMemoryTable(table), info=info, fingerprint=f"geminon-{name}-{len(table)}")
+        schema = features.arrow_schema if features else None
+        return Dataset.from_dict(columns(rows, schema), features=features)
 
-    def columns(rows, schema) -> dict:
+    def columns(rows: list[dict], schema) -> dict:
         """Arrow arrays of the features' types: datasets then skips encoding every value in Python
         (a tenth of a small build), and writes the same parquet bytes."""
-        if isinstance(rows, pa.Table):
-            return {k: rows.column(k).cast(schema.field(k).type).combine_chunks() for k in schema.names}
         if schema is None or not rows:
             return {k: [r[k] for r in rows] for k in rows[0]} if rows else {}
         return {k: pa.array([r[k] for r in rows], type=schema.field(k).type) for k in schema.names}
 
+    features = _features()
     return {
-        config: {
-            split: Dataset.from_dict(
-                columns(rows, features[config].arrow_schema if features[config] else None),
-                features=features[config],
-            )
-            for split, rows in splits.items()
-        }
+        config: {split: dataset(rows, features[config], f"{config}-{split}")
+                 for split, rows in splits.items()}
         for config, splits in parts.items()
-    }
+    }  # fmt: skip

@@ -352,7 +352,8 @@ def corpus_tables(
     docs, spec: SizeSpec, release_id: str, rng: np.random.Generator, held: set[int] | None = None
 ) -> dict:
     """:func:`corpus_rows` for an arrow table of documents: the same splits as arrow tables (``id``
-    first), taken column by column, so a million texts are never a million Python objects."""
+    first), taken column by column, so a million texts are never a million Python objects (a table of
+    one chunk per column gives splits of one chunk per column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -360,7 +361,7 @@ def corpus_tables(
     order, to_val = corpus_split(public, spec, rng, held)
     ids = pa.array(doc_ids(release_id, len(order)), pa.string())
     return {
-        split: docs.take(order[mask]).combine_chunks().add_column(0, "id", ids.filter(mask))
+        split: docs.take(order[mask]).add_column(0, "id", ids.filter(mask))
         for split, mask in (("train", ~to_val), ("validation", to_val))
     }
 
