@@ -437,7 +437,8 @@ def _datasets(parts: dict[str, dict[str, Any]]):
         if isinstance(rows, pa.Table):
             # the table as it is (its buffers, no copy), with a fingerprint: without one, datasets hashes
             # the pickled table (1.5 GiB more and seconds for a medium corpus); the same bytes are written
-            table = rows.select(features.arrow_schema.names).cast(features.arrow_schema)
+            arrays = {k: _dense(_one_chunk(rows.column(k))) for k in features.arrow_schema.names}
+            table = pa.table(arrays).cast(features.arrow_schema)
             info = DatasetInfo(features=features)
             return Dataset(InMemoryTable(table), info=info, fingerprint=f"geminon-{name}-{len(table)}")
         schema = features.arrow_schema if features else None
@@ -456,3 +457,20 @@ def _datasets(parts: dict[str, dict[str, Any]]):
                  for split, rows in splits.items()}
         for config, splits in parts.items()
     }  # fmt: skip
+
+
+def _one_chunk(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()  # combine copies
+
+
+def _dense(array: pa.Array) -> pa.Array:
+    """``array`` without a validity bitmap where nothing is null (a list's values too). datasets cuts a
+    parquet file into row groups by the arrays' bytes, so the all-valid bitmaps that ``filter`` and
+    ``take`` leave would move the row groups of a large corpus, and the file's bytes with them."""
+    import pyarrow as pa
+
+    if array.null_count:
+        return array
+    if pa.types.is_list(array.type):
+        return pa.ListArray.from_arrays(array.offsets, _dense(array.values), type=array.type)
+    return pa.Array.from_buffers(array.type, len(array), [None, *array.buffers()[1:]], offset=array.offset)

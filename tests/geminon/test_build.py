@@ -347,3 +347,34 @@ def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(tiny_r
     assert line.startswith(f"error: no space left on the device writing {tmp_path}/"), line
     assert with_file_limit(argv, 2**40, tmp_path).returncode == 0
     assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
+
+
+def test_corpus_in_several_row_groups_is_what_plain_arrays_give(tmp_path, monkeypatch):
+    """datasets cuts a parquet file into row groups by the arrays' bytes (``_estimate_nbytes``): the
+    build's columnar corpus (taken, filtered) must count the bytes that plain arrays of the same rows
+    count, and give the same file cut in several row groups, as a large corpus is."""
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(datasets.config, "MAX_ROW_GROUP_SIZE", "200KB")
+    seen, original = {}, B._datasets
+
+    def spy(parts):
+        seen["parts"] = original(parts)
+        return seen["parts"]
+
+    monkeypatch.setattr(B, "_datasets", spy)
+    built = B.build_release(B.GeminonBuildArguments(size="tiny", out=str(tmp_path)), progress=False)
+    features = B._features()["corpus"]
+    schema = features.arrow_schema
+    for split, ds in seen["parts"]["corpus"].items():
+        plain = datasets.Dataset.from_dict(
+            {k: pa.array(ds.data.column(k).to_pylist(), schema.field(k).type) for k in schema.names},
+            features=features,
+        )
+        assert ds._estimate_nbytes() == plain._estimate_nbytes()
+        plain.to_parquet(str(tmp_path / f"{split}.parquet"))
+        written = built / "data" / "corpus" / f"{split}-00000-of-00001.parquet"
+        assert (tmp_path / f"{split}.parquet").read_bytes() == written.read_bytes()
+    assert pq.read_metadata(built / "data" / "corpus" / "train-00000-of-00001.parquet").num_row_groups > 1
