@@ -283,19 +283,21 @@ def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, C
     name = f"render/part-{part:05d}.parquet"
     drafts = selection.slice(start, stop - start)
     rows = drafts.select(["subset", "subjects", "mentions"]).to_pydict()
-    if not work.file(name).exists():
+    if work.file(name).exists():
+        texts = pq.read_table(work.file(name)).column("text").to_pylist()
+    else:
         texts = realizer.render(drafts_of(drafts.to_pydict(), 0, stop - start), by_idx)
         if len(texts) != stop - start:
             raise RuntimeError(f"realizer rendered {len(texts)} texts for {stop - start} drafts")
-        work.write_table(name, {"text": [t if t is not None else "" for t in texts]})
-    text = pq.read_table(work.file(name)).column("text")
+        texts = [t if t is not None else "" for t in texts]
+        work.write_table(name, {"text": texts})
     reasons = [
         _screen(*doc, sensitive_names, by_idx, audit)
-        for doc in zip(text.to_pylist(), rows["subset"], rows["subjects"], rows["mentions"], strict=True)
+        for doc in zip(texts, rows["subset"], rows["subjects"], rows["mentions"], strict=True)
     ]
     keep = pa.array([r is None for r in reasons])
     mentions = [C.unique_mentions(m) for m, r in zip(rows["mentions"], reasons, strict=True) if r is None]
-    columns = {"text": text.filter(keep), "style": drafts["style"].filter(keep),
+    columns = {"text": pa.array(texts, pa.string()).filter(keep), "style": drafts["style"].filter(keep),
                "subset": drafts["subset"].filter(keep), "entities": drafts["subjects"].filter(keep),
                "mentions": mentions}  # fmt: skip
     return pa.table(columns, schema=corpus_schema()), Counter(r for r in reasons if r)

@@ -287,14 +287,17 @@ class NameFinder:
     """Finds whole-word occurrences of given names, case-insensitively, fast enough for millions of texts.
 
     Plain one-word names are looked up in a set of the text's words (a regex alternation of hundreds of
-    names costs ~0.2 ms per article); names with other characters fall back to a regex.
+    names costs ~0.2 ms per article); names with other characters fall back to a regex. In an ASCII text
+    a word is a run of ASCII letters, found with bytes operations (a fifth of the regex's time).
     """
 
     _WORD = re.compile(r"[^\W\d_]+")
+    _ASCII_WORDS = bytes(c if chr(c).isascii() and chr(c).isalpha() else 32 for c in range(256))
 
     def __init__(self, names: Iterable[str]):
         names = set(names)
         self.words = {n.lower() for n in names if self._WORD.fullmatch(n)}
+        self.ascii_words = {w.encode() for w in self.words if w.isascii()}
         others = sorted(names - {n for n in names if self._WORD.fullmatch(n)}, key=len, reverse=True)
         self.pattern = (
             re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in others) + r")(?!\w)", re.IGNORECASE)
@@ -303,7 +306,11 @@ class NameFinder:
         )
 
     def search(self, text: str) -> bool:
-        if self.words and not self.words.isdisjoint(self._WORD.findall(text.lower())):
+        if text.isascii():
+            words = text.encode().lower().translate(self._ASCII_WORDS).split()
+            if not self.ascii_words.isdisjoint(words):
+                return True
+        elif self.words and not self.words.isdisjoint(self._WORD.findall(text.lower())):
             return True
         return self.pattern is not None and self.pattern.search(text) is not None
 

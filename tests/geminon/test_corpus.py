@@ -139,6 +139,19 @@ def test_corpus_tables_are_the_corpus_rows_as_columns(held):
     assert tables["train"].column_names[0] == "id" and len(rows["validation"]) == (3 if held else 10)
 
 
+@pytest.mark.parametrize(
+    "text, found",
+    [("Boreling's move", True), ("BORELING2", True), ("_boreling", True), ("x_Boreling", True),
+     ("Borelings", False), ("3boreling.", True), ("(Élan) Boreling", True), ("Élanboreling", False),
+     ("l'élan", True), ("Elan", False), ("boré", False), ("Bor-Zap", True)],
+)  # fmt: skip
+def test_name_finder_ascii_words_are_the_regex_words(text, found):
+    """The ASCII fast path and the regex agree: a word is a run of letters (digits, _ and - end it)."""
+    finder = C.NameFinder(["Boreling", "Élan", "Bor"])
+    assert finder.search(text) is found
+    assert (not finder.words.isdisjoint(C.NameFinder._WORD.findall(text.lower()))) is found
+
+
 def test_name_finder_matches_whole_names_only():
     finder = C.NameFinder(["Boreling", "Bor", "Mr-Zap"])
     assert finder.search("a boreling here") and finder.search("Bor.") and finder.search("MR-ZAP!")
