@@ -276,7 +276,6 @@ def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, C
     """Rows ``chunk[1]:chunk[2]`` of the selection: rendered (or read back, when a resumed build saved
     them), screened, and the kept documents as columns."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     work, realizer, by_idx, selection, sensitive_names, audit = state
     part, start, stop = chunk
@@ -284,7 +283,7 @@ def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, C
     drafts = selection.slice(start, stop - start)
     rows = drafts.select(["subset", "subjects", "mentions"]).to_pydict()
     if work.file(name).exists():
-        texts = pq.read_table(work.file(name)).column("text").to_pylist()
+        texts = work.read_table(name)["text"]
     else:
         texts = realizer.render(drafts_of(drafts.to_pydict(), 0, stop - start), by_idx)
         if len(texts) != stop - start:

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from continuousbench.errors import UserError
 from continuousbench.geminon.realizers.base import STYLES, Draft, Realizer
 from continuousbench.geminon.schema import FEATURES, Geminon
 from continuousbench.geminon.sizes import SizeSpec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PAPER_PER_UNIT: dict[str, int] = {"wiki": 1000, "journal": 1000, "evolution": 1000, "comparison": 3}
 OVERSAMPLE: float | None = None  # None: the paper's pool sizes
@@ -356,8 +360,8 @@ def corpus_rows(
 
 
 def corpus_tables(
-    docs, spec: SizeSpec, release_id: str, rng: np.random.Generator, held: set[int] | None = None
-) -> dict:
+    docs: pa.Table, spec: SizeSpec, release_id: str, rng: np.random.Generator, held: set[int] | None = None
+) -> dict[str, pa.Table]:
     """:func:`corpus_rows` for an arrow table of documents: the same splits as arrow tables (``id``
     first), taken column by column, so a million texts are never a million Python objects (a table of
     one chunk per column gives splits of one chunk per column)."""

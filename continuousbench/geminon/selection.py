@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from continuousbench.geminon.realizers.base import STYLES, Draft, Realizer
 from continuousbench.geminon.sampling import Selection, coverage_sample, incidence_matrix
 from continuousbench.geminon.schema import Geminon, mention, parse_mention
 from continuousbench.stages import StageProgress, WorkDir
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Selected:
         """The chosen candidates as ``Draft`` objects (a release build reads them as columns instead)."""
         return [self.pools[s].draft(int(r), self.index) for s in STYLES for r in self.selection.indices[s]]
 
-    def columns(self):
+    def columns(self) -> pa.Table:
         """The chosen candidates as the rows of ``selection.parquet`` (an arrow table, see :func:`_rows`),
         gathered from the pools' arrays without a ``Draft`` per row."""
         import pyarrow as pa
@@ -129,7 +132,7 @@ def selection_stage(
     oversample: float | None,
     rounds: int,
     sensitive_candidates: int,
-) -> dict[str, list]:
+) -> Rows:
     """Rows of the release's chosen drafts, sensitive articles first; saved in ``work`` for a resume."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -165,7 +168,7 @@ class Rows(Mapping):
     """The selection's rows as an arrow table (``table``, what the build reads, without a Python object
     per value), and as a mapping of column name -> list of values for code that wants plain lists."""
 
-    def __init__(self, table):
+    def __init__(self, table: pa.Table):
         self.table = table
 
     def __getitem__(self, name: str) -> list:
@@ -179,7 +182,7 @@ class Rows(Mapping):
 
 
 @cache
-def row_schema():
+def row_schema() -> pa.Schema:
     """The arrow schema of ``selection.parquet``."""
     import pyarrow as pa
 
