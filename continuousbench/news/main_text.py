@@ -4,8 +4,9 @@ Measured on the Scrapinghub article-extraction benchmark (docs/news-extract.md, 
 
 - An article body split into chunks (an advertisement row between them, as on Wired) is joined first:
   trafilatura reads only the first element its article-body selectors match.
-- A precision-mode text much shorter than the balanced mode's is replaced by the latter: precision
-  prunes by class names, and on some pages (a paywall or reprint wrapper) that removes the article.
+- A short precision-mode text is replaced by the balanced mode's when that has several times more prose:
+  precision mode prunes by class-name tokens before its readability fallback runs, so a body whose
+  class holds one by accident ("bar" in a site's name) is lost, while the balanced mode recovers it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,18 @@ if TYPE_CHECKING:
 # A precision-mode text below this many characters (a short news item is ~1,000) is checked against the
 # balanced mode: the second extraction is paid only on short pages.
 SHORT_TEXT = 1000
-# ... and replaced when the balanced mode finds at least this many times more text. Precision's own
+# ... and replaced when the balanced mode finds at least this many times more prose. Precision's own
 # trimming (a caption, a related-links line) costs 5-40% of the text; losing the article costs most of it.
 LOST_ARTICLE_RATIO = 2.0
+# Prose is counted in lines (paragraphs) of at least this many characters, a sentence or more: what the
+# balanced mode adds on a page with no article (a gallery, a bare index) is menus, bylines and link
+# lists, short lines that must not replace precision's near-empty text.
+PROSE_LINE = 80
+
+
+def prose_chars(text: str) -> int:
+    """Characters in the text's lines of :data:`PROSE_LINE` characters or more."""
+    return sum(len(line) for line in text.splitlines() if len(line.strip()) >= PROSE_LINE)
 
 
 def join_split_body(tree: HtmlElement) -> int:
@@ -68,6 +78,7 @@ def main_text(tree: HtmlElement, url: str | None) -> Document | None:
     if found is None or len(found.text or "") >= SHORT_TEXT:
         return found
     balanced = _trafilatura(tree, url, precision=False, metadata=False)
-    if balanced is not None and len(balanced.text or "") >= LOST_ARTICLE_RATIO * len(found.text or ""):
-        found.text = balanced.text
+    text = balanced.text if balanced is not None else ""
+    if text and prose_chars(text) >= LOST_ARTICLE_RATIO * len(found.text or ""):
+        found.text = text
     return found
