@@ -16,8 +16,8 @@ are medians, CPU time that of the process and its children (the extraction sandb
 Scores are the benchmark's own (its ``evaluate.py``): per page, the true and false positives and false
 negatives of the multiset of 4-word shingles (case-sensitive ``\\w+`` tokens); precision and recall
 averaged over pages (an empty prediction has no precision), F1 their harmonic mean, which is the
-figure the benchmark publishes. "page F1" is the mean of the pages' own F1 (this script's figure
-before: it counts a lost page twice as hard). Rows are given for all pages and for the English ones
+figure the benchmark publishes. "page F1" is the mean of the pages' own F1 (the figure this script
+gave before, then on lower-cased tokens). Rows are given for all pages and for the English ones
 (py3langid on the reference, as the ``--languages en`` filter decides; the benchmark has no language
 field).
 """
@@ -58,11 +58,12 @@ def counts(reference: str, prediction: str) -> tuple[float, float, float]:
 
 
 def page_scores(tp: float, fp: float, fn: float) -> tuple[float | None, float | None, float]:
-    """Precision (None for an empty prediction), recall (None for an empty reference) and F1 of a page."""
-    if fp == fn == 0:
-        return 1.0, 1.0, 1.0  # empty against empty, or exact
+    """Precision, recall and F1 of a page; None where the benchmark leaves the page out of that mean (an
+    empty prediction has no precision, an empty reference no recall; empty against empty has F1 1)."""
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
+    if precision is None and recall is None:
+        return None, None, 1.0
     p, r = precision or 0.0, recall or 0.0
     return precision, recall, 2 * p * r / (p + r) if p + r else 0.0
 
