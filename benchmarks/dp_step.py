@@ -4,6 +4,7 @@
     python benchmarks/dp_step.py                  # Llama h=256 L=4, LoRA r=16, batch 32 x 128 tokens
     python benchmarks/dp_step.py --kinds plain ghost --bf16
     python benchmarks/dp_step.py --kinds plain per_sample prompt_plain prompt_per_sample   # prompt tuning
+    python benchmarks/dp_step.py --glibc_default  # glibc's own malloc thresholds: faults in every DP step
 
 Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-loss backward + AdamW;
 ``per_sample`` is the DP step with Opacus hooks (one backward that keeps every record's LoRA gradient);
@@ -234,8 +235,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--new_tokens", type=int, default=64)
+    parser.add_argument(
+        "--glibc_default",
+        action="store_true",
+        help="Leave glibc's malloc thresholds as they are (the before of continuousbench.dp.host_memory).",
+    )
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)  # child process
     args = parser.parse_args(argv)
+    if args.glibc_default:
+        from continuousbench.dp import host_memory
+
+        host_memory.keep_freed_memory = lambda: False
     if args.quick:
         args.batch, args.length, args.hidden, args.layers, args.rank = 8, 64, 64, 2, 8
         args.repeats, args.samples, args.new_tokens = 3, 8, 32
