@@ -37,7 +37,9 @@ KINDS = ("plain", "per_sample", "ghost")
 # gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
 # "opacus_hooks": per_sample as it was before continuousbench.dp.record_grads, with Opacus's own
 # GradSampleModule hooks (the before of that change, measured in the same run)
-EXTRA = ("two_backwards", "opacus_hooks")
+# "plain_twice": the non-private step with a second backward pass over the same graph: the floor of any
+# two-pass clipping (ghost), with no norms at all
+EXTRA = ("two_backwards", "opacus_hooks", "plain_twice")
 PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
 
 
@@ -75,7 +77,7 @@ def build_step(args, kind: str):
     params = dpsgd.check_trainable(model)
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     dtype = torch.bfloat16 if precision == "bf16" else None
-    if base != "plain":
+    if base not in ("plain", "plain_twice"):
         hooks = contextlib.nullcontext()
         if base == "opacus_hooks":
             from unittest import mock
@@ -109,6 +111,8 @@ def build_step(args, kind: str):
         optimizer.zero_grad()
         with torch.autocast(device_type=device, dtype=dtype) if dtype else contextlib.nullcontext():
             loss = dpsgd.record_loss(model, rows, tok.pad_token_id, device).mean()
+        if base == "plain_twice":
+            loss.backward(retain_graph=True)
         loss.backward()
         optimizer.step()
 
