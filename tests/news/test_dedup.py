@@ -156,7 +156,7 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
     paths = [str(folder / "part-00000.parquet"), str(tmp_path / "in" / "b.parquet")]
     list(dedup.Signatures(paths, str(tmp_path / "sig")).run())
     table = read_rows(tmp_path / "sig")
-    keep, samples = dedup._priority(table.to_pydict()), table.column("sampled").to_pylist()
+    keep, samples = dedup._priority(table).tolist(), table.column("sampled").to_pylist()
     articles = defaultdict(list)  # sampled hash -> its articles, longest first
     for i in keep:
         for h in samples[i]:
@@ -170,4 +170,4 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
     for chunk in (1, 97, 1 << 20):
         monkeypatch.setattr(dedup, "PAIR_CHUNK", chunk)
         step = dedup.FindDuplicates(paths, str(tmp_path / "sig"), str(tmp_path / "dup.parquet"))
-        assert step._sampled_pairs({"sampled": table.column("sampled")}, keep) == expected
+        assert step._sampled_pairs(keep, table.column("sampled")) == expected
