@@ -23,6 +23,11 @@ exactly; the rule is containment, not Jaccard, so a short article inside a long 
 in one more than ~1.4x its length; ``--candidates ensemble`` (LSH Ensemble) finds it at ~10x the cost.
 Both are kept for comparison (``benchmarks/news.py``). datatrove's own MinHash pipeline is Jaccard-only
 and keeps the cluster's first article, not the longer one.
+
+Memory: shards are read (and the kept rows written) ``BATCH`` rows at a time, only the columns a step
+uses; the find step holds per article a few Arrow or int32 values, never a Python object, and re-reads
+only the candidates' texts, keeping their shingle hashes; under the local executor it runs in a fork, so
+the command does not keep what the allocators hold after it (``docs/performance.md``, issue 34).
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ LSH_THRESHOLDS = {"ensemble": 0.6, "jaccard": 0.5, "sampled": 0.5}
 SAMPLE_MOD = 8
 STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
 CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
-BATCH = 2_000  # articles whose shingles are held at once
+BATCH = 2_000  # rows read (and, when dropping, written: a row group) at once; their shingles held at once
 PAIR_CHUNK = 1 << 18  # sampled-index pair occurrences expanded at once (2 MB of keys)
 
 
@@ -111,17 +116,13 @@ class Signatures(PipelineStep):
         return [h.size for h in hashes], [sampled(h) for h in hashes]
 
     def _minhashes(self, texts: list[str]) -> tuple[list[int], list[bytes]]:
-        """Shingle counts and 128-permutation MinHash values, a batch at a time (bounded memory)."""
+        """Shingle counts and 128-permutation MinHash values of a batch of texts."""
         from datasketch import MinHash  # only here: its import costs every worker ~40 MB
 
-        sizes, values = [], []
-        for start in range(0, len(texts), BATCH):
-            sets = [shingles(t) for t in texts[start : start + BATCH]]
-            sizes += [len(x) for x in sets]
-            found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
-                                 seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
-            values += [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 bytes each
-        return sizes, values
+        sets = [shingles(t) for t in texts]
+        found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
+                             seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
+        return [len(x) for x in sets], [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 B each
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
