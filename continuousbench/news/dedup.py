@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -135,9 +135,9 @@ class Signatures(PipelineStep):
             target = Path(self.folder) / f"{index:05d}.parquet"
             if target.exists():  # finished before an interruption
                 continue
-            path = Path(self.paths[index])
-            names = shard_schema(path).names
-            require_columns(shard_schema(path).empty_table(), ("id", "text"), self.paths[index])
+            path, schema = Path(self.paths[index]), shard_schema(Path(self.paths[index]))
+            require_columns(schema.empty_table(), ("id", "text"), self.paths[index])
+            names = schema.names
             ids, columns = [], {k: [] for k in ("sha256", "chars", "shingles", "crawl_date", "values")}
             # a batch of texts at a time: the shard's other columns are never read, its texts never all held
             for batch in iter_shard(path, [c for c in ("id", "text", "crawl_date") if c in names], BATCH):
@@ -400,6 +400,7 @@ class DropDuplicates(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
         import pyarrow.compute as pc
+        import pyarrow.parquet as pq
 
         from continuousbench.news.shards import (
             iter_shard,
@@ -411,17 +412,13 @@ class DropDuplicates(PipelineStep):
 
         gone = read_shard(Path(self.duplicates), ["id"]).column("id")
         for index in range(rank, len(self.paths), world_size):
-            path, kept = Path(self.paths[index]), [0]
-
-            def filtered(path: Path = path, kept: list[int] = kept) -> Iterator[pa.RecordBatch]:
-                for batch in iter_shard(path, rows=BATCH):  # a batch at a time, a row group each
-                    batch = batch.filter(pc.invert(pc.is_in(batch.column("id").cast(pa.string()),
-                                                            value_set=gone)))  # fmt: skip
-                    kept[0] += batch.num_rows
-                    yield batch
-
-            write_batches(Path(self.folder) / shard_name(index), shard_schema(path), filtered())
-            self.stat_update("articles", value=kept[0])
+            path = Path(self.paths[index])
+            batches = (  # a batch at a time, a row group each
+                batch.filter(pc.invert(pc.is_in(batch.column("id").cast(pa.string()), value_set=gone)))
+                for batch in iter_shard(path, rows=BATCH)
+            )
+            out = write_batches(Path(self.folder) / shard_name(index), shard_schema(path), batches)
+            self.stat_update("articles", value=pq.read_metadata(out).num_rows)
         return
         yield
 
