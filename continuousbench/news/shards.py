@@ -19,6 +19,7 @@ from continuousbench.files import OWNED_FILE, StagedOutput, atomic_write, read_j
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 DATA = "data"
 STATS = "stats.json"
@@ -60,9 +61,7 @@ def read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
         if path.name.endswith(".parquet"):
             # one file, one thread: pq.read_table's dataset layer and threads cost a worker ~50 MB
             with pq.ParquetFile(path) as parquet:
-                missing = [c for c in columns or () if c not in parquet.schema_arrow.names]
-                if missing:  # ParquetFile.read would leave them out silently
-                    raise pa.ArrowInvalid(f"no column {', '.join(missing)}")
+                _require(parquet, columns)
                 return parquet.read(columns, use_threads=False)
         table = pj.read_json(path)
     except (pa.ArrowInvalid, OSError) as err:
@@ -70,7 +69,17 @@ def read_shard(path: Path, columns: list[str] | None = None) -> pa.Table:
     return table.select(columns) if columns is not None else table
 
 
+def _require(parquet: pq.ParquetFile, columns: list[str] | None) -> None:
+    """ParquetFile.read and iter_batches would leave a missing column out silently."""
+    import pyarrow as pa
+
+    missing = [c for c in columns or () if c not in parquet.schema_arrow.names]
+    if missing:
+        raise pa.ArrowInvalid(f"no column {', '.join(missing)}")
+
+
 def _damaged(path: Path, err: Exception) -> UserError:
+    """The one line for a shard that cannot be read."""
     return UserError(f"{path} cannot be read ({str(err).splitlines()[0]}); fix or remove it")
 
 
@@ -98,9 +107,7 @@ def iter_shard(path: Path, columns: list[str] | None = None, rows: int = 2_000) 
         return
     try:
         with pq.ParquetFile(path) as parquet:
-            missing = [c for c in columns or () if c not in parquet.schema_arrow.names]
-            if missing:
-                raise pa.ArrowInvalid(f"no column {', '.join(missing)}")
+            _require(parquet, columns)
             yield from parquet.iter_batches(rows, columns=columns, use_threads=False)
     except (pa.ArrowInvalid, OSError) as err:
         raise _damaged(path, err) from None
