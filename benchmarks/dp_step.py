@@ -4,6 +4,7 @@
     python benchmarks/dp_step.py                  # Llama h=256 L=4, LoRA r=16, batch 32 x 128 tokens
     python benchmarks/dp_step.py --kinds plain ghost --bf16
     python benchmarks/dp_step.py --kinds plain per_sample prompt_plain prompt_per_sample   # prompt tuning
+    python benchmarks/dp_step.py --glibc_default  # glibc's own malloc thresholds: faults in every DP step
 
 Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-loss backward + AdamW;
 ``per_sample`` is the DP step with Opacus hooks (one backward that keeps every record's LoRA gradient);
@@ -36,7 +37,9 @@ KINDS = ("plain", "per_sample", "ghost")
 # gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
 # "opacus_hooks": per_sample as it was before continuousbench.dp.record_grads, with Opacus's own
 # GradSampleModule hooks (the before of that change, measured in the same run)
-EXTRA = ("two_backwards", "opacus_hooks")
+# "plain_twice": the non-private step with a second backward pass over the same graph: the floor of any
+# two-pass clipping (ghost), with no norms at all
+EXTRA = ("two_backwards", "opacus_hooks", "plain_twice")
 PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
 
 
@@ -74,7 +77,7 @@ def build_step(args, kind: str):
     params = dpsgd.check_trainable(model)
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     dtype = torch.bfloat16 if precision == "bf16" else None
-    if base != "plain":
+    if base not in ("plain", "plain_twice"):
         hooks = contextlib.nullcontext()
         if base == "opacus_hooks":
             from unittest import mock
@@ -108,6 +111,8 @@ def build_step(args, kind: str):
         optimizer.zero_grad()
         with torch.autocast(device_type=device, dtype=dtype) if dtype else contextlib.nullcontext():
             loss = dpsgd.record_loss(model, rows, tok.pad_token_id, device).mean()
+        if base == "plain_twice":
+            loss.backward(retain_graph=True)
         loss.backward()
         optimizer.step()
 
@@ -234,8 +239,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--new_tokens", type=int, default=64)
+    parser.add_argument(
+        "--glibc_default",
+        action="store_true",
+        help="Leave glibc's malloc thresholds as they are (the before of continuousbench.dp.host_memory).",
+    )
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)  # child process
     args = parser.parse_args(argv)
+    if args.glibc_default:
+        from continuousbench.dp import host_memory
+
+        host_memory.keep_freed_memory = lambda: False
     if args.quick:
         args.batch, args.length, args.hidden, args.layers, args.rank = 8, 64, 64, 2, 8
         args.repeats, args.samples, args.new_tokens = 3, 8, 32

@@ -3,6 +3,9 @@ the endpoint backend at 1 and 32 requests in flight.
 
     python benchmarks/news.py --articles 100000 --pages 5000 --workers 2 --out /tmp/news-bench
 
+Code before a change runs beside it as ``ours-sampled-before`` with ``--before DIR``, a tree of the older
+package (``git archive <commit> | tar -x -C DIR``): the same child, with ``PYTHONPATH=DIR``.
+
 Generated data (``tests/news/newspages.py``): ``--articles`` reports of the fixture's events with filler
 prose (~300 words), 10% of them near duplicates of the article before (the last 15% of its long paragraph
 rewritten) and 3% exact copies, as parquet shards; the first ``--pages`` of them also as HTML pages in
@@ -12,7 +15,9 @@ Each dedup variant runs in a fresh process, one after the other, so its memory i
 ``peak_job_pss_mb`` is the largest sum of PSS over the process and all its workers (whole-job memory,
 pages shared between processes split between them), ``peak_job_rss_mb`` the same in RSS (shared pages,
 such as the libraries every worker loads, counted once per process), ``peak_process_rss_mb`` the largest
-single process; sampled every 50 ms (PSS every 250 ms). Variants are timed in the same run, in reverse
+single process; sampled every 50 ms (PSS every 250 ms), as is ``cpu_seconds``, the CPU time of the
+process and all its workers (user + system, each process's last sample). ``kept_sha256`` digests the
+sorted ids a variant kept: equal digests, the same kept set. Variants are timed in the same run, in reverse
 order in odd rounds of ``--repeat``. The machine is shared: compare figures of one run, not across runs.
 """
 
@@ -165,8 +170,25 @@ def tree_memory(pid: int, pss: bool = False) -> tuple[int, int]:
     return sum(sizes), max(sizes, default=0)
 
 
+def tree_cpu(pid: int, seen: dict[int, float]) -> None:
+    """Record in ``seen`` the CPU seconds (user + system) of ``pid`` and each descendant so far."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = proc.cpu_times()
+            seen[proc.pid] = max(seen.get(proc.pid, 0.0), times.user + times.system)
+
+
 def child(variant: str, source: Path, work: Path, workers: int) -> dict:
-    """One measured run in this (fresh) process; returns seconds, rows kept and peak RSS."""
+    """One measured run in this (fresh) process; returns seconds, rows kept and their ids' digest."""
+    import hashlib
+
     from continuousbench.news.executors import ExecutorArguments
     from continuousbench.news.shards import read_rows
 
@@ -183,10 +205,14 @@ def child(variant: str, source: Path, work: Path, workers: int) -> dict:
         from continuousbench.news.dedup import DedupArguments, main
 
         out = main(DedupArguments(input=str(source), output=str(work), candidates=variant.split("-")[1]), ex)
-        kept = len(read_rows(out, ["id"]))
+        kept = read_rows(out, ["id"]).column("id").to_pylist()
     else:
         kept = datatrove_minhash(source, work, workers)
-    return {"seconds": round(time.perf_counter() - start, 2), "kept": kept}
+    seconds = round(time.perf_counter() - start, 2)
+    if isinstance(kept, int):
+        return {"seconds": seconds, "kept": kept}
+    digest = hashlib.sha256("\n".join(sorted(kept)).encode()).hexdigest()[:16]
+    return {"seconds": seconds, "kept": len(kept), "kept_sha256": digest}
 
 
 def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
@@ -233,21 +259,27 @@ def datatrove_minhash(source: Path, work: Path, workers: int) -> int:
     ]
     for i, (steps, n) in enumerate(stages):
         LocalPipelineExecutor(steps, tasks=n, workers=min(workers, n), logging_dir=f"{work}/logs/{i}").run()
-    return len(read_rows(f"{work}/out", ["id"]))
+    return read_rows(f"{work}/out", ["id"]).column("id").to_pylist()
 
 
-def measure(variant: str, source: Path, work: Path, workers: int, every: float = 0.05) -> dict:
+def measure(
+    variant: str, source: Path, work: Path, workers: int, every: float = 0.05, before: Path | None = None
+) -> dict:
     """Run one variant in a fresh process, sampling the memory of it and its workers every ``every``
     seconds (PSS every ``5 * every``). (``ru_maxrss`` would not do: it is one process's, and in these
-    runs a fresh child reported the figure of the variant run before it.)"""
-    cmd = [sys.executable, __file__, "--child", variant, "--source", str(source), "--work", str(work),
-           "--workers", str(workers)]  # fmt: skip
+    runs a fresh child reported the figure of the variant run before it.) A ``-before`` variant runs
+    the package in ``before``."""
+    import os
     import tempfile
 
-    peak, largest, peak_pss, samples = 0, 0, 0, 0
+    env = os.environ | ({"PYTHONPATH": str(before)} if variant.endswith("-before") else {})
+    cmd = [sys.executable, __file__, "--child", variant.removesuffix("-before"), "--source", str(source),
+           "--work", str(work), "--workers", str(workers)]  # fmt: skip
+    peak, largest, peak_pss, samples, cpu = 0, 0, 0, 0, {}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe to fill up
-        with subprocess.Popen(cmd, stdout=out, stderr=err, text=True) as proc:
+        with subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env) as proc:
             while proc.poll() is None:
+                tree_cpu(proc.pid, cpu)
                 total, one = tree_memory(proc.pid)
                 peak, largest = max(peak, total), max(largest, one)
                 if samples % 5 == 0:  # PSS costs ~7 ms a process to read
@@ -260,7 +292,8 @@ def measure(variant: str, source: Path, work: Path, workers: int, every: float =
         found = json.loads(out.read().strip().splitlines()[-1])
     mb = lambda n: round(n / 2**20, 1)  # noqa: E731
     return found | {"peak_job_pss_mb": mb(peak_pss), "peak_job_rss_mb": mb(peak),
-                    "peak_process_rss_mb": mb(largest)}  # fmt: skip
+                    "peak_process_rss_mb": mb(largest),
+                    "cpu_seconds": round(sum(cpu.values()), 1)}  # fmt: skip
 
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
@@ -285,6 +318,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], help="extract, ours-sampled, ours-jaccard, ...")
     parser.add_argument("--out", type=Path, default=Path("/tmp/news-bench"))
+    parser.add_argument("--before", type=Path, help="a tree of the package before a change: adds "
+                        "ours-sampled-before, run with PYTHONPATH=BEFORE")  # fmt: skip
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -314,8 +349,9 @@ def main() -> None:
             found["articles_per_s"] = round(args.pages / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
         variants = ("ours-sampled", "ours-ensemble", "ours-jaccard", "datatrove-minhash")
+        variants = ("ours-sampled-before", *variants) if args.before else variants
         for variant in (v for v in variants[:: 1 - 2 * (r % 2)] if v not in args.skip):  # odd rounds reversed
-            found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers)
+            found = measure(variant, shards, args.out / f"{variant}-{r}", args.workers, before=args.before)
             found["articles_per_s"] = round(args.articles / found["seconds"], 1)
             results.setdefault(variant, []).append(found)
     source = excerpts(args.out / "excerpts")

@@ -150,6 +150,10 @@ def make_private(
 
     if clipping not in CLIPPINGS:
         raise UserError(f"unknown clipping {clipping!r}: use {' or '.join(CLIPPINGS)}")
+    if next(model.parameters()).device.type == "cpu":
+        from continuousbench.dp.host_memory import keep_freed_memory
+
+        keep_freed_memory()  # each step's per-record gradients reuse the last step's memory
     distributed = world_size > 1
     if clipping == "ghost":
         module = GradSampleModuleFastGradientClipping(

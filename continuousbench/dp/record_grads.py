@@ -42,9 +42,10 @@ class PerRecordLinear(torch.autograd.Function):
         if ctx.needs_input_grad[0]:  # a 2-D matmul: a 3-D one broadcasts the weight over the batch
             grad_x = (backprops.reshape(-1, width) @ weight.to(grad_out.dtype)).view(x.shape)
         inputs = x.reshape(records, -1, x.shape[-1]).to(grad_out.dtype)
-        sample = torch.bmm(backprops.transpose(1, 2), inputs)  # one matmul for every record
-        if ctx.scale != 1:
-            sample.mul_(ctx.scale)  # a mean loss over the batch: each record's own gradient
+        # one matmul for every record; alpha: a mean loss over the batch, times the batch size, gives each
+        # record's own gradient, scaled inside the matmul rather than in a pass over its result
+        zeros = grad_out.new_zeros(()).expand(records, width, inputs.shape[-1])
+        sample = torch.baddbmm(zeros, backprops.transpose(1, 2), inputs, beta=0, alpha=ctx.scale)
         _store(weight, sample)
         return grad_x, None, None
 

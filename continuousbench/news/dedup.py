@@ -23,6 +23,11 @@ exactly; the rule is containment, not Jaccard, so a short article inside a long 
 in one more than ~1.4x its length; ``--candidates ensemble`` (LSH Ensemble) finds it at ~10x the cost.
 Both are kept for comparison (``benchmarks/news.py``). datatrove's own MinHash pipeline is Jaccard-only
 and keeps the cluster's first article, not the longer one.
+
+Memory: shards are read (and the kept rows written) ``BATCH`` rows at a time, only the columns a step
+uses; the find step holds per article a few Arrow or int32 values, never a Python object, and re-reads
+only the candidates' texts, keeping their shingle hashes; under the local executor it runs in a fork, so
+the command does not keep what the allocators hold after it (``docs/performance.md``, issue 34).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from datatrove.data import DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
+from datatrove.utils.stats import Stats
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
@@ -60,7 +66,7 @@ LSH_THRESHOLDS = {"ensemble": 0.6, "jaccard": 0.5, "sampled": 0.5}
 SAMPLE_MOD = 8
 STAR = 16  # articles (longest first) each article is paired with through one shared sampled shingle
 CANDIDATE_KINDS = ("sampled", "jaccard", "ensemble")
-BATCH = 2_000  # articles whose shingles are held at once
+BATCH = 2_000  # rows read (and, when dropping, written: a row group) at once; their shingles held at once
 PAIR_CHUNK = 1 << 18  # sampled-index pair occurrences expanded at once (2 MB of keys)
 
 
@@ -104,66 +110,77 @@ class Signatures(PipelineStep):
         super().__init__()
         self.paths, self.folder, self.candidates = list(paths), folder, candidates
 
-    def _sampled(self, texts: list[str]) -> tuple[list[int], pa.ListArray]:
-        """Shingle counts and the sampled shingle hashes (a list column: no Python int per hash)."""
-        import pyarrow as pa
-
-        sizes, samples = [], []
-        for text in texts:
-            hashes = shingle_hashes(text)
-            sizes.append(hashes.size)
-            samples.append(sampled(hashes))
-        offsets = np.r_[0, np.cumsum([x.size for x in samples])].astype(np.int32)
-        flat = np.concatenate(samples) if samples else np.empty(0, np.uint64)
-        return sizes, pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(flat, pa.uint64()))
+    def _sampled(self, texts: list[str]) -> tuple[list[int], list[np.ndarray]]:
+        """Shingle counts and the sampled shingle hashes of each text."""
+        hashes = [shingle_hashes(text) for text in texts]
+        return [h.size for h in hashes], [sampled(h) for h in hashes]
 
     def _minhashes(self, texts: list[str]) -> tuple[list[int], list[bytes]]:
-        """Shingle counts and 128-permutation MinHash values, a batch at a time (bounded memory)."""
+        """Shingle counts and 128-permutation MinHash values of a batch of texts."""
         from datasketch import MinHash  # only here: its import costs every worker ~40 MB
 
-        sizes, values = [], []
-        for start in range(0, len(texts), BATCH):
-            sets = [shingles(t) for t in texts[start : start + BATCH]]
-            sizes += [len(x) for x in sets]
-            found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
-                                 seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
-            values += [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 bytes each
-        return sizes, values
+        sets = [shingles(t) for t in texts]
+        found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
+                             seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
+        return [len(x) for x in sets], [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 B each
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
 
         from continuousbench.news.articles import text_sha256
-        from continuousbench.news.shards import read_shard, require_columns, write_parquet
+        from continuousbench.news.shards import iter_shard, require_columns, shard_schema, write_parquet
 
+        signature = self._sampled if self.candidates == "sampled" else self._minhashes
         for index in range(rank, len(self.paths), world_size):
             target = Path(self.folder) / f"{index:05d}.parquet"
             if target.exists():  # finished before an interruption
                 continue
-            table = read_shard(Path(self.paths[index]))
-            require_columns(table, ("id", "text"), self.paths[index])
-            texts = [t or "" for t in table.column("text").to_pylist()]
-            with self.track_time("shard"):
-                sizes, values = (self._sampled if self.candidates == "sampled" else self._minhashes)(texts)
-            crawl = table.column("crawl_date").to_pylist() if "crawl_date" in table.column_names else None
-            columns = {
-                "id": table.column("id").cast(pa.string()),
-                "sha256": [text_sha256(t) for t in texts],
-                "chars": [len(t) for t in texts],
-                "shingles": sizes,
-                "crawl_date": [c or "" for c in crawl] if crawl else [""] * len(texts),
-            }
+            path, schema = Path(self.paths[index]), shard_schema(Path(self.paths[index]))
+            require_columns(schema.empty_table(), ("id", "text"), self.paths[index])
+            names = schema.names
+            ids, columns = [], {k: [] for k in ("sha256", "chars", "shingles", "crawl_date", "values")}
+            # a batch of texts at a time: the shard's other columns are never read, its texts never all held
+            for batch in iter_shard(path, [c for c in ("id", "text", "crawl_date") if c in names], BATCH):
+                texts = [t or "" for t in batch.column("text").to_pylist()]
+                with self.track_time("shard"):
+                    sizes, values = signature(texts)
+                ids.append(batch.column("id").cast(pa.string()))
+                crawl = batch.column("crawl_date").to_pylist() if "crawl_date" in names else [""] * len(texts)
+                columns["sha256"] += [text_sha256(t) for t in texts]
+                columns["chars"] += [len(t) for t in texts]
+                columns["shingles"] += sizes
+                columns["crawl_date"] += [c or "" for c in crawl]
+                columns["values"] += values
+            values = columns.pop("values")
+            if self.candidates == "sampled":  # a list column: no Python int per hash
+                offsets = np.r_[0, np.cumsum([x.size for x in values])].astype(np.int32)
+                flat = np.concatenate(values) if values else np.empty(0, np.uint64)
+                values = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(flat, pa.uint64()))
             columns["sampled" if self.candidates == "sampled" else "minhash"] = values
-            write_parquet(target, pa.table(columns))
-            self.stat_update("articles", value=len(texts))
+            id_column = pa.concat_arrays(ids) if ids else pa.array([], pa.string())
+            write_parquet(target, pa.table({"id": id_column, **columns}))
+            self.stat_update("articles", value=len(id_column))
         return
         yield
 
 
-def _priority(sig) -> list[int]:
-    """Row order of the signature table, longest first (then earliest crawl, then id): keepers first."""
-    chars, crawl, ids = sig["chars"], sig["crawl_date"], sig["id"]
-    return sorted(range(len(ids)), key=lambda i: (-chars[i], crawl[i], ids[i]))
+def _priority(sig: pa.Table) -> np.ndarray:
+    """Row order of the signature table, longest first (then earliest crawl, then id): keepers first.
+    Sorted in Arrow (strings by UTF-8 bytes, the order of Python's ``str``): no Python object per row."""
+    import pyarrow.compute as pc
+
+    keys = [("chars", "descending"), ("crawl_date", "ascending"), ("id", "ascending")]
+    return pc.sort_indices(sig.select([k for k, _ in keys]), sort_keys=keys).to_numpy()
+
+
+def _exact_keepers(sha256: pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
+    """Per row, the row kept for its text: the first in ``order`` with the same SHA-256 (itself when it is
+    kept), found on dictionary codes instead of a dictionary of Python strings."""
+    import pyarrow.compute as pc
+
+    codes = pc.dictionary_encode(sha256.combine_chunks()).indices.to_numpy()
+    _, first = np.unique(codes[order], return_index=True)  # every code 0..k-1 occurs: indexed by code
+    return order[first][codes]
 
 
 def _within(runs: np.ndarray) -> np.ndarray:
@@ -171,15 +188,15 @@ def _within(runs: np.ndarray) -> np.ndarray:
     return np.arange(int(runs.sum())) - np.repeat(np.cumsum(runs) - runs, runs)
 
 
-def _gather(column, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sampled hashes of ``rows`` (in that order) as one flat array, and their counts, read from the
-    Arrow list column without a Python int per hash."""
+def _gather(column: pa.ChunkedArray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled hashes of ``rows`` (in that order) as one flat array, and their counts, taken from the
+    Arrow list column without a Python int per hash (nor index arrays as long as the hashes)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    counts = pc.list_value_length(column).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = pc.list_flatten(column).to_numpy(zero_copy_only=False)
-    firsts = np.cumsum(counts) - counts
-    return counts[rows], flat[np.repeat(firsts[rows], counts[rows]) + _within(counts[rows])]
+    lists = column.take(pa.array(rows)).combine_chunks()
+    counts = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return counts, pc.list_flatten(lists).to_numpy(zero_copy_only=False)
 
 
 class FindDuplicates(PipelineStep):
@@ -190,36 +207,48 @@ class FindDuplicates(PipelineStep):
 
     def __init__(
         self, paths: Sequence[str], folder: str, output: str, threshold: float = 0.8,
-        candidates: str = "sampled", lsh_threshold: float | None = None,
+        candidates: str = "sampled", lsh_threshold: float | None = None, own_process: bool = False,
     ):  # fmt: skip
         super().__init__()
         self.paths, self.folder, self.output = list(paths), folder, output
         self.threshold, self.candidates = threshold, candidates
         self.lsh_threshold = lsh_threshold or LSH_THRESHOLDS[candidates]
+        self.own_process = own_process
 
-    def _sampled_pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
+    def _sampled_pairs(self, keep: np.ndarray, column: pa.ChunkedArray | None = None) -> set[tuple[int, int]]:
         """Pairs sharing enough sampled shingles: an inverted index (hash -> articles, longest first) as
         one sorted array. A shingle shared by many articles (boilerplate, a much-copied story) pairs each
         with the ``STAR`` longest only, so pairs grow linearly, not quadratically, with its frequency.
 
         Every occurrence of a pair comes from a position of its later (shorter) article, so articles are
         visited in blocks of about ``PAIR_CHUNK`` occurrences, each block's pairs counted completely and
-        filtered at once: memory follows one block, not every pair occurrence of the corpus."""
+        filtered at once: memory follows one block, not every pair occurrence of the corpus. The index's
+        arrays are int32 where they fit (half the memory) and each goes as soon as it is used."""
+        if column is None:  # read here, so that it is freed once gathered
+            from continuousbench.news.shards import read_rows
+
+            column = read_rows(self.folder, ["sampled"]).column("sampled")
         rows, n = np.asarray(keep, np.int64), len(keep)
-        counts, hashes = _gather(sig.pop("sampled"), rows)
-        ranks = np.repeat(np.arange(n, dtype=np.int32), counts)  # keep is longest first
-        order = np.lexsort((ranks, hashes))  # the index: by hash, then longest first
+        counts, hashes = _gather(column, rows)
+        del column
+        size = hashes.size
+        pos = np.int32 if size < 2**31 else np.int64  # positions in the index
+        order = np.argsort(hashes, kind="stable").astype(pos)  # by hash, then longest first (keep's order)
         hashes = hashes[order]
-        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
+        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]]).astype(pos)
         del hashes
-        in_index = ranks[order]
-        group_start = np.repeat(starts, np.diff(np.r_[starts, order.size]))
-        reps = np.minimum(np.arange(order.size) - group_start, STAR)  # partners: the group's first STAR
-        first_of, partners = np.empty(order.size, np.int64), np.empty(order.size, np.int16)
-        first_of[order], partners[order] = group_start, reps  # back in article order
-        del order, group_start, reps
+        in_index = np.repeat(np.arange(n, dtype=np.int32), counts)[order]
+        group_start = np.repeat(starts, np.diff(np.r_[starts, size]))
+        del starts
+        first_of, partners = np.empty(size, pos), np.empty(size, np.int16)
+        partners[order] = np.minimum(np.arange(size, dtype=pos) - group_start, STAR)  # the group's first STAR
+        first_of[order] = group_start  # back in article order
+        del order, group_start
         article_end = np.cumsum(counts)
-        occurrences = np.r_[0, np.cumsum(partners, dtype=np.int64)][article_end]  # up to each article's end
+        per_article = np.zeros(n, np.int64)  # pair occurrences of each article
+        nonempty = np.flatnonzero(counts)
+        per_article[nonempty] = np.add.reduceat(partners, (article_end - counts)[nonempty], dtype=np.int64)
+        occurrences = np.cumsum(per_article)  # up to each article's end
         found, lo = [], 0
         while lo < n:  # a block of articles lo..hi-1 with about PAIR_CHUNK pair occurrences
             before = occurrences[lo - 1] if lo else 0
@@ -227,7 +256,8 @@ class FindDuplicates(PipelineStep):
             span = slice(article_end[lo] - counts[lo], article_end[hi - 1])
             r = partners[span].astype(np.int64)
             partner = in_index[np.repeat(first_of[span], r) + _within(r)].astype(np.int64)
-            keys, shared = np.unique(partner * n + np.repeat(ranks[span], r), return_counts=True)
+            ranks = np.repeat(np.arange(lo, hi, dtype=np.int64), counts[lo:hi])
+            keys, shared = np.unique(partner * n + np.repeat(ranks, r), return_counts=True)
             first, second = keys // n, keys % n
             found.append(keys[shared >= self.lsh_threshold * np.minimum(counts[first], counts[second])])
             lo = hi
@@ -235,14 +265,18 @@ class FindDuplicates(PipelineStep):
         a, b = rows[keys // n], rows[keys % n]
         return set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True))
 
-    def _pairs(self, sig, keep: list[int]) -> set[tuple[int, int]]:
+    def _pairs(self, keep: np.ndarray) -> set[tuple[int, int]]:
         """Candidate pairs (row indices, smaller first) among the exact-deduplicated articles."""
         if self.candidates == "sampled":
-            return self._sampled_pairs(sig, keep)
+            return self._sampled_pairs(keep)
         from datasketch import LeanMinHash, MinHashLSH, MinHashLSHEnsemble
 
-        values = np.frombuffer(b"".join(sig["minhash"]), np.uint32).reshape(-1, NUM_PERM)
-        sig["minhash"] = None  # the array holds them now
+        from continuousbench.news.shards import read_rows
+
+        table = read_rows(self.folder, ["minhash", "shingles"])
+        values = np.frombuffer(b"".join(table.column("minhash").to_pylist()), np.uint32).reshape(-1, NUM_PERM)
+        sizes, keep = table.column("shingles").to_pylist(), keep.tolist()
+        del table
 
         def lean(i: int) -> LeanMinHash:  # made when needed: an object per article would double the memory
             return LeanMinHash(seed=MINHASH_SEED, hashvalues=values[i], scheme=SCHEME)
@@ -250,8 +284,8 @@ class FindDuplicates(PipelineStep):
         pairs: set[tuple[int, int]] = set()
         if self.candidates == "ensemble":
             index = MinHashLSHEnsemble(threshold=self.lsh_threshold, num_perm=NUM_PERM, num_part=16)
-            index.index((i, lean(i), sig["shingles"][i]) for i in keep)
-            query = lambda i: index.query(lean(i), sig["shingles"][i])  # noqa: E731
+            index.index((i, lean(i), sizes[i]) for i in keep)
+            query = lambda i: index.query(lean(i), sizes[i])  # noqa: E731
         else:
             index = MinHashLSH(threshold=self.lsh_threshold, num_perm=NUM_PERM)
             with index.insertion_session() as session:
@@ -262,74 +296,95 @@ class FindDuplicates(PipelineStep):
             pairs.update((min(i, j), max(i, j)) for j in query(i) if j != i)
         return pairs
 
-    def _texts(self, ids: set[str]) -> dict[str, str]:
+    def _shingle_sets(self, ids: pa.ChunkedArray, rows: list[int]) -> dict[int, np.ndarray]:
+        """The shingle hashes of the signature ``rows``, their texts re-read a batch at a time (only the
+        hashes are held, never the texts)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from continuousbench.news.shards import read_shard
+        from continuousbench.news.shards import iter_shard
 
-        wanted = pa.array(sorted(ids), pa.string())
-        texts: dict[str, str] = {}
+        row_of = dict(zip(ids.take(pa.array(rows, pa.int64())).to_pylist(), rows, strict=True))
+        wanted = pa.array(sorted(row_of), pa.string())
+        sets: dict[int, np.ndarray] = {}
         for path in self.paths:
-            table = read_shard(Path(path), ["id", "text"])
-            table = table.filter(pc.is_in(table.column("id").cast(pa.string()), value_set=wanted))
-            texts.update(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
-        return texts
+            for batch in iter_shard(Path(path), ["id", "text"], BATCH):
+                batch = batch.filter(pc.is_in(batch.column("id").cast(pa.string()), value_set=wanted))
+                for i, text in zip(batch.column("id").cast(pa.string()).to_pylist(),
+                                   batch.column("text").to_pylist(), strict=True):  # fmt: skip
+                    sets[row_of[i]] = shingle_hashes(text or "")
+        return sets
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        """With ``own_process`` (the local executor, which runs this one task in the command's process) the
+        work runs in a fork that ends with it: the command does not keep the memory the allocators hold
+        on to, which the next pipeline's processes would share (its manager is a fork of the command)."""
+        if self.own_process:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                self.stats = pool.submit(self._find).result()  # its counts and times
+        else:
+            self._find()
+        return
+        yield
+
+    def _find(self) -> Stats:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         from continuousbench.news.shards import read_rows, write_parquet
 
-        table = read_rows(self.folder)
-        arrow = ["sampled"] if self.candidates == "sampled" else []  # kept in Arrow: no Python int per hash
-        sig = table.drop_columns(arrow).to_pydict() | {c: table.column(c) for c in arrow}
-        del table
-        if len(set(sig["id"])) != len(sig["id"]):
+        # the candidates' columns are read where they are used; these stay in Arrow: no object per article
+        sig = read_rows(self.folder, ["id", "sha256", "chars", "crawl_date"])
+        ids = sig.column("id")
+        if pc.count_distinct(ids).as_py() != len(ids):
             raise UserError(
                 "article ids are not unique across the input shards; give every article its own id"
             )
         order = _priority(sig)
-        dropped: dict[int, tuple[int, str, float]] = {}  # row -> (kept row, reason, containment)
-        first_of: dict[str, int] = {}
-        for i in order:
-            kept = first_of.setdefault(sig["sha256"][i], i)
-            if kept != i:
-                dropped[i] = (kept, "exact", 1.0)
-        keep = [i for i in order if i not in dropped]
+        keeper = _exact_keepers(sig.column("sha256"), order)
+        del sig
+        exact = np.flatnonzero(keeper != np.arange(len(keeper)))
+        dropped: dict[int, tuple[int, str, float]] = {  # row -> (kept row, reason, containment)
+            i: (j, "exact", 1.0) for i, j in zip(exact.tolist(), keeper[exact].tolist(), strict=True)
+        }
+        keep = order[keeper[order] == order]
         with self.track_time("candidates"):
-            pairs = self._pairs(sig, keep)
+            pairs = self._pairs(keep)
         self.stat_update("candidate_pairs", value=len(pairs))
-        ids = sig["id"]
-        texts = self._texts({ids[i] for pair in pairs for i in pair})
-        sets = {ids[i]: shingle_hashes(texts[ids[i]] or "") for pair in pairs for i in pair}
+        sets = self._shingle_sets(ids, sorted({i for pair in pairs for i in pair}))
         edges: dict[int, list[tuple[float, int]]] = {}
         for a, b in sorted(pairs):
-            c = containment(sets[ids[a]], sets[ids[b]])
+            c = containment(sets[a], sets[b])
             if c >= self.threshold:
                 edges.setdefault(a, []).append((c, b))
                 edges.setdefault(b, []).append((c, a))
-        rank_of = {i: r for r, i in enumerate(order)}
+        del sets, pairs
+        rank_of = np.empty(len(order), np.int64)
+        rank_of[order] = np.arange(len(order))
         kept: set[int] = set()
-        for i in keep:  # longest first: a dropped article's kept twin is never shorter
+        for i in keep.tolist():  # longest first: a dropped article's kept twin is never shorter
             twins = [(c, j) for c, j in edges.get(i, ()) if j in kept]
             if twins:
                 c, j = max(twins, key=lambda t: (t[0], -rank_of[t[1]]))
                 dropped[i] = (j, "near", c)
             else:
                 kept.add(i)
-        rows = sorted(dropped.items(), key=lambda item: ids[item[0]])
+        named = ids.take(pa.array([i for i in dropped], pa.int64())).to_pylist()
+        twins = ids.take(pa.array([j for j, _, _ in dropped.values()], pa.int64())).to_pylist()
+        rows = sorted(zip(named, twins, dropped.values(), strict=True))
         table = pa.table({  # typed columns: with no duplicates, untyped empty lists would be null columns
-            "id": pa.array([ids[i] for i, _ in rows], pa.string()),
-            "duplicate_of": pa.array([ids[j] for _, (j, _, _) in rows], pa.string()),
-            "reason": pa.array([r for _, (_, r, _) in rows], pa.string()),
-            "containment": pa.array([c for _, (_, _, c) in rows], pa.float64()),
+            "id": pa.array([i for i, _, _ in rows], pa.string()),
+            "duplicate_of": pa.array([j for _, j, _ in rows], pa.string()),
+            "reason": pa.array([r for _, _, (_, r, _) in rows], pa.string()),
+            "containment": pa.array([c for _, _, (_, _, c) in rows], pa.float64()),
         })  # fmt: skip
         write_parquet(Path(self.output), table)
-        self.stat_update("dropped_exact_duplicate", value=sum(1 for _, (_, r, _) in rows if r == "exact"))
-        self.stat_update("dropped_near_duplicate", value=sum(1 for _, (_, r, _) in rows if r == "near"))
-        return
-        yield
+        self.stat_update("dropped_exact_duplicate", value=len(exact))
+        self.stat_update("dropped_near_duplicate", value=len(rows) - len(exact))
+        return self.stats
 
 
 class DropDuplicates(PipelineStep):
@@ -345,16 +400,25 @@ class DropDuplicates(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow as pa
         import pyarrow.compute as pc
+        import pyarrow.parquet as pq
 
-        from continuousbench.news.shards import read_shard, shard_name, write_parquet
+        from continuousbench.news.shards import (
+            iter_shard,
+            read_shard,
+            shard_name,
+            shard_schema,
+            write_batches,
+        )
 
         gone = read_shard(Path(self.duplicates), ["id"]).column("id")
         for index in range(rank, len(self.paths), world_size):
-            table = read_shard(Path(self.paths[index]))
-            mask = pc.invert(pc.is_in(table.column("id").cast(pa.string()), value_set=gone))
-            kept = table.filter(mask)
-            write_parquet(Path(self.folder) / shard_name(index), kept)
-            self.stat_update("articles", value=kept.num_rows)
+            path = Path(self.paths[index])
+            batches = (  # a batch at a time, a row group each
+                batch.filter(pc.invert(pc.is_in(batch.column("id").cast(pa.string()), value_set=gone)))
+                for batch in iter_shard(path, rows=BATCH)
+            )
+            out = write_batches(Path(self.folder) / shard_name(index), shard_schema(path), batches)
+            self.stat_update("articles", value=pq.read_metadata(out).num_rows)
         return
         yield
 
@@ -396,7 +460,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
     pipelines = [
         Pipeline("signatures", [Signatures(paths, sig, args.candidates)], tasks),
         Pipeline("duplicates", [FindDuplicates(paths, sig, dup, args.threshold, args.candidates,
-                                               args.lsh_threshold)], 1),
+                                               args.lsh_threshold, own_process=ex.executor == "local")], 1),
         Pipeline("drop", [DropDuplicates(paths, dup, str(out.path(DATA)))], tasks),
     ]  # fmt: skip
     logs = out.path("logs")

@@ -4,9 +4,10 @@
         --start 2026-01-01 --end 2026-03-31 --tasks 8 --workers 2
 
 A datatrove pipeline of our own steps: :class:`WarcPages` (fastwarc over Python's gzip, which reports a
-truncated file instead of ending silently) -> :class:`ArticleExtractor` (trafilatura 2.x with metadata,
-in datatrove's extractor sandbox so a page that hangs is killed after ``--timeout`` seconds) ->
-:class:`ArticleFilter` (whitespace, length, py3langid language, publication window) -> parquet.
+truncated file instead of ending silently) -> :class:`ArticleExtractor` (trafilatura 2.x with metadata and
+the rules of news/main_text.py, in datatrove's extractor sandbox so a page that hangs is killed after
+``--timeout`` seconds) -> :class:`ArticleFilter` (whitespace, length, py3langid language, publication
+window) -> parquet.
 datatrove's own WARC reader and Trafilatura step do not fit: the extractor returns text only (no
 title or dates) and its extra pins trafilatura < 1.12; the reader needs libmagic and cchardet.
 """
@@ -38,20 +39,16 @@ from continuousbench.news.warc import WarcPages, warc_files
 
 def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     """Title, publication day, hostname and main text of one page (trafilatura; None when it finds none)."""
-    from trafilatura import bare_extraction
     from trafilatura.utils import load_html
 
     from continuousbench.news.dates import publication_date
+    from continuousbench.news.main_text import main_text
 
     tree = load_html(html)
     if tree is None:
         return None
     day, source = publication_date(tree, url or None, max_day)  # before trafilatura, which prunes the tree
-    # trafilatura's own date search is not used (see news/dates.py): its cheapest mode keeps it short
-    found = bare_extraction(
-        tree, url=url or None, with_metadata=True, include_comments=False, include_tables=True,
-        favor_precision=True, deduplicate=False, date_extraction_params={"extensive_search": False},
-    )  # fmt: skip
+    found = main_text(tree, url or None)
     if found is None:
         return None
     return {"title": found.title or "", "date": day, "date_source": source, "hostname": found.hostname,

@@ -156,7 +156,7 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
     paths = [str(folder / "part-00000.parquet"), str(tmp_path / "in" / "b.parquet")]
     list(dedup.Signatures(paths, str(tmp_path / "sig")).run())
     table = read_rows(tmp_path / "sig")
-    keep, samples = dedup._priority(table.to_pydict()), table.column("sampled").to_pylist()
+    keep, samples = dedup._priority(table).tolist(), table.column("sampled").to_pylist()
     articles = defaultdict(list)  # sampled hash -> its articles, longest first
     for i in keep:
         for h in samples[i]:
@@ -170,4 +170,47 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
     for chunk in (1, 97, 1 << 20):
         monkeypatch.setattr(dedup, "PAIR_CHUNK", chunk)
         step = dedup.FindDuplicates(paths, str(tmp_path / "sig"), str(tmp_path / "dup.parquet"))
-        assert step._sampled_pairs({"sampled": table.column("sampled")}, keep) == expected
+        assert step._sampled_pairs(keep, table.column("sampled")) == expected
+
+
+def test_priority_sorts_as_python_does():
+    """The Arrow sort (strings by UTF-8 bytes) is the order of Python's (-chars, crawl_date, id) tuples."""
+    from continuousbench.news import dedup
+
+    rng = random.Random(3)
+    ids = [f"{rng.choice(['a', 'z', 'é', 'É', '😀', 'A'])}{i}" for i in range(200)]
+    table = pa.table({"id": ids, "chars": [rng.choice([5, 7]) for _ in ids],
+                      "crawl_date": [rng.choice(["", "2026-01-10", "2026-01-09"]) for _ in ids]})  # fmt: skip
+    sig = table.to_pydict()
+    expected = sorted(range(len(ids)), key=lambda i: (-sig["chars"][i], sig["crawl_date"][i], sig["id"][i]))
+    assert dedup._priority(table).tolist() == expected
+
+
+def test_batches_and_the_fork_change_no_output(pairs_input, tmp_path, monkeypatch):
+    """Shards read and written a few rows at a time, and the find step in or out of a fork, give the same
+    duplicates, counts and kept rows; two runs give the same bytes."""
+    from continuousbench.news import dedup
+
+    folder, _ = pairs_input
+    run = lambda name: main(DedupArguments(input=str(folder), output=str(tmp_path / name)),  # noqa: E731
+                            ExecutorArguments(tasks=1))  # fmt: skip
+    runs = [run("run0"), run("run1")]
+    files = sorted(p.relative_to(runs[0]) for p in runs[0].rglob("*.parquet"))
+    assert files and all((runs[0] / f).read_bytes() == (runs[1] / f).read_bytes() for f in files)
+    monkeypatch.setattr(dedup, "BATCH", 3)
+    small = run("small")
+    assert (small / "duplicates.parquet").read_bytes() == (runs[0] / "duplicates.parquet").read_bytes()
+    assert read_rows(small).equals(read_rows(runs[0]))
+    assert pq.ParquetFile(small / "data" / "part-00001.parquet").metadata.num_row_groups > 1  # streamed
+    assert json.loads((small / "stats.json").read_text()) == json.loads((runs[0] / "stats.json").read_text())
+    steps = {}
+    for own in (False, True):
+        sig = tmp_path / f"sig-{own}"
+        list(dedup.Signatures([str(p) for p in sorted(folder.iterdir())], str(sig)).run())
+        steps[own] = dedup.FindDuplicates([str(p) for p in sorted(folder.iterdir())], str(sig),
+                                          str(tmp_path / f"dup-{own}.parquet"), own_process=own)  # fmt: skip
+        list(steps[own].run())
+    assert (tmp_path / "dup-True.parquet").read_bytes() == (runs[0] / "duplicates.parquet").read_bytes()
+    assert (tmp_path / "dup-False.parquet").read_bytes() == (runs[0] / "duplicates.parquet").read_bytes()
+    counts = [{k: v.total for k, v in steps[own].stats.stats.items()} for own in (False, True)]
+    assert counts[0] == counts[1] and counts[0]["dropped_near_duplicate"] == 2  # the fork's counts come back
