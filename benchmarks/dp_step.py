@@ -33,14 +33,35 @@ import time
 from pathlib import Path
 
 KINDS = ("plain", "per_sample", "ghost")
-# "two_backwards": ghost clipping's two backward passes with direct per-record norms (Opacus's fast
-# gradient clipping), to tell the second backward's cost from the T x T Gram norms' (not a training mode)
+# "two_backwards": ghost clipping's two backward passes with materialised per-record norms (Opacus's fast
+# gradient clipping) whatever the length
 # "opacus_hooks": per_sample as it was before continuousbench.dp.record_grads, with Opacus's own
 # GradSampleModule hooks (the before of that change, measured in the same run)
 # "plain_twice": the non-private step with a second backward pass over the same graph: the floor of any
 # two-pass clipping (ghost), with no norms at all
-EXTRA = ("two_backwards", "opacus_hooks", "plain_twice")
+# "opacus_ghost": ghost as it was before continuousbench.dp.ghost_passes, Opacus's own two passes (the
+# first computing weight gradients it discards)
+# "ghost_gram": ghost with Gram norms whatever the length ("ghost" picks the cheaper norms each step)
+EXTRA = ("two_backwards", "opacus_hooks", "plain_twice", "opacus_ghost", "ghost_gram")
 PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
+
+
+CLIPPING_OF = {
+    "two_backwards": "ghost", "ghost_gram": "ghost", "opacus_hooks": "per_sample", "opacus_ghost": "ghost"
+}
+
+
+def _before(base: str):
+    """The patch that makes ``make_private`` build a step as it was before our change to it."""
+    from unittest import mock
+
+    from continuousbench.dp import ghost_passes, record_grads
+
+    if base == "opacus_hooks":
+        from opacus.grad_sample import GradSampleModule
+
+        return mock.patch.object(record_grads, "RecordGradModule", GradSampleModule)
+    return mock.patch.object(ghost_passes, "attach", lambda *args: None)
 
 
 def build_step(args, kind: str):
@@ -78,24 +99,27 @@ def build_step(args, kind: str):
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     dtype = torch.bfloat16 if precision == "bf16" else None
     if base not in ("plain", "plain_twice"):
-        hooks = contextlib.nullcontext()
-        if base == "opacus_hooks":
-            from unittest import mock
-
-            from opacus.grad_sample import GradSampleModule
-
-            from continuousbench.dp import record_grads
-
-            hooks = mock.patch.object(record_grads, "RecordGradModule", GradSampleModule)
+        hooks = _before(base) if base.startswith("opacus_") else contextlib.nullcontext()
         with hooks:
             comps = dpsgd.make_private(
                 model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
                 generator=SecretStreams.create(device=device).noise, secure_mode=True,
-                clipping={"two_backwards": "ghost", "opacus_hooks": "per_sample"}.get(base, base),
+                clipping=CLIPPING_OF.get(base, base),
             )  # fmt: skip
-        comps.module.use_ghost_clipping = base != "two_backwards"
+        # ghost picks Gram or materialised norms each step; these kinds force one (opacus_ghost: Gram)
+        forced = {"two_backwards": False, "ghost_gram": True}.get(base)
+        comps.module.use_ghost_clipping = forced is not False
 
         def dp_step():
+            from unittest import mock
+
+            from continuousbench.dp import ghost_passes
+
+            pick = ghost_passes.gram_norms_cheaper if forced is None else (lambda *args: forced)
+            with mock.patch.object(ghost_passes, "gram_norms_cheaper", pick):
+                dp_once()
+
+        def dp_once():
             dpsgd.dp_step(
                 comps,
                 rows,

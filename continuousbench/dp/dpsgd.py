@@ -113,6 +113,7 @@ class DPComponents:
     criterion: object | None  # DPLossFastGradientClipping (ghost); None: our per-record loss (per_sample)
     rank: int = 0
     world_size: int = 1
+    embedding_leaf: object | None = None  # ghost on LoRA: its first pass stops at the embeddings
 
 
 def make_private(
@@ -132,8 +133,9 @@ def make_private(
     ``clipping``: ``per_sample`` (one backward pass that keeps every record's LoRA gradient,
     ``micro_batch x LoRA parameters`` floats, computed by :mod:`~continuousbench.dp.record_grads`
     - cheap for LoRA on small models) or ``ghost``
-    (Opacus ghost clipping: per-record norms without per-record gradients, then a second backward
-    pass - the memory-light choice for large LoRA ranks and batches).
+    (Opacus ghost clipping: per-record norms without holding per-record gradients, then a second
+    backward pass - the memory-light choice for large LoRA ranks and batches; for LoRA,
+    :mod:`~continuousbench.dp.ghost_passes` restricts both passes and picks the cheaper norms).
 
     Built from Opacus's classes directly rather than ``PrivacyEngine.make_private``: that wants a
     DataLoader (whose iterator draws from torch's global generator) to infer the batch size, and a
@@ -184,7 +186,12 @@ def make_private(
         criterion = DPLossFastGradientClipping(
             module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
         )
-    return DPComponents(module, dp_optimizer, criterion, rank, world_size)
+    leaf = None
+    if clipping == "ghost":
+        from continuousbench.dp import ghost_passes
+
+        leaf = ghost_passes.attach(model, [p for group in optimizer.param_groups for p in group["params"]])
+    return DPComponents(module, dp_optimizer, criterion, rank, world_size, leaf)
 
 
 def record_loss(model, rows: list[list[int]], pad_id: int, device):
@@ -242,7 +249,14 @@ def dp_step(
             with autocast:
                 loss = token_loss(module, criterion, chunk, pad_id, device)
             total += float(loss.loss_per_sample.detach().sum())
-            (loss / clip_norm).backward()
+            if components.embedding_leaf is not None:
+                from continuousbench.dp import ghost_passes
+
+                tokens = max(len(row) for row in chunk)  # Gram or materialised norms: the cheaper
+                module.use_ghost_clipping = ghost_passes.gram_norms_cheaper(optimizer.params, tokens)
+                ghost_passes.backward(module, optimizer, loss / clip_norm, components.embedding_leaf)
+            else:
+                (loss / clip_norm).backward()
         else:
             with autocast:
                 per_record = record_loss(module, chunk, pad_id, device)

@@ -34,9 +34,15 @@ def _per_example_grads(model, rows, pad_id, clip_norm):
     return torch.stack(grads)
 
 
-@pytest.mark.parametrize("clipping", dpsgd.CLIPPINGS)
+# ghost on LoRA picks Gram or materialised norms by cost: each one forced too
+@pytest.mark.parametrize("clipping", [*dpsgd.CLIPPINGS, "ghost:gram", "ghost:materialised"])
 @pytest.mark.parametrize("micro_batch", [6, 4])  # one micro-batch, or two accumulated before the step
-def test_the_step_sums_per_example_gradients_clipped_to_c(dp_model_dir, clipping, micro_batch):
+def test_the_step_sums_per_example_gradients_clipped_to_c(dp_model_dir, clipping, micro_batch, monkeypatch):
+    from continuousbench.dp import ghost_passes
+
+    clipping, _, norms = clipping.partition(":")
+    if norms:
+        monkeypatch.setattr(ghost_passes, "gram_norms_cheaper", lambda *args: norms == "gram")
     model, tok = _lora_model(dp_model_dir)
     texts = [f"Geminon {i} has attack {i} and lives in zone {i % 5}." + " zone" * (i % 4) for i in range(6)]
     rows = dpsgd.encode_records(tok, texts, 64)
@@ -157,3 +163,49 @@ def test_per_sample_computes_per_record_grads_without_hooks_or_a_summed_grad(dp_
     assert torch.allclose(got, expected, rtol=1e-4, atol=1e-6)
     comps.module.to_standard_module()
     assert not any(hasattr(m, "_record_mean") or "forward" in vars(m) for m in model.modules())
+
+
+def _ghost(dp_model_dir):
+    model, tok = _lora_model(dp_model_dir)
+    rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2 and 3."], 32)
+    params = dpsgd.check_trainable(model)
+    comps = dpsgd.make_private(
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
+        generator=torch.Generator(), clipping="ghost",
+    )  # fmt: skip
+    return comps, rows, tok, params
+
+
+def test_ghost_first_pass_computes_norms_but_no_weight_gradient(dp_model_dir, monkeypatch):
+    """Opacus's first pass computed every LoRA weight's gradient only to zero it (~0.2 s of a 2.4 s step
+    at rank 128); ours stops at the embeddings. The clipped sum itself is checked above."""
+    comps, rows, tok, params = _ghost(dp_model_dir)
+    seen = []
+    zero_grad = comps.optimizer.zero_grad
+
+    def record_then_zero(*args, **kwargs):
+        seen.append([p.grad is not None for p in params])
+        return zero_grad(*args, **kwargs)
+
+    monkeypatch.setattr(comps.optimizer, "zero_grad", record_then_zero)
+    dpsgd.dp_step(comps, rows, clip_norm=1.0, micro_batch=2, pad_id=tok.pad_token_id)
+    assert seen[0] == [False] * len(params)  # between the passes: norms computed, no weight gradient
+
+
+def test_ghost_refuses_a_step_whose_hooks_computed_no_norm(dp_model_dir):
+    """A norm left from an earlier step must never clip this one."""
+    comps, rows, tok, _ = _ghost(dp_model_dir)
+    dpsgd.dp_step(comps, rows, clip_norm=1.0, micro_batch=2, pad_id=tok.pad_token_id)
+    comps.module.disable_hooks()
+    with pytest.raises(RuntimeError, match="computed no per-record norm"):
+        dpsgd.dp_step(comps, rows, clip_norm=1.0, micro_batch=2, pad_id=tok.pad_token_id)
+
+
+def test_ghost_picks_the_cheaper_norms_for_the_length():
+    """Gram norms grow with T^2, materialised ones with T: short records take Gram norms at a large rank's
+    r x d gradients, long ones the materialised gradients."""
+    from continuousbench.dp import ghost_passes
+
+    lora = [torch.empty(128, 2048), torch.empty(2048, 128)]  # A (r x d) and B (d x r) of a rank-128 layer
+    assert ghost_passes.gram_norms_cheaper(lora, tokens=32)  # 32^2 x 2176 < 32 x 262144
+    assert not ghost_passes.gram_norms_cheaper(lora, tokens=512)
