@@ -106,9 +106,8 @@ def build_step(args, kind: str):
                 generator=SecretStreams.create(device=device).noise, secure_mode=True,
                 clipping=CLIPPING_OF.get(base, base),
             )  # fmt: skip
-        # ghost picks Gram or materialised norms each step; these kinds force one (opacus_ghost: Gram)
+        # ghost picks Gram or materialised norms each step; these kinds force one
         forced = {"two_backwards": False, "ghost_gram": True}.get(base)
-        comps.module.use_ghost_clipping = forced is not False
 
         def dp_step():
             from unittest import mock

@@ -181,16 +181,14 @@ def make_private(
         generator=generator,
         secure_mode=secure_mode,
     )
-    criterion = None
-    if clipping == "ghost":
-        criterion = DPLossFastGradientClipping(
-            module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
-        )
-    leaf = None
+    criterion = leaf = None
     if clipping == "ghost":
         from continuousbench.dp import ghost_passes
 
-        leaf = ghost_passes.attach(model, [p for group in optimizer.param_groups for p in group["params"]])
+        criterion = DPLossFastGradientClipping(
+            module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
+        )
+        leaf = ghost_passes.attach(model, dp_optimizer.params)
     return DPComponents(module, dp_optimizer, criterion, rank, world_size, leaf)
 
 
@@ -252,9 +250,8 @@ def dp_step(
             if components.embedding_leaf is not None:
                 from continuousbench.dp import ghost_passes
 
-                tokens = max(len(row) for row in chunk)  # Gram or materialised norms: the cheaper
-                module.use_ghost_clipping = ghost_passes.gram_norms_cheaper(optimizer.params, tokens)
-                ghost_passes.backward(module, optimizer, loss / clip_norm, components.embedding_leaf)
+                tokens = max(len(row) for row in chunk)
+                ghost_passes.backward(module, optimizer, loss / clip_norm, components.embedding_leaf, tokens)
             else:
                 (loss / clip_norm).backward()
         else:

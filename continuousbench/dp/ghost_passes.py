@@ -48,12 +48,13 @@ def attach(model, params: list) -> EmbeddingLeaf | None:
     return hook
 
 
-def backward(module, optimizer, loss, hook: EmbeddingLeaf) -> None:
-    """Opacus's two passes for ``loss`` (a ``DPTensorFastGradientClipping``, mean reduction) with each
-    pass asking only for what it needs."""
+def backward(module, optimizer, loss, hook: EmbeddingLeaf, tokens: int) -> None:
+    """Opacus's two passes for ``loss`` (a ``DPTensorFastGradientClipping``, mean reduction) over records
+    padded to ``tokens``, with each pass asking only for what it needs and the cheaper norms."""
     if hook.leaf is None:
         raise RuntimeError("ghost clipping: no forward pass under autograd since the last step")
     params = optimizer.params
+    module.use_ghost_clipping = gram_norms_cheaper(params, tokens)
     for p in params:
         p._norm_sample = None
     per_record = loss.loss_per_sample
