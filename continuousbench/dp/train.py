@@ -60,7 +60,7 @@ class GeneratorArguments:
         default=None,
         metadata={"help": "Train label-conditioned: each record starts with its label's line (labels.py)."},
     )
-    label_names: str | None = field(
+    label_map: str | None = field(
         default=None, metadata={"help": "With --label_column: the public class names, a,b or 0=a,1=b."}
     )
     eval_limit: int | None = field(
@@ -106,7 +106,7 @@ def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
     if args.label_column:
         from continuousbench.dp.labels import labelled_records
 
-        columns = (args.text_column, args.label_column, args.label_names)
+        columns = (args.text_column, args.label_column, args.label_map)
         train, val, _ = labelled_records(source, *columns, purpose)
         return source, train, val
     train, val = train_and_validation(
@@ -249,7 +249,7 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
         from continuousbench.dp.labels import labelled_records, write_spec
 
         def labels() -> None:
-            names = labelled_records(source, args.text_column, args.label_column, args.label_names,
+            names = labelled_records(source, args.text_column, args.label_column, args.label_map,
                                      names_only=True)  # fmt: skip
             write_spec(staged.work / "runs" / best / "final", names, args.label_column)
 

@@ -31,7 +31,7 @@ class LabelNames:
         if key not in self.by_value:
             raise UserError(
                 f"{where}: label {value!r} is not one of {', '.join(self.by_value)}; fix the data or pass "
-                "--label_names mapping every value (e.g. 0=negative,1=positive)"
+                "--label_map mapping every value (e.g. 0=negative,1=positive)"
             )
         return self.by_value[key]
 
@@ -43,14 +43,15 @@ def parse_label_names(spec: str | None) -> list[tuple[str | None, str]] | None:
     items = [item.strip() for item in spec.split(",")]
     if not items or any(not item for item in items):
         raise UserError(
-            f"--label_names {spec!r} has an empty item; pass e.g. negative,positive or 0=neg,1=pos"
+            f"--label_map {spec!r} has an empty item; pass e.g. negative,positive or 0=neg,1=pos"
         )
     pairs = [tuple(i.strip() for i in item.split("=", 1)) if "=" in item else (None, item) for item in items]
     if len({p[0] is None for p in pairs}) > 1:
-        raise UserError(f"--label_names {spec!r} mixes names and value=name pairs; use one form")
+        raise UserError(f"--label_map {spec!r} mixes names and value=name pairs; use one form")
     names = [name for _, name in pairs]
-    if len(set(names)) < len(names) or len({v for v, _ in pairs}) < len(pairs):
-        raise UserError(f"--label_names {spec!r} names a class or a value twice; give each once")
+    values = [v for v, _ in pairs if v is not None]
+    if len(set(names)) < len(names) or len(set(values)) < len(values):
+        raise UserError(f"--label_map {spec!r} names a class or a value twice; give each once")
     return pairs  # type: ignore[return-value]
 
 
@@ -65,7 +66,7 @@ def _names(feature, values: list, spec: str | None) -> LabelNames:
         names = tuple(n for _, n in pairs) if pairs is not None else tuple(feature.names)
         if len(names) != feature.num_classes:
             raise UserError(
-                f"--label_names gives {len(names)} names for a label column of {feature.num_classes} classes "
+                f"--label_map gives {len(names)} names for a label column of {feature.num_classes} classes "
                 f"({', '.join(feature.names)}); give one name per class"
             )
         return LabelNames(names, {str(i): i for i in range(len(names))}, "given" if pairs else "ClassLabel")
@@ -132,7 +133,7 @@ def check_classes(labels: list[int], names: LabelNames, where: str) -> None:
         )
 
 
-def public_names(names: LabelNames, option: str = "--label_names") -> tuple[str, ...]:
+def public_names(names: LabelNames, option: str = "--label_map") -> tuple[str, ...]:
     """The label names a DP generator may publish: given by the user or from the dataset's ``ClassLabel``
     schema, never the distinct values of the private rows (a rare value would reveal its record)."""
     if names.origin == "data":
