@@ -12,7 +12,8 @@ the text to classify:
 A reply is read twice, as the paper's tables report (exact / contains):
 
 * **exact**: the answer field (the first line; the text after the last ``Answer:``; the JSON ``label``)
-  is exactly one class name once normalised (:func:`continuousbench.scoring.match.normalize`);
+  is exactly one class name under the harness's exact match (normalised, numbers by value:
+  :func:`continuousbench.scoring.match.exact_match`);
 * **contains**: exactly one class name occurs in the answer field, or, when there is none (no
   ``Answer:`` line, no JSON), in the whole reply. A reply naming two classes names none.
 
@@ -118,12 +119,12 @@ def _word(region: str, name: str) -> bool:
 
 def read_reply(template: str, reply: str, names: Sequence[str]) -> tuple[int | None, int | None]:
     """(exact, contains): the class the reply names under each rule, or None (unparseable)."""
-    from continuousbench.scoring.match import normalize
+    from continuousbench.scoring.match import exact_match
 
     field = answer_field(template, reply)
     exact = None
     if field is not None:
-        matches = [i for i, n in enumerate(names) if normalize(field) == normalize(n)]
+        matches = [i for i, n in enumerate(names) if exact_match(field, n)]
         exact = matches[0] if len(matches) == 1 else None
     named = _named(field, names) if field is not None else None
     if named is None and (field is None or not field.strip()):

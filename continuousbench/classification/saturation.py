@@ -200,7 +200,7 @@ def load(args: SaturationArguments):
         preset=args.preset,
         text_column=args.text_column,
         label_column=args.label_column,
-        label_names=args.label_map,
+        label_map=args.label_map,
         splits=splits,
         seed=args.seed,
         limits=(args.train_limit, args.validation_limit, args.test_limit),
@@ -216,8 +216,8 @@ def main(args: SaturationArguments) -> dict:
 
         return print_plan()
     _check(args)
+    task = load(args)  # bad data fails before anything is written
     out = _open(args)
-    task = load(args)
     done = {}
     for regime in [r for r in REGIMES if r in args.regimes]:
         logger.info("regime %s", regime)

@@ -34,7 +34,7 @@ class Preset:
     source: str | None  # None: the user's local copy (--dataset)
     text_column: str
     label_column: str
-    label_names: str | None
+    label_map: str | None
     noun: str
     question: str
     descriptions: tuple[str, ...] | None = None
@@ -124,7 +124,7 @@ def load_task(
     preset: str | None = None,
     text_column: str | None = None,
     label_column: str | None = None,
-    label_names: str | None = None,
+    label_map: str | None = None,
     splits: tuple[str, str, str] | None = None,
     limits: tuple[int | None, int | None, int | None] = (None, None, None),
     seed: int = 0,
@@ -145,7 +145,7 @@ def load_task(
         )
     text_column = text_column or chosen.text_column
     label_column = label_column or chosen.label_column
-    options = {"label_names": label_names or chosen.label_names, "option": "--dataset"}
+    options = {"label_names": label_map or chosen.label_map, "option": "--dataset"}
     train_split, val_split, test_split = splits or chosen.splits
 
     def split(which: str):
@@ -175,7 +175,8 @@ def load_task(
         if limit is not None and limit < len(data):
             parts[which] = data.shuffle(seed=seed).select(range(limit))
             notes.append(f"{which}: a seeded sample of {limit} of {len(data)} rows")
-        check_classes(list(parts[which]["label"]), names, f"--dataset {source} ({which} split)")
+    # a small validation or test sample may hold one class; a task whose training split does has none
+    check_classes(list(parts["train"]["label"]), names, f"--dataset {source} (train split)")
     text = TaskText(chosen.noun, chosen.question, names.names, chosen.descriptions)
     name = preset or dataset
     return Task(name, str(source), text, parts["train"], parts["validation"], parts["test"], notes)
@@ -187,6 +188,6 @@ def _split_or_none(split, which: str):
     try:
         return split(which)
     except (KeyError, ValueError) as err:
-        if "has no column" in str(err) or "is not one of" in str(err):
+        if any(reason in str(err) for reason in ("has no column", "is not one of", "is empty")):
             raise
         return None

@@ -100,10 +100,10 @@ def load_labelled(
     try:
         data = _load_raw(str(source), split, option)
     except ValueError as err:
-        if "corresponds to no data" in str(err) or "Unknown split" in str(err):
-            raise UserError(
-                f"{where} does not exist or has no rows; pass a dataset with that split"
-            ) from None
+        if "corresponds to no data" in str(err):
+            raise UserError(f"{where} is empty; pass a dataset whose {split} split has rows") from None
+        if "Unknown split" in str(err):
+            raise UserError(f"{where} does not exist; pass --splits naming the dataset's splits") from None
         raise
     for column, flag in ((text_column, "--text_column"), (label_column, "--label_column")):
         if column not in data.column_names:
