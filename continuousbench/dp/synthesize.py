@@ -173,9 +173,10 @@ def _prompts(tokenizer, classes: list[str | None]) -> list[str]:
 
 
 def _sample_local(
-    args: SynthesisArguments, procs: processes.Processes, shard: Path, classes: list[str | None]
+    args: SynthesisArguments, procs: processes.Processes, shard: Path, classes: list[str | None] | None = None
 ) -> None:
-    """This process's share of the batches (``b % processes == index``), written to ``shard``."""
+    """This process's share of the batches (``b % processes == index``), written to ``shard``; ``classes``: each
+    document's class (``--per_class``), else None for all."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from accelerate import PartialState
@@ -185,7 +186,7 @@ def _sample_local(
 
     model, tokenizer = load_generator(args.generator)
     model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one
-    prompts = _prompts(tokenizer, classes)
+    prompts = _prompts(tokenizer, classes or [None] * args.num_samples)
     batches = range(procs.rank, -(-args.num_samples // args.batch_size), procs.world_size)
     rows: dict[str, list] = {"batch": [], "text": []}
     for done, b in enumerate(batches, 1):
