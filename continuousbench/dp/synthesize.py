@@ -175,8 +175,8 @@ def _prompts(tokenizer, classes: list[str | None]) -> list[str]:
 def _sample_local(
     args: SynthesisArguments, procs: processes.Processes, shard: Path, classes: list[str | None] | None = None
 ) -> None:
-    """This process's share of the batches (``b % processes == index``), written to ``shard``; ``classes``: each
-    document's class (``--per_class``), else None for all."""
+    """This process's share of the batches (``b % processes == index``), written to ``shard``;
+    ``classes``: each document's class (``--per_class``), else None for all."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from accelerate import PartialState
