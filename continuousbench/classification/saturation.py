@@ -78,7 +78,7 @@ class SaturationArguments:
     )
     output_dir: str | None = field(default=None, metadata={"help": "Folder of every output."})
     regimes: list[str] = field(
-        default_factory=lambda: list(REGIMES), metadata={"help": "Regimes to run.", "choices": list(REGIMES)}
+        default_factory=lambda: list(REGIMES), metadata={"help": f"Regimes to run, of {', '.join(REGIMES)}."}
     )
     train_limit: int | None = field(
         default=2000, metadata=bounds("[2, inf)", "Training texts (seeded sample).")
@@ -87,7 +87,7 @@ class SaturationArguments:
     test_limit: int | None = field(default=200, metadata=bounds("[2, inf)", "Test texts (paper: 5,000)."))
     templates: list[str] = field(
         default_factory=lambda: ["direct", "reasoning", "structured"],
-        metadata={"help": "Prompt templates.", "choices": ["direct", "reasoning", "structured"]},
+        metadata={"help": "Prompt templates, of direct, reasoning, structured."},
     )
     shots: list[int] = field(default_factory=lambda: [0, 3, 5, 7], metadata=bounds("[0, 64]", "Shot counts."))
     seeds: list[int] = field(
@@ -150,6 +150,15 @@ class SaturationArguments:
 
 
 def _check(args: SaturationArguments) -> None:
+    from continuousbench.classification.prompts import TEMPLATES
+
+    for option, given, known in (
+        ("--regimes", args.regimes, REGIMES),
+        ("--templates", args.templates, TEMPLATES),
+    ):
+        unknown = [v for v in given if v not in known]
+        if unknown or not given:
+            raise UserError(f"{option} {' '.join(given)}: choose among {', '.join(known)}")
     missing = [f"--{k}" for k in ("dataset", "model", "output_dir") if getattr(args, k) is None]
     if missing:
         raise UserError(

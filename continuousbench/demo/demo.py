@@ -69,9 +69,9 @@ WRITES = (
 # from the demo's own report (nothing of the study reruns) and a small saturation study of the fixture with
 # the shipped base model (docs/saturation.md: about a minute on one core, so it is opt-in).
 SATURATION = (
-    "--dataset", "fixture", "--train_limit", "60", "--validation_limit", "12", "--test_limit", "30",
-    "--shots", "0", "3", "--seeds", "0", "--max_new_tokens", "16", "--ft_epochs", "1", "--ft_learning_rate",
-    "1e-3", "--per_class", "10", "--synth_max_new_tokens", "24", "--batch_size", "32",
+    "--dataset", "fixture", "--train_limit", "150", "--validation_limit", "12", "--test_limit", "30",
+    "--shots", "0", "3", "--seeds", "0", "--max_new_tokens", "16", "--ft_epochs", "2", "--ft_learning_rate",
+    "1e-3", "--per_class", "20", "--synth_max_new_tokens", "24", "--batch_size", "32",
 )  # fmt: skip
 
 

@@ -4,12 +4,15 @@ tables and Fig. 8 beside a release's regimes; the runs read by report, compare a
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from continuousbench.demo.demo import SHIPPED_BASE
 from continuousbench.dp.accounting import dp_event_from_json, event_epsilon
 
+ROOT = Path(__file__).resolve().parents[2]
+RECIPES = ROOT / "recipes" / "saturation"
 # The smallest study that still runs every stage: 30 training texts, 9 test texts, a 0- and a 3-shot
 # condition per template, 3-step generators, 1 epoch of fine-tuning.
 TINY = [
@@ -182,3 +185,15 @@ def test_the_plan_reproduces_the_paper_timings_within_a_factor_of_two(dataset, m
 
     estimate = fine_tuning_seconds(DATASETS[dataset], *MODELS[model])
     assert seconds / 2 < estimate < seconds * 2
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RECIPES.glob("*.yaml") if p.stem[0] != "g"))
+def test_every_saturation_recipe_parses_and_names_its_generator_recipe(name):
+    from continuousbench.classification.saturation import make_parser
+    from continuousbench.dp.train import make_parser as generator_parser
+
+    (args,) = make_parser().parse(["--config", str(RECIPES / name), "--output_dir", "/tmp/unused"])
+    assert args.model.startswith("google/gemma-3-") and args.epsilon == 10 and args.ft_epochs == 3
+    generator = ROOT / args.generator_config
+    corpus = ["--corpus", "x", "--output_dir", "/tmp/unused", "--label_column", "label", "--label_map", "a,b"]
+    assert generator_parser().parse(["--config", str(generator), *corpus])[2].max_steps == 3000
