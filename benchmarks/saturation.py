@@ -16,32 +16,6 @@ import tempfile
 import time
 from pathlib import Path
 
-QUICK = (
-    "--train_limit",
-    "30",
-    "--validation_limit",
-    "6",
-    "--test_limit",
-    "9",
-    "--shots",
-    "0",
-    "3",
-    "--seeds",
-    "0",
-    "--max_new_tokens",
-    "8",
-    "--ft_epochs",
-    "1",
-    "--ft_learning_rate",
-    "1e-3",
-    "--per_class",
-    "4",
-    "--synth_max_new_tokens",
-    "12",
-    "--batch_size",
-    "32",
-)
-
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -57,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
 
     quiet()
     torch.set_num_threads(1)
-    options = ["--dataset", "fixture", *(QUICK if args.quick else SATURATION[2:])]
+    options = ["--dataset", "fixture", *(saturation.SMOKE if args.quick else SATURATION[2:])]
     with tempfile.TemporaryDirectory() as tmp:
         argv = [*options, "--model", str(SHIPPED_BASE), "--output_dir", str(Path(tmp) / "sat")]
         (sat,) = saturation.make_parser().parse(argv)

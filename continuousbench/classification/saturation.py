@@ -28,6 +28,7 @@ names them. Finished stages are kept: a rerun with the same settings continues w
 from __future__ import annotations
 
 import logging
+import shlex
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +39,12 @@ from continuousbench.errors import UserError
 logger = logging.getLogger(__name__)
 
 REGIMES = ("no-training", "dp-syn", "syn", "real")  # Fig. 8's order: more and more informative
+# The smallest study that still runs every stage (the CPU test and ``benchmarks/saturation.py --quick``):
+# 30 training and 9 test texts, a 0- and a 3-shot condition per template, 1 epoch of fine-tuning.
+SMOKE = shlex.split(
+    "--train_limit 30 --validation_limit 6 --test_limit 9 --shots 0 3 --seeds 0 --max_new_tokens 8 "
+    "--ft_epochs 1 --ft_learning_rate 1e-3 --per_class 4 --synth_max_new_tokens 12 --batch_size 32"
+)
 WRITES = (
     "settings.json",
     "data",

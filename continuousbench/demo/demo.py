@@ -26,6 +26,7 @@ command's own ``--resume``, so an interrupted demo resumes where it stopped.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -68,11 +69,11 @@ WRITES = (
 # ``--saturation``: Fig. 8 of the demo's release beside the committed classification fixture's four regimes,
 # from the demo's own report (nothing of the study reruns) and a small saturation study of the fixture with
 # the shipped base model (docs/saturation.md: about a minute on one core, so it is opt-in).
-SATURATION = (
-    "--dataset", "fixture", "--train_limit", "150", "--validation_limit", "12", "--test_limit", "30",
-    "--shots", "0", "3", "--seeds", "0", "--max_new_tokens", "16", "--ft_epochs", "2", "--ft_learning_rate",
-    "1e-3", "--per_class", "20", "--synth_max_new_tokens", "24", "--batch_size", "32",
-)  # fmt: skip
+SATURATION = shlex.split(
+    "--dataset fixture --train_limit 150 --validation_limit 12 --test_limit 30 --shots 0 3 --seeds 0 "
+    "--max_new_tokens 16 --ft_epochs 2 --ft_learning_rate 1e-3 --per_class 20 --synth_max_new_tokens 24 "
+    "--batch_size 32"
+)
 
 
 def _options(data: dict):

@@ -8,42 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from continuousbench.classification.saturation import SMOKE
 from continuousbench.demo.demo import SHIPPED_BASE
 from continuousbench.dp.accounting import dp_event_from_json, event_epsilon
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "recipes" / "saturation"
-# The smallest study that still runs every stage: 30 training texts, 9 test texts, a 0- and a 3-shot
-# condition per template, 3-step generators, 1 epoch of fine-tuning.
-TINY = [
-    "--dataset",
-    "fixture",
-    "--model",
-    str(SHIPPED_BASE),
-    "--train_limit",
-    "30",
-    "--validation_limit",
-    "6",
-    "--test_limit",
-    "9",
-    "--shots",
-    "0",
-    "3",
-    "--seeds",
-    "0",
-    "--max_new_tokens",
-    "8",
-    "--ft_epochs",
-    "1",
-    "--ft_learning_rate",
-    "1e-3",
-    "--per_class",
-    "4",
-    "--synth_max_new_tokens",
-    "12",
-    "--batch_size",
-    "32",
-]
+TINY = ["--dataset", "fixture", "--model", str(SHIPPED_BASE), *SMOKE]  # with 3-step generators:
 GENERATOR = """tuning: lora\nlora_r: 4\ndtype: float32\nmax_length: 48\neval_limit: 8\nlearning_rate: 3.0e-3
 max_steps: 3\nsamples_per_step: 8\nper_device_train_batch_size: 8\nsampling: poisson\nexpected_batch_size: "8"
 micro_batch_size: 8\neval_steps: 3\nsave_steps: 3\nlogging_steps: 3\ndisable_tqdm: true\n"""
