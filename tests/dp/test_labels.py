@@ -131,3 +131,15 @@ def test_per_class_needs_a_conditioned_generator_and_no_num_samples(conditioned,
         ]
     )
     assert done.exit_code == 2 and "pass one" in done.stderr
+
+
+def test_count_noise_has_the_calibrated_std_and_secret_seeds_differ():
+    import numpy as np
+
+    noise = [
+        labels.counts_record([0, 1], NAMES, noise_multiplier=2.0, insecure_seed=s)["counts"]["even"] - 1
+        for s in range(2000)
+    ]
+    assert abs(np.std(noise) - 2.0) < 0.1 and abs(np.mean(noise)) < 0.15
+    first, second = (labels.counts_record([0, 1], NAMES, noise_multiplier=2.0) for _ in range(2))
+    assert first["counts"] != second["counts"] and first["secret"]
