@@ -52,14 +52,14 @@ def release_regimes(items: list[str], rows: list[str], metric: str) -> dict | No
         values = {role: (r.get(metric), r.get(f"{metric}/ci95")) for role, r in picked.items()}
         release = next(iter(picked.values()))["release"]
     else:
-        from continuousbench.results.record import load
+        from continuousbench.results.record import benchmark, load
 
         records = {role: load(folder) for role, folder in _pairs(items, "--beside").items()}
         values = {}
         for role, r in records.items():
             m = r["metrics"].get(part, {}).get("metrics", {}).get(matcher) or {}
             values[role] = (m.get("accuracy"), m.get("ci95"))
-        release = next(iter(records.values()))["release"]["id"]
+        release = benchmark(next(iter(records.values())))[0]
     regimes = [
         {"regime": ROLES[role], "label": LABELS[ROLES[role]], "accuracy": acc, "ci95": ci}
         for role in ROLES

@@ -12,7 +12,12 @@ import logging
 from pathlib import Path
 
 from continuousbench.classification import runs
-from continuousbench.classification.finetune import FineTuning, evaluate_classifier, train_classifier
+from continuousbench.classification.finetune import (
+    FineTuning,
+    count_parameters,
+    evaluate_classifier,
+    train_classifier,
+)
 from continuousbench.files import OWNED_FILE, read_json, write_json
 from continuousbench.results.record import RESULTS
 
@@ -93,7 +98,7 @@ def prompted(args, task, out: Path, folder: Path) -> dict:
     record = runs.record(
         task=task,
         model=args.model,
-        tuning=recipe(args).resolved(0),
+        tuning=recipe(args).resolved(count_parameters(args.model)),  # what fine-tuning would train
         steps=0,
         scores=top,
         validation=None,

@@ -231,7 +231,10 @@ def main(args: SaturationArguments) -> dict:
         from continuousbench.classification.plan import print_plan
 
         return print_plan()
+    from continuousbench.classification.figure import release_regimes
+
     _check(args)
+    release_regimes(args.beside, args.beside_rows, args.beside_metric)  # a bad --beside fails now
     task = load(args)  # bad data fails before anything is written
     out = _open(args)
     done = {}

@@ -105,6 +105,20 @@ def test_report_compare_and_submit_read_the_runs(study, invoke, tmp_path):
 
 
 @pytest.mark.slow
+def test_fig8_takes_four_run_folders_beside(study):
+    from continuousbench.classification.figure import release_regimes
+
+    out, _ = study
+    roles = {"none": "no-training", "dp_syn": "dp-syn", "syn": "syn", "real": "real"}
+    items = [f"{r}={out / 'runs' / f}" for r, f in roles.items()]
+    beside = release_regimes(items, [], "classification/contains")
+    assert beside["release"] == "fixture (classification)" and len(beside["regimes"]) == 4
+    assert all(r["ci95"] is not None for r in beside["regimes"])
+    with pytest.raises(ValueError, match="ROLE=VALUE"):
+        release_regimes(["mine=x"], [], "classification/contains")
+
+
+@pytest.mark.slow
 def test_a_rerun_keeps_finished_regimes_and_refuses_other_settings(study, invoke):
     out, argv = study
     before = (out / "runs" / "real" / "results.json").stat().st_mtime_ns
