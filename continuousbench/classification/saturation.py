@@ -28,6 +28,7 @@ names them. Finished stages are kept: a rerun with the same settings continues w
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -45,6 +46,7 @@ SMOKE = shlex.split(
     "--train_limit 30 --validation_limit 6 --test_limit 9 --shots 0 3 --seeds 0 --max_new_tokens 8 "
     "--ft_epochs 1 --ft_learning_rate 1e-3 --per_class 4 --synth_max_new_tokens 12 --batch_size 32"
 )
+OLD = ".saturation-old"  # an --overwrite run's predecessor, until the new study is written
 WRITES = (
     "settings.json",
     "data",
@@ -184,17 +186,22 @@ def _settings(args: SaturationArguments) -> dict:
 
 def _open(args: SaturationArguments) -> Path:
     """The output folder, checked: a finished or unfinished study of the same settings continues; other
-    settings need ``--overwrite`` (which removes only what this command wrote)."""
+    settings need ``--overwrite``, which moves what this command wrote to ``.saturation-old/`` and removes
+    it only once the new study is written (a failed new study leaves the old one there)."""
     from continuousbench.files import check_writable_dir, read_json, write_json
 
     out = check_writable_dir(Path(args.output_dir), "--output_dir")
     settings_file = out / "settings.json"
     if out.is_dir() and any(out.iterdir()) and not settings_file.is_file():
         raise UserError(f"--output_dir {out} holds other files; pass a new folder or a saturation study's")
-    if args.overwrite:
-        for name in WRITES:
-            path = out / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    if args.overwrite:  # the old study is set aside, and removed once the new one is written
+        old = out / OLD
+        shutil.rmtree(old, ignore_errors=True)
+        kept = [name for name in WRITES if (out / name).exists()]
+        if kept:
+            old.mkdir()
+            for name in kept:
+                os.replace(out / name, old / name)
     out.mkdir(parents=True, exist_ok=True)
     settings = _settings(args)
     if settings_file.is_file() and read_json(settings_file) != settings:
@@ -241,7 +248,9 @@ def main(args: SaturationArguments) -> dict:
     for regime in [r for r in REGIMES if r in args.regimes]:
         logger.info("regime %s", regime)
         done[regime] = regimes.run(regime, args, task, out)
-    return report.write(out, args, task, done)
+    summary = report.write(out, args, task, done)
+    shutil.rmtree(out / OLD, ignore_errors=True)
+    return summary
 
 
 def _report(summary: dict) -> None:

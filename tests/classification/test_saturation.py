@@ -126,6 +126,9 @@ def test_a_rerun_keeps_finished_regimes_and_refuses_other_settings(study, invoke
     assert (out / "runs" / "real" / "results.json").stat().st_mtime_ns == before
     done = invoke(["saturation", *argv, "--test_limit", "8"])
     assert done.exit_code == 2 and "other settings" in done.stderr
+    done = invoke(["saturation", *argv, "--overwrite", "--beside", str(out / "missing.json")])
+    assert done.exit_code == 2 and "missing.json" in done.stderr
+    assert (out / "saturation.json").is_file()  # a failed --overwrite leaves the study in place
 
 
 def test_missing_options_and_columns_are_one_line(invoke, tmp_path):
