@@ -81,15 +81,12 @@ def fig8(path: Path, summary: dict) -> Path:
         ]
 
     span = summary.get("span")
-    panels = {
-        f"{summary['dataset']['name']}" + (f" (span {span:.1f} pts)" if span is not None else ""): points(
-            summary["regimes"]
-        )
-    }
+    name = f"{summary['dataset']['name']}\nclassification exact match"
+    panels = {name + (f" (span {span:.1f} pts)" if span is not None else ""): points(summary["regimes"])}
     beside = summary.get("beside")
     if beside:
         accs = [r["accuracy"] for r in beside["regimes"] if r["accuracy"] is not None]
         wide = f" (span {100 * (max(accs) - min(accs)):.1f} pts)" if len(accs) > 1 else ""
-        panels[f"{beside['release']} {beside['metric']}{wide}"] = points(beside["regimes"])
+        panels[f"{beside['release']}\n{beside['metric']}{wide}"] = points(beside["regimes"])
     caption = "error bars: Wilson 95% interval over test items; classification: exact match"
     return regime_panels(path, panels, title="Four training regimes (paper Fig. 8)", caption=caption)

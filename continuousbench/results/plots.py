@@ -105,7 +105,7 @@ Point = tuple[str, float, float, float]  # (regime, accuracy, low, high)
 
 def regime_panels(path: Path, panels: dict[str, list[Point]], *, title: str, caption: str) -> Path:
     """One panel per benchmark, its regimes left to right as points with error bars (paper Fig. 8)."""
-    fig = _figure(3.4 * max(1, len(panels)), 3.6)[0]
+    fig = _figure(3.8 * max(1, len(panels)), 3.8)[0]
     fig.clear()
     axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
     for ax, (name, points) in zip(axes, panels.items(), strict=False):
