@@ -1,4 +1,5 @@
-"""Prompts of the three templates, and replies read as labels: exact / contains, unparseable ones."""
+"""The prompt templates (classification/prompts.py), and replies read as labels: exact / contains,
+unparseable ones."""
 
 from __future__ import annotations
 
