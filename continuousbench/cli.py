@@ -72,6 +72,10 @@ COMMANDS: Table = {
         "continuousbench.diagnostics.memorization",
         "Verbatim memorisation: training vs held-out documents continued greedily.",
     ),
+    "saturation": (
+        "continuousbench.classification.saturation",
+        "A classification benchmark's four regimes (paper Fig. 8, App. F): is it saturated?",
+    ),
     "report": ("continuousbench.results.report", "Runs side by side: intervals, mean ± sd over seeds."),
     "compare": ("continuousbench.results.compare", "Paired difference of two runs, McNemar p."),
     "submit": ("continuousbench.results.submit", "Add a run's results record to a results dataset."),

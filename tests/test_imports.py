@@ -147,7 +147,7 @@ LAYERS: tuple[set[str], ...] = (
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},
     {"dp"},
-    {"harness", "diagnostics"},
+    {"harness", "diagnostics", "classification"},
     {"study", "demo", "leaderboard", "cli", "continuousbench"},
 )
 

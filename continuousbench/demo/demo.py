@@ -26,6 +26,7 @@ command's own ``--resume``, so an interrupted demo resumes where it stopped.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -63,8 +64,16 @@ QUICK: dict[str, dict] = {
 # Everything the demo writes in --out (what --overwrite removes): tests/demo checks a run writes no other.
 WRITES = (
     "settings.json", "study.yaml", "manifest.json", "logs", "releases", "base-model", "generators",
-    "synthetic", "runs", "mauve", "memorization", "compare", "report",
+    "synthetic", "runs", "mauve", "memorization", "compare", "report", "saturation",
 )  # fmt: skip
+# ``--saturation``: Fig. 8 of the demo's release beside the committed classification fixture's four regimes,
+# from the demo's own report (nothing of the study reruns) and a small saturation study of the fixture with
+# the shipped base model (docs/saturation.md: about a minute on one core, so it is opt-in).
+SATURATION = shlex.split(
+    "--dataset fixture --train_limit 150 --validation_limit 12 --test_limit 30 --shots 0 3 --seeds 0 "
+    "--max_new_tokens 16 --ft_epochs 2 --ft_learning_rate 1e-3 --per_class 20 --synth_max_new_tokens 24 "
+    "--batch_size 32"
+)
 
 
 def _options(data: dict):
@@ -156,7 +165,7 @@ def _clear(out: Path) -> None:
 
 def run_demo(
     out: Path, *, quick: bool = False, overwrite: bool = False, seed: int = 0, threads: int = 2,
-    rebuild_base: bool = False,
+    rebuild_base: bool = False, saturation: bool = False,
 ) -> list[dict]:  # fmt: skip
     """Run (or resume) the demo's study under ``out``, print its report; return the table's rows (also in
     ``out/report/results.json``).
@@ -207,7 +216,28 @@ def run_demo(
           f"({total / 60:.1f} min)")  # fmt: skip
     print(f"outputs in {report}/: report.txt, results.json, results.png, findings.json, "
           f"proxies.txt/.json/.png; the study that ran: {out / 'study.yaml'}")  # fmt: skip
+    if saturation:
+        beside_fixture(out, base or SHIPPED_BASE, seed)
+    else:
+        print("Fig. 8, this release beside a classification fixture's four regimes: rerun with --saturation")
     return read_json(report / "results.json")["runs"]
+
+
+def beside_fixture(out: Path, base: Path, seed: int) -> Path:
+    """``continuousbench saturation`` on the classification fixture, its Fig. 8 beside the demo's release
+    (``out/saturation/fig8.png``); the demo's own runs are read from its report, not rerun."""
+    from continuousbench.classification.saturation import main as saturation
+    from continuousbench.classification.saturation import make_parser
+
+    argv = [*SATURATION, "--model", str(base), "--output_dir", str(out / "saturation"), "--seed", str(seed),
+            "--beside", str(out / "report" / "results.json")]  # fmt: skip
+    start = time.perf_counter()
+    summary = saturation(*make_parser().parse(argv))
+    from continuousbench.classification.report import summary_line
+
+    print(f"{summary_line(summary)}; Fig. 8: {out / 'saturation' / 'fig8.png'} "
+          f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    return out / "saturation" / "fig8.png"
 
 
 @dataclass
@@ -223,12 +253,16 @@ class DemoArguments:
         default=False,
         metadata={"help": "Pretrain the base model again with the shipped one's recipe (~20 min)."},
     )
+    saturation: bool = field(
+        default=False,
+        metadata={"help": "Also Fig. 8: this release beside a classification fixture's regimes (~1 min)."},
+    )
 
 
 def main(args: DemoArguments) -> list[dict]:
     return run_demo(
         Path(args.out), quick=args.quick, overwrite=args.overwrite, seed=args.seed, threads=args.threads,
-        rebuild_base=args.rebuild_base,
+        rebuild_base=args.rebuild_base, saturation=args.saturation,
     )  # fmt: skip
 
 

@@ -32,11 +32,13 @@ def corpus_card(
     )
 
 
-def write_corpus(folder: Path, texts: list[str], card: str) -> Path:
-    """Write the parquet file and the card into ``folder`` (a staged work folder: published whole later)."""
+def write_corpus(folder: Path, texts: list[str], card: str, labels: list[str] | None = None) -> Path:
+    """Write the parquet file and the card into ``folder`` (a staged work folder: published whole later);
+    ``labels``: each document's class name, kept as a ``label`` column (label-conditioned synthesis)."""
     from datasets import Dataset
 
     (folder / "data").mkdir(parents=True, exist_ok=True)
-    Dataset.from_dict({"text": texts}).to_parquet(str(folder / PARQUET))
+    columns = {"text": texts} | ({"label": labels} if labels is not None else {})
+    Dataset.from_dict(columns).to_parquet(str(folder / PARQUET))
     (folder / CARD).write_text(card, encoding="utf-8")
     return folder

@@ -6,8 +6,11 @@
         --backend completions:http://127.0.0.1:8000/v1#gen --max_in_flight 64
 
 Every document is sampled from an empty prompt, the way the generator was trained (``inputs: ""``): the
-tokenizer's own start token if it adds one, else its BOS token, else its EOS token. Empty outputs are
-dropped and counted. The folder (:mod:`continuousbench.dp.corpus`) carries the generator's provenance and
+tokenizer's own start token if it adds one, else its BOS token, else its EOS token. A label-conditioned
+generator (``train-generator --label_column``) is sampled with ``--per_class N``: each document starts
+from its class's label line, N documents per class on average split by ``--class_prior``, and the corpus
+keeps a ``label`` column (:mod:`continuousbench.dp.labels`). Empty outputs are dropped and counted.
+The folder (:mod:`continuousbench.dp.corpus`) carries the generator's provenance and
 privacy statement. Everything is staged in a hidden work folder and published once complete.
 
 Backends. ``local`` (default) samples with ``transformers`` in this process. Under ``torchrun`` /
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from continuousbench import processes
 from continuousbench.commands import bounds, command
+from continuousbench.dp.labels import Prior
 from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -48,7 +52,14 @@ class SynthesisArguments:
             "the LoRA adapter) or endpoint:<url>#<model> (chat completions)."
         },
     )
-    num_samples: int = field(default=1000, metadata=bounds("[1, inf)", "Documents to sample."))
+    num_samples: int | None = field(
+        default=None, metadata=bounds("[1, inf)", "Documents to sample (default 1000; not with --per_class).")
+    )
+    per_class: int | None = field(default=None, metadata=bounds(
+        "[1, inf)", "Label-conditioned generator: documents per class on average, split by --class_prior."))
+    class_prior: str = field(default="uniform", metadata={
+        "help": "With --per_class: uniform, name=weight,... (a stated prior), or a class-counts JSON file "
+        "(public or DP counts; docs/saturation.md)."})
     temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Sampling temperature (paper: 1)."))
     top_k: int | None = field(default=None, metadata=bounds("[1, inf)", "Top-k (default: none, i.e. all)."))
     top_p: float | None = field(default=None, metadata=bounds("(0, 1]", "Nucleus mass (default: none)."))
@@ -88,7 +99,32 @@ def start_prompt(tokenizer) -> str:
 
 def _sampling(args: SynthesisArguments) -> dict:
     keys = ("backend", "num_samples", "temperature", "top_k", "top_p", "max_new_tokens", "seed")
-    return {k: getattr(args, k) for k in keys}
+    labelled = {"per_class": args.per_class, "class_prior": args.class_prior} if args.per_class else {}
+    return {k: getattr(args, k) for k in keys} | labelled
+
+
+def _plan(args: SynthesisArguments) -> tuple[list[str | None], Prior | None]:
+    """The class of every document to sample, in order (None: unconditioned), and the prior behind it.
+    Sets ``args.num_samples`` to their number."""
+    from continuousbench.dp.labels import allocate, class_prior, read_spec
+
+    names = read_spec(args.generator)
+    if args.per_class is None:
+        if args.class_prior != "uniform":
+            raise UserError("--class_prior applies to --per_class sampling; pass --per_class N")
+        args.num_samples = args.num_samples or 1000
+        return [None] * args.num_samples, None
+    if names is None:
+        raise UserError(
+            f"--per_class needs a label-conditioned generator; {args.generator} has no labels.json (train it "
+            "with train-generator --label_column)"
+        )
+    if args.num_samples is not None:
+        raise UserError("--num_samples and --per_class both set the corpus size; pass one")
+    prior = class_prior(args.class_prior, names)
+    counts = allocate(args.per_class * len(names), prior.weights)
+    args.num_samples = sum(counts.values())
+    return [n for n in names for _ in range(counts[n])], prior
 
 
 def _guarantee(generator: Path) -> dict | None:
@@ -102,7 +138,7 @@ def _guarantee(generator: Path) -> dict | None:
     return publishable(json.loads(file.read_text()), strict=False)
 
 
-def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
+def _card(args: SynthesisArguments, kept: int, dropped: int, balance: str | None = None) -> str:
     from continuousbench.dp.corpus import corpus_card
 
     gen = Path(args.generator)
@@ -122,13 +158,25 @@ def _card(args: SynthesisArguments, kept: int, dropped: int) -> str:
             "generator, so the generator's guarantee applies to this corpus as a whole."
         ),
         settings=sampling,
-        statement=statement.replace("## Privacy statement", "### Privacy statement", 1),
+        statement=statement.replace("## Privacy statement", "### Privacy statement", 1) + (
+            f"\n{balance}" if balance else ""),
         private=bool(privacy.get("private")),
     )
 
 
-def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: Path) -> None:
-    """This process's share of the batches (``b % processes == index``), written to ``shard``."""
+def _prompts(tokenizer, classes: list[str | None]) -> list[str]:
+    """Each document's prompt: the start prompt, and its class's label line for a conditioned one."""
+    from continuousbench.dp.labels import prefix
+
+    start = start_prompt(tokenizer)
+    return [start + (prefix(c) if c is not None else "") for c in classes]
+
+
+def _sample_local(
+    args: SynthesisArguments, procs: processes.Processes, shard: Path, classes: list[str | None] | None = None
+) -> None:
+    """This process's share of the batches (``b % processes == index``), written to ``shard``;
+    ``classes``: each document's class (``--per_class``), else None for all."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from accelerate import PartialState
@@ -138,13 +186,15 @@ def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: P
 
     model, tokenizer = load_generator(args.generator)
     model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one
-    prompt = start_prompt(tokenizer)
+    prompts = _prompts(tokenizer, classes or [None] * args.num_samples)
     batches = range(procs.rank, -(-args.num_samples // args.batch_size), procs.world_size)
     rows: dict[str, list] = {"batch": [], "text": []}
     for done, b in enumerate(batches, 1):
         size = min(args.batch_size, args.num_samples - b * args.batch_size)
+        start = b * args.batch_size
         texts = generate_batched(
-            model, tokenizer, [prompt] * size, max_new_tokens=args.max_new_tokens, batch_size=size,
+            model, tokenizer, prompts[start : start + size], max_new_tokens=args.max_new_tokens,
+            batch_size=size,
             do_sample=True, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
             seed=args.seed + b * args.batch_size,
         )  # fmt: skip
@@ -172,7 +222,7 @@ def _merge_shards(work: Path, processes: int) -> list[str]:
     return table.sort_by("batch").column("text").to_pylist()
 
 
-def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
+def _sample_endpoint(args: SynthesisArguments, staged, classes: list[str | None]) -> list[str]:
     from continuousbench.files import check_writable_dir
     from continuousbench.llm import GenerationError, make_generator
 
@@ -189,11 +239,11 @@ def _sample_endpoint(args: SynthesisArguments, staged) -> list[str]:
             staged.discard()
         raise
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
-    prompt = start_prompt(tokenizer)
-    if args.backend.startswith("completions:") and not prompt:  # llama.cpp fails on an empty prompt
-        prompt = tokenizer.bos_token or tokenizer.eos_token or ""
+    prompts = _prompts(tokenizer, classes)
+    if args.backend.startswith("completions:"):  # llama.cpp fails on an empty prompt
+        prompts = [p or tokenizer.bos_token or tokenizer.eos_token or "" for p in prompts]
     return generator.generate(
-        [prompt] * args.num_samples,
+        prompts,
         max_new_tokens=args.max_new_tokens,
         seed=args.seed,
         **{k: v for k, v in sampling.items() if v is not None},
@@ -228,7 +278,7 @@ def refuse_soft_prompt(generator: str) -> None:
         )
 
 
-def _staged(args: SynthesisArguments, procs: processes.Processes):
+def _staged(args: SynthesisArguments, procs: processes.Processes, prior: Prior | None):
     """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
     from continuousbench.files import StagedOutput
 
@@ -237,6 +287,7 @@ def _staged(args: SynthesisArguments, procs: processes.Processes):
     staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
                           inputs=[args.generator])  # fmt: skip
     config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
+    config["class_weights"] = prior and prior.weights  # a counts file rewritten in place is a change
     # requests in flight change no sample: a resume may send more at once
     staged.pin_config(config | {"processes": procs.world_size}, ignore=("max_in_flight", "request_timeout"))
     return staged
@@ -251,30 +302,72 @@ def main(args: SynthesisArguments) -> Path | None:
     local = args.backend == "local"
     if not local:
         refuse_soft_prompt(args.generator)
-    staged = processes.on_main(lambda: _staged(args, procs), procs)  # every process gets its work folder
+    classes, prior = _plan(args)
+    staged = processes.on_main(lambda: _staged(args, procs, prior), procs)  # every process: its work folder
     if local:
         shard = staged.work / SHARD.format(procs.rank)
         if not shard.is_file():
-            _sample_local(args, procs, shard)
+            _sample_local(args, procs, shard, classes)
         processes.barrier(procs)
     if not procs.main:
         return None
-    texts = _merge_shards(staged.work, procs.world_size) if local else _sample_endpoint(args, staged)
-    kept = [t.strip() for t in texts if t.strip()]
-    dropped = len(texts) - len(kept)
-    if not kept:
+    texts = _merge_shards(staged.work, procs.world_size) if local else _sample_endpoint(args, staged, classes)
+    rows = [(t.strip(), c) for t, c in zip(texts, classes, strict=True) if t.strip()]
+    dropped = len(texts) - len(rows)
+    if not rows:
         raise UserError(f"all {len(texts)} samples were empty: check the generator and --max_new_tokens")
-    write_corpus(staged.work, kept, _card(args, len(kept), dropped))
-    write_json(
-        staged.work / "synthesis.json",
-        {"kept": len(kept), "dropped_empty": dropped, "sampling": _sampling(args)},
-    )
-    outputs = ["data", "README.md", "synthesis.json"]
+    labels = [c for _, c in rows] if prior is not None else None
     guarantee = _guarantee(Path(args.generator))
+    balance = class_balance(prior, guarantee)
+    write_corpus(staged.work, [t for t, _ in rows], _card(args, len(rows), dropped, balance), labels=labels)
+    record = {"kept": len(rows), "dropped_empty": dropped, "sampling": _sampling(args)}
+    if prior is not None:
+        asked = {n: classes.count(n) for n in dict.fromkeys(classes)}
+        record["per_class"] = {n: {"asked": k, "kept": labels.count(n)} for n, k in asked.items()}
+    write_json(staged.work / "synthesis.json", record)
+    outputs = ["data", "README.md", "synthesis.json"]
     if guarantee is not None:  # the harness records it with every result on this corpus
-        write_json(staged.work / "privacy.json", guarantee)
+        write_json(staged.work / "privacy.json", with_class_balance(guarantee, prior, balance))
         outputs.append("privacy.json")
     return staged.publish(outputs)
+
+
+def class_balance(prior: Prior | None, guarantee: dict | None) -> str | None:
+    """The card's paragraph on where the class balance of a ``--per_class`` corpus came from."""
+    if prior is None:
+        return None
+    weights = ", ".join(f"{n} {w:g}" for n, w in prior.weights.items())
+    text = {
+        "uniform": "the same number of documents of each class: no private data was used to choose them.",
+        "stated": f"a prior stated by the user ({weights}): no private data was used to choose it.",
+        "public counts": f"the training split's class counts ({weights}), **declared public** by the data "
+        "owner: they are published as they are and are not covered by any DP guarantee.",
+        "dp counts": f"the training split's class counts released with Gaussian noise (std "
+        f"{(prior.counts or {}).get('noise_multiplier', 0):.4g}, L2 sensitivity 1): noisy counts "
+        f"{weights}. That release is **spent from the budget**: the guarantee of this corpus is the "
+        "generator's composed with it (PLD), as `privacy.json` states.",
+    }[prior.source]
+    if prior.source == "dp counts" and guarantee is None:
+        text += " The generator states no DP guarantee, so neither does this corpus."
+    lead = "Each document was prompted with its class's label line; the classes follow"
+    return f"### Class balance\n\n{lead} {text}\n"
+
+
+def with_class_balance(guarantee: dict, prior: Prior | None, balance: str | None) -> dict:
+    """The corpus's guarantee: the generator's, composed with DP class counts when those were spent."""
+    from continuousbench.dp.labels import compose
+
+    if prior is None:
+        return guarantee
+    record = dict(guarantee)
+    if prior.source == "dp counts" and guarantee.get("private") is not None and guarantee.get("event_json"):
+        record = compose(guarantee, prior.counts)
+        if prior.counts.get("target_epsilon"):  # the budget split between generator and counts
+            record["target_epsilon"] = prior.counts["target_epsilon"]
+    record["class_balance"] = {"source": prior.source, "weights": prior.weights,
+                               **({"noise_multiplier": prior.counts["noise_multiplier"]}
+                                  if prior.source == "dp counts" else {})}  # fmt: skip
+    return record
 
 
 make_parser, cli = command(

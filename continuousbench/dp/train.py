@@ -56,6 +56,13 @@ class GeneratorArguments:
         default=None, metadata={"help": "Corpus source instead of a release (needs a validation split)."}
     )
     text_column: str = field(default="text", metadata={"help": "Column holding the records."})
+    label_column: str | None = field(
+        default=None,
+        metadata={"help": "Train label-conditioned: each record starts with its label's line (labels.py)."},
+    )
+    label_map: str | None = field(
+        default=None, metadata={"help": "With --label_column: the public class names, a,b or 0=a,1=b."}
+    )
     eval_limit: int | None = field(
         default=512, metadata=bounds("[1, inf)", "Validation records scored per DP evaluation (None: all).")
     )
@@ -96,6 +103,12 @@ def load_data(args: GeneratorArguments) -> tuple[str, list[str], list[str]]:
     if not source:
         raise UserError("no training data: pass --release <id or folder> or --corpus <source>")
     purpose = "checkpoints are selected on it, outside the DP guarantee, so it must not hold training records"
+    if args.label_column:
+        from continuousbench.dp.labels import labelled_records
+
+        columns = (args.text_column, args.label_column, args.label_map)
+        train, val, _ = labelled_records(source, *columns, purpose)
+        return source, train, val
     train, val = train_and_validation(
         source, args.text_column, purpose=purpose, option="--corpus" if args.corpus else "--release"
     )
@@ -232,6 +245,15 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
             staged.discard()
         raise
     best = min(runs, key=lambda name: runs[name]["validation_loss"])
+    if args.label_column:  # the public label names travel with the adapter (synthesize --per_class)
+        from continuousbench.dp.labels import labelled_records, write_spec
+
+        def labels() -> None:
+            names = labelled_records(source, args.text_column, args.label_column, args.label_map,
+                                     names_only=True)  # fmt: skip
+            write_spec(staged.work / "runs" / best / "final", names, args.label_column)
+
+        processes.on_main(labels, procs)
     processes.on_main(lambda: _publish(staged, grid, best, runs, source, model_args, config, plan), procs)
     return staged.out
 

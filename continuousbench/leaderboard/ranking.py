@@ -108,6 +108,9 @@ def load_submissions(
         if issues:
             problems.append(f"{where}: {issues[0]}")
             continue
+        if record.get("task") == "classification":  # a saturation study's run: no release to rank on
+            problems.append(f"{where}: a classification run (saturation study), not a release's")
+            continue
         claimed = record["release"]["id"]
         if claimed != file.parent.name:
             problems.append(f"{where}: claims release {claimed} but sits in folder {file.parent.name}")

@@ -155,15 +155,16 @@ def compare_runs(
     llm_match verdicts of different judges unless ``different_judges`` (then the result flags it), runs
     scored on different question sets unless ``overlap``, and runs of different recipes unless
     ``different_recipes`` (flagged too)."""
+    from continuousbench.results.record import benchmark
     from continuousbench.results.record import load as load_record
 
     a_dir, b_dir = Path(run_a), Path(run_b)
     rec_a, rec_b = load_record(a_dir), load_record(b_dir)
-    rel_a, rel_b = rec_a["release"], rec_b["release"]
-    if (rel_a["id"], rel_a["manifest_sha256"]) != (rel_b["id"], rel_b["manifest_sha256"]):
+    (on_a, digest_a), (on_b, digest_b) = benchmark(rec_a), benchmark(rec_b)
+    if (on_a, digest_a) != (on_b, digest_b):
         raise UserError(
-            f"{a_dir} is scored on release {rel_a['id']} ({rel_a['manifest_sha256'][:12]}), {b_dir} on "
-            f"{rel_b['id']} ({rel_b['manifest_sha256'][:12]}): compare runs on the same release"
+            f"{a_dir} is scored on {on_a} ({str(digest_a)[:12]}), {b_dir} on {on_b} ({str(digest_b)[:12]}): "
+            "compare runs on the same release (or classification test set)"
         )
     recipes = _recipes(a_dir, rec_a, b_dir, rec_b, different_recipes)
     for path, rec in ((a_dir, rec_a), (b_dir, rec_b)):  # the cause first, before comparing judges
@@ -201,7 +202,7 @@ def compare_runs(
     return {
         "run_a": str(a_dir),
         "run_b": str(b_dir),
-        "release": rel_a["id"],
+        "release": on_a,
         "split": sorted(splits_a),
         "matcher": matcher,
         **({"judges": judges} if judges else {}),

@@ -98,3 +98,27 @@ def grouped_bars(path: Path, names: Sequence[str], bars: dict[str, list[Bar]], *
     fig.text(0.01, 0.01, caption, fontsize=6.5, color="0.35")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return _save(fig, path)
+
+
+Point = tuple[str, float, float, float]  # (regime, accuracy, low, high)
+
+
+def regime_panels(path: Path, panels: dict[str, list[Point]], *, title: str, caption: str) -> Path:
+    """One panel per benchmark, its regimes left to right as points with error bars (paper Fig. 8)."""
+    fig = _figure(3.8 * max(1, len(panels)), 3.8)[0]
+    fig.clear()
+    axes = fig.subplots(1, max(1, len(panels)), sharey=True, squeeze=False)[0]
+    for ax, (name, points) in zip(axes, panels.items(), strict=False):
+        x = list(range(len(points)))
+        y = [100 * p[1] for p in points]
+        err = [[100 * (p[1] - p[2]) for p in points], [100 * (p[3] - p[1]) for p in points]]
+        ax.errorbar(x, y, yerr=err, fmt="o", capsize=3)
+        ax.set_xticks(x, [p[0] for p in points], rotation=25, ha="right", fontsize=7)
+        ax.set_title(name, fontsize=8)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("test accuracy (%)")
+    fig.suptitle(title, fontsize=9)
+    fig.text(0.01, 0.01, caption, fontsize=6.5, color="0.35")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return _save(fig, path)

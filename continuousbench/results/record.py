@@ -50,8 +50,10 @@ logger = logging.getLogger(__name__)
 
 SCHEMA = "continuousbench/results"
 SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)  # schemas 2 to 4 only added optional keys
+CLASSIFICATION_VERSION = 5  # schema 5: a classification run (task, dataset; no release)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)  # schemas 2 to 5 only added optional keys
 PARTS = ("qa_public", "qa_singleton")
+CLASSIFICATION = "classification"  # the one part of a classification run's metrics
 SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
     "(Trainer replaces the best checkpoint only when a later one is strictly better)"
@@ -154,6 +156,12 @@ class PartMetrics(_Strict):
         description="schema 4, a --heldout entity release only: the figures on questions about trained-on "
         "and about held-out entities",
     )
+    by_class: dict[str, Stratum] | None = Field(
+        None, description="schema 5, classification: the figures on each class's test texts"
+    )
+    unparseable: dict[Literal["exact_match", "contains"], Count] | None = Field(
+        None, description="schema 5, classification: replies read as no class (counted wrong), per rule"
+    )
 
     @model_validator(mode="after")
     def _counts(self) -> PartMetrics:
@@ -171,6 +179,17 @@ class Release(_Strict):
     seed: int | None = None
     given: str | None = Field(None, description="The release as given (id or folder)")
     path: str | None = Field(None, description="The resolved folder it was read from")
+
+
+class Dataset(_Strict):
+    """Schema 5: the classification task a run was scored on (instead of a release)."""
+
+    name: str = Field(description="the preset's name or the source as given")
+    source: str
+    classes: list[str]
+    sizes: dict[Literal["train", "validation", "test"], Count]
+    test_sha256: Sha256 = Field(description="sha256 over the test texts: runs on the same test set compare")
+    notes: list[str] = Field(description="how the splits were made (carved, sampled)")
 
 
 class Recipe(_Strict):
@@ -382,8 +401,10 @@ class Results(_Strict):
 
     model_config = ConfigDict(extra="forbid", title="ContinuousBench results")
     schema_: Literal["continuousbench/results"] = Field(alias="schema")
-    schema_version: Literal[1, 2, 3, 4]
-    release: Release
+    schema_version: Literal[1, 2, 3, 4, 5]
+    task: Literal["qa", "classification"] = Field("qa", description="schema 5: what the run scored")
+    release: Release | None = Field(description="the release whose QA was scored; null: a classification run")
+    dataset: Dataset | None = Field(None, description="schema 5: the classification task scored")
     base_model: str
     base_model_revision: str | None
     model: dict[str, Any] | None = Field(None, description="The base model as given and resolved")
@@ -407,7 +428,7 @@ class Results(_Strict):
     validation_history: list[dict[str, float | int | None]]
     statistics: Statistics
     matchers: list[Literal["exact_match", "contains", "llm_match"]]
-    metrics: dict[Literal["qa_public", "qa_singleton"], PartMetrics]
+    metrics: dict[Literal["qa_public", "qa_singleton", "classification"], PartMetrics]
     hub_commit: str | None = None
     model_repo: Annotated[str, Field(pattern=r"^[\w.-]+/[\w.-]+$")] | None = Field(
         None, description="schema 3: the Hub repo of the run's model and card (--push_to_hub, --model_repo)"
@@ -415,7 +436,7 @@ class Results(_Strict):
     canonical: dict[str, Any] | None = Field(
         None, description="The release's canonical evaluation (its manifest) and its accuracy, by stratum"
     )
-    questions: dict[Literal["qa_public", "qa_singleton"], QuestionOutcomes] | None = None
+    questions: dict[Literal["qa_public", "qa_singleton", "classification"], QuestionOutcomes] | None = None
     judge: JudgeInfo | None = Field(
         None, description="The LLM-match judge, its calibration and agreement figures; null: no judge"
     )
@@ -426,6 +447,11 @@ class Results(_Strict):
 
     @model_validator(mode="after")
     def _agree(self) -> Results:
+        classification = self.task == "classification"
+        if classification != (self.dataset is not None) or classification == (self.release is not None):
+            raise ValueError("a classification run has a dataset and no release; a QA run a release")
+        if classification and (self.schema_version < 5 or set(self.metrics) != {CLASSIFICATION}):
+            raise ValueError("a classification run is schema 5 with one metrics part, classification")
         if self.model_privacy is not None and self.schema_version < 2:
             raise ValueError("model_privacy needs schema_version 2")
         newer = self.model_repo is not None or (self.model_privacy and self.model_privacy.target_epsilon)
@@ -511,6 +537,14 @@ def load(path: str | Path) -> dict:
 
 # ---------------------------------------------------------------------------------------------------
 # Building the record (called by harness/run.py once the metrics are in)
+
+
+def benchmark(record: dict) -> tuple[str, str | None]:
+    """(what a run was scored on, its digest): the release's id and manifest hash, or for a classification
+    run ``<dataset> (classification)`` and the test set's sha256. Runs compare only on equal pairs."""
+    if record.get("task") == "classification":
+        return f"{record['dataset']['name']} (classification)", record["dataset"]["test_sha256"]
+    return record["release"]["id"], record["release"].get("manifest_sha256")
 
 
 def selection(selected: dict, history: list[dict]) -> dict:

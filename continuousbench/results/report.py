@@ -38,6 +38,7 @@ from continuousbench.scoring.match import SCORES
 from continuousbench.stats import mean_sd
 
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ"}
+PARTS = (*QA_PARTS, "classification")  # the parts a table shows (a classification run has its own one)
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
@@ -60,7 +61,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
     for name, r in runs.items():
         row = {
             "run": name,
-            "release": r["release"]["id"],
+            "release": results.benchmark(r)[0],
             "model": r["base_model"],
             "tuning": r["tuning"],
             "steps": r["steps"],
@@ -71,7 +72,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "recipe": results.recipe_label(r),
             "judge": judge_label(r.get("judge")) if "llm_match" in r.get("matchers", ()) else None,
         }
-        for part in QA_PARTS:
+        for part in PARTS:
             metrics = r["metrics"].get(part, {}).get("metrics", {})
             for m in SCORES:
                 if m in metrics:
@@ -95,13 +96,12 @@ def corpus_name(corpus: dict) -> str:
 
 def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
-    from continuousbench.results.record import recipe_hash
+    from continuousbench.results.record import benchmark, recipe_hash
 
-    release, corpus = record["release"], record["corpus"]
+    corpus = record["corpus"]
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
     identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
-    return (release["id"], release.get("manifest_sha256"), *model, record["steps"], identity,
-            recipe_hash(record))  # fmt: skip
+    return (*benchmark(record), *model, record["steps"], identity, recipe_hash(record))
 
 
 def _accuracy(record: dict, part: str, matcher: str) -> float | None:
@@ -139,14 +139,14 @@ def seed_groups(runs: dict[str, dict]) -> list[dict]:
     for names in grouped.values():
         records = [runs[n] for n in names]
         metrics = {}
-        for part in QA_PARTS:
+        for part in PARTS:
             for m in SCORES:
                 values = [_accuracy(r, part, m) for r in records]
                 kept = [v for v in values if v is not None]
                 if kept:
                     mean, sd = mean_sd(kept)
                     metrics[f"{part}/{m}"] = {"mean": mean, "sd": sd, "runs": len(kept)}
-        buckets = {part: {m: _bucket_spread(records, part, m) for m in SCORES} for part in QA_PARTS}
+        buckets = {part: {m: _bucket_spread(records, part, m) for m in SCORES} for part in PARTS}
         groups.append({"label": _label(names), "runs": names, "seeds": [r.get("seed") for r in records],
                        "metrics": metrics, "buckets": buckets})  # fmt: skip
     return groups
@@ -228,7 +228,7 @@ def _table(rows: list[dict], groups: list[dict] | None, warning: str | None, sha
     table.add_column("run", no_wrap=True)  # a seed group's label spans it
     for header, _ in meta:
         table.add_column(header)
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SCORES) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=not shared)
@@ -263,7 +263,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
     from continuousbench.results.plots import grouped_bars
 
-    cols = [c for c in (f"{p}/{m}" for p in QA_PARTS for m in SCORES) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SCORES) if any(c in r for r in rows)]
     bars = {}
     for col in cols:
         part, m = col.split("/")
@@ -279,10 +279,11 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
 def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher: str) -> Path:
     """Accuracy by support count, one line per group and part: sd over seeds, or one run's interval."""
     from continuousbench.results.plots import Series, accuracy_by_support, bucket_series
+    from continuousbench.results.record import benchmark
 
     series = []
     for group in groups:
-        for part in QA_PARTS:
+        for part in PARTS:
             label = f"{group['label']} {part.removeprefix('qa_')}"
             if len(group["runs"]) == 1:
                 record = runs[group["runs"][0]]
@@ -298,7 +299,7 @@ def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher:
             if s is not None:
                 series.append(s)
     caption = "error bars: ± sd over seeds (runs differing only by seed), else a run's Wilson 95% interval"
-    releases = ", ".join(sorted({r["release"]["id"] for r in runs.values()}))
+    releases = ", ".join(sorted({benchmark(r)[0] for r in runs.values()}))
     return accuracy_by_support(path, series, f"{matcher} by support count on {releases}", caption=caption)
 
 
@@ -339,10 +340,11 @@ class ReportArguments:
 def check_one_release_per_id(records: dict[str, dict]) -> None:
     """Refuse runs on two different releases that carry the same id (a rebuilt or edited release): one
     table would put their numbers side by side as if they were comparable."""
+    from continuousbench.results.record import benchmark
+
     seen: dict[str, tuple[str, str | None]] = {}
     for name, record in records.items():
-        release = record["release"]
-        rid, digest = release["id"], release.get("manifest_sha256")
+        rid, digest = benchmark(record)
         first = seen.setdefault(rid, (name, digest))
         if digest and first[1] and digest != first[1]:
             raise UserError(

@@ -121,10 +121,15 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
 
 
 def submission_path(record: dict, name: str) -> str:
-    """``<release id>/<name>-<12 hex of the record's sha256>.json``."""
+    """``<release id>/<name>-<12 hex of the record's sha256>.json`` (a classification run: under
+    ``classification-<dataset>/``, apart from every release)."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "run"
     digest = hashlib.sha256(_dump(record)).hexdigest()[:12]
-    return f"{record['release']['id']}/{slug}-{digest}.json"
+    folder = (record.get("release") or {}).get("id")
+    if folder is None:  # a classification run (schema 5)
+        name = Path(record["dataset"]["name"]).name.lower()
+        folder = "classification-" + re.sub(r"[^a-z0-9._-]+", "-", name)
+    return f"{folder}/{slug}-{digest}.json"
 
 
 def _dump(record: dict) -> bytes:

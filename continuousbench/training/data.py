@@ -27,7 +27,7 @@ from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
 
-FILE_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".txt": "text"}
+FILE_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv", ".txt": "text"}
 TEXT_SUFFIXES = (".txt", ".json", ".jsonl", ".csv", ".tsv")  # data files datasets decodes as UTF-8 text
 CHARS_PER_TOKEN = 4  # a rough upper bound for English text: turns a token budget into characters
 

@@ -60,8 +60,9 @@ def _set(record, path: str, value):
 
 
 BAD = [
-    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2, 3 and 4"),
-    ("schema_version", 5, "schema_version is 5"),
+    ("schema_version", KeyError, "schema_version is None, this package reads 1, 2, 3, 4 and 5"),
+    ("schema_version", 6, "schema_version is 6"),
+    ("task", "classification", "a classification run has a dataset and no release"),
     ("recipe.name", "geminon-tiny-demo", "a canonical recipe has a name; a non-canonical one has none"),
     ("recipe.why_not_canonical", None, "a non-canonical recipe says why"),
     ("corpus.fingerprint", None, "corpus.fingerprint is null exactly for a DP model run"),
