@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from continuousbench.commands import bounds, command
-from continuousbench.diagnostics.gates import ReportArguments, load_scoring_model, options
+from continuousbench.diagnostics.gates import ReportArguments, options
 from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,9 @@ def contamination(
     # a control given is checked first; a control world is built only once the release's own documents
     # have been scored (a tokenizer that cannot score them stops the command before that build)
     control_folder = control_release(release, control, **kw) if control is not None else None
-    net, tokenizer = load_scoring_model(model)
+    from continuousbench.loader import load_model
+
+    net, tokenizer, _ = load_model(model)
     samples, scored = {}, {}
     for name in ("release", "control"):
         if name == "release":

@@ -217,7 +217,7 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
     import continuousbench
     from continuousbench import processes
     from continuousbench.files import check_output_files, write_json
-    from continuousbench.training.modeling import load_for_inference
+    from continuousbench.loader import load_model
 
     procs = processes.current()
     folder, release = _release(args.release)
@@ -226,12 +226,11 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
         lambda: check_output_files({"--output": args.output}, overwrite=args.overwrite, keep_out=inputs),
         procs,
     )["--output"]
-    model, tokenizer, record = load_for_inference(args.model, dtype=args.dtype)
+    model, tokenizer, record = load_model(args.model, dtype=args.dtype)
     corpus = processes.main_first(lambda: _corpus(folder, args.train_split), procs)
     held, pairs, sensitive, notes = draw(corpus, tokenizer, args)
     probes = held + [mate for mate, _ in pairs] + sensitive
     _check(tokenizer, probes, notes, args)
-    model.to(_device())
 
     def work(share: list[Probe]) -> list[dict]:
         return score(
@@ -256,15 +255,6 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
     }
     write_json(output, result)
     return result
-
-
-def _device() -> str:
-    """This process's GPU (torchrun's LOCAL_RANK) when there is one, else the CPU."""
-    import os
-
-    import torch
-
-    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if torch.cuda.is_available() else "cpu"
 
 
 def _report(result: dict[str, Any]) -> None:

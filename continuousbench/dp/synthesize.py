@@ -67,9 +67,9 @@ class SynthesisArguments:
 
 def load_generator(folder: str, *, with_model: bool = True):
     """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
-    from continuousbench.training.modeling import load_trained
+    from continuousbench.loader import load_model
 
-    return load_trained(folder, "--generator", with_model=with_model)
+    return load_model(folder, "--generator", with_model=with_model)[:2]
 
 
 def start_prompt(tokenizer) -> str:
@@ -131,13 +131,11 @@ def _sample_local(args: SynthesisArguments, procs: processes.Processes, shard: P
     """This process's share of the batches (``b % processes == index``), written to ``shard``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from accelerate import PartialState
 
     from continuousbench.files import atomic_write
     from continuousbench.llm.local import generate_batched
 
     model, tokenizer = load_generator(args.generator)
-    model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one
     prompt = start_prompt(tokenizer)
     batches = range(procs.rank, -(-args.num_samples // args.batch_size), procs.world_size)
     rows: dict[str, list] = {"batch": [], "text": []}

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from continuousbench.diagnostics import contamination as C
+from continuousbench.loader import load_model
 
 
 def _train_on(base, texts, out, epochs=1):
@@ -60,7 +61,7 @@ def seen_model(tmp_path_factory, tiny_release, base_model):
 
 
 def test_scores_match_a_direct_computation(tiny_model_dir):
-    model, tok = C.load_scoring_model(str(tiny_model_dir))
+    model, tok, _ = load_model(str(tiny_model_dir))
     texts = ["Krinmar is a Lamp Geminon of type Fighting.", "A short one."]
     (lp, mu, sigma), _ = C.token_statistics(model, tok, texts, batch_size=2)  # padded beside a shorter one
     ids = tok(texts[0])["input_ids"]
