@@ -16,8 +16,8 @@ def test_mix_corpus_loss_before_and_after_training(tmp_path, tiny_release, run_a
     from continuousbench.demo.demo import SHIPPED_BASE
     from continuousbench.harness import forgetting
     from continuousbench.harness.run import cli
-    from continuousbench.training.data import load_corpus
     from continuousbench.loader import load_model
+    from continuousbench.training.data import load_corpus
 
     general = SHIPPED_BASE / "replay.parquet"  # the base model's own pretraining text: "web text" here
     out = tmp_path / "run"
