@@ -1,5 +1,6 @@
-"""Contamination test: Min-K% and Min-K%++ against a direct computation, and the membership verdict on a
-tiny model trained on a release's corpus (flagged) and on its untrained base (not flagged)."""
+"""Contamination test: Min-K% and Min-K%++ against a direct computation; the world-level test (exact
+under its null, both ways on fixed seeds: the demo's pretrained base not flagged, the base trained on
+the release flagged); controls of the same world refused; NEWS's date-matched control and blind baseline."""
 
 import json
 import math
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 from continuousbench.diagnostics import contamination as C
+from continuousbench.errors import UserError
 from continuousbench.loader import load_model
 
 
@@ -38,18 +40,11 @@ def _train_on(base, texts, out, epochs=1):
 
 
 @pytest.fixture(scope="module")
-def base_model(tmp_path_factory):
-    """An untrained tiny model whose tokenizer saw neither the release nor the control (a third world), as
-    a real base model's tokenizer has seen neither: a tokenizer fitted to the release alone would split
-    the control's names into more pieces, and even random weights would tell the two corpora apart."""
-    from continuousbench.demo.tinymodel import save_tiny_model
-    from continuousbench.geminon.build import GeminonBuildArguments, build_release
-    from continuousbench.release.load import load_release
+def base_model():
+    """The demo's pretrained base: it saw another world (its pretraining world), none of the tests'."""
+    from continuousbench.demo.demo import SHIPPED_BASE
 
-    root = tmp_path_factory.mktemp("third-world")
-    third = build_release(GeminonBuildArguments(quarter="2026q3", seed=7, out=str(root)), progress=False)
-    texts = load_release(third, "corpus", "train")["text"]
-    return save_tiny_model(tmp_path_factory.mktemp("base"), texts, vocab_size=1024)
+    return SHIPPED_BASE
 
 
 @pytest.fixture(scope="module")
@@ -84,17 +79,27 @@ def test_scores_match_a_direct_computation(tiny_model_dir):
 @pytest.mark.slow
 def test_flags_a_model_trained_on_the_corpus_and_not_its_base(invoke, tmp_path, tiny_release, base_model,
                                                               seen_model):  # fmt: skip
+    """Both ways on fixed seeds: the pretrained base, which saw none of the worlds, is not flagged; the
+    same base trained one epoch on the release is. Three control worlds, built once and reused."""
     reports = {}
     for name, model in (("seen", seen_model), ("base", base_model)):
         out = tmp_path / f"{name}.json"
         result = invoke(["contamination", "--model", model, "--release", tiny_release, "--documents", "150",
-                         "--output", out])  # fmt: skip
+                         "--controls", "3", "--output", out])  # fmt: skip
         assert result.exit_code == 0, result.output
         reports[name] = json.loads(out.read_text())
     seen, base = reports["seen"]["tests"]["min_k_plus_plus"], reports["base"]["tests"]["min_k_plus_plus"]
-    assert reports["seen"]["verdict"] == "contaminated" and seen["p_value"] < 0.01 and seen["auc"] > 0.6
+    assert reports["seen"]["verdict"] == "contaminated" and seen["p_value"] < 0.01 and seen["rank"] == 1
     assert reports["base"]["verdict"] == "not detected" and base["p_value"] > 0.05
-    assert "/.controls/seed-1000003/geminon-tiny-2026q1" in reports["base"]["control"]  # built once, reused
+    folders = {name: [c["folder"] for c in r["controls"]] for name, r in reports.items()}
+    assert folders["seen"] == folders["base"]
+    seeds = [c["seed"] for c in reports["base"]["controls"]]
+    assert len(set(seeds)) == 3 and all(s == C.control_seed(0, i) for i, s in enumerate(seeds))
+    scores = reports["base"]["scores"]  # anyone can recompute the test from the report
+    assert len(scores["release"]["documents"]) == 150 and len(scores["controls"]) == 3
+    worlds = [np.mean([u["min_k_plus_plus"] for u in w["units"]]) for w in scores["controls"]]
+    release = np.mean([u["min_k_plus_plus"] for u in scores["release"]["units"]])
+    assert C.world_test(release, worlds)["p_value"] == pytest.approx(base["p_value"])
 
 
 def _forged(tmp_path, release, **changes):
@@ -125,6 +130,40 @@ def test_control_of_another_size_or_the_release_itself_is_refused(invoke, tmp_pa
     assert result.exit_code == 2 and "is the release itself" in _errors(result)[0]
 
 
+def test_a_control_of_the_same_world_is_refused(invoke, tmp_path, tiny_release, base_model):
+    """A --heldout variant holds the release's own world (same world seed): it would say "not detected"
+    whatever the model saw. Refused before the model is loaded; another seed's world is accepted."""
+    twin = _forged(tmp_path, tiny_release, id="geminon-tiny-2026q1-heldout-entity")
+    result = invoke(["contamination", "--model", base_model, "--release", tiny_release, "--control", twin])
+    (line,) = _errors(result)
+    assert result.exit_code == 2 and "is the same world as geminon-tiny-2026q1" in line
+    manifest = json.loads((tiny_release / "release.json").read_text())
+    other = {**manifest, "manifest_sha256": "x", "generator": {"seeds": {"world": 1}}}
+    C.check_control(manifest, other, "other")  # another world: no error
+
+
+def test_the_world_test_is_exact_under_a_normal_null():
+    """Release and controls drawn alike: the prediction t-test rejects at its level (it would reject far
+    more often without the sqrt(1 + 1/M) of the release's own spread), and matches scipy's t."""
+    from scipy.stats import t as student
+
+    rng = np.random.default_rng(0)
+    draws = rng.normal(size=(4000, 11))
+    p = np.array([C.world_test(row[0], row[1:])["p_value"] for row in draws])
+    assert abs((p < 0.05).mean() - 0.05) < 0.012 and abs((p < 0.01).mean() - 0.01) < 0.006
+    row = draws[0]
+    t = (row[0] - row[1:].mean()) / (row[1:].std(ddof=1) * math.sqrt(1 + 1 / 10))
+    assert C.world_test(row[0], row[1:])["p_value"] == pytest.approx(student.sf(t, 9))
+    assert C.world_test(10.0, row[1:])["rank"] == 1 and C.world_test(-10.0, row[1:])["rank"] == 11
+    with pytest.raises(UserError, match="at least 2 control worlds"):
+        C.world_test(0.0, [1.0])
+
+
+def test_control_seeds_are_no_published_world():
+    seeds = {C.control_seed(s, i) for s in range(50) for i in range(10)}
+    assert len(seeds) == 500 and not seeds & set(range(2_000_000))  # nor seed + 1,000,003 (the demo base's)
+
+
 def test_tokenizer_that_cannot_score_the_corpus_is_refused(invoke, tmp_path, tiny_release):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
@@ -142,3 +181,33 @@ def test_tokenizer_that_cannot_score_the_corpus_is_refused(invoke, tmp_path, tin
     )
     (line,) = _errors(result)
     assert result.exit_code == 2 and "cannot score this corpus" in line and "'<unk>'" in line
+
+
+TOPICS = {"sport": "match goal league striker coach", "budget": "tax deficit minister spending vote"}
+
+
+def _texts(n, topic):
+    words = TOPICS[topic]
+    return [f"{words} report number {i} {words.split()[i % 5]}" for i in range(n)]
+
+
+def test_the_news_control_comes_from_the_releases_weeks():
+    """Control articles: of the release's weeks only, as many per week as the release has there, never
+    a release article; release documents of a week without control articles are left out."""
+    release = C.Sample(["a", "b", "c", "d"], ["t"] * 4, ["a", "b", "c", "d"])
+    dates = ["2026-01-05", "2026-01-06", "2026-01-14", None]  # weeks 2, 2, 3, undated
+    days = {"a": "2026-01-05", "p": "2026-01-07", "q": "2026-01-08", "r": "2026-01-09", "z": "2026-03-02"}
+    pool = [{"id": x, "text": x, "date": d, "crawl_date": None} for x, d in days.items()]
+    members, control, info = C.date_matched_control(release, dates, pool, {"a", "b", "c", "d"}, seed=0)
+    assert members.ids == ["a", "b"] and len(control.ids) == 2 and set(control.ids) <= {"p", "q", "r"}
+    assert info == {"weeks": 2, "undated": 1, "unmatched": 1, "pool": 4}
+    assert C.date_matched_control(release, dates, pool, {"a", "b", "c", "d"}, seed=0)[1].ids == control.ids
+
+
+def test_the_blind_baseline_sees_topics_not_membership():
+    """Two sets about different things are told apart without a model (the verdict would be withheld);
+    two halves of one set are not."""
+    sport, budget = _texts(40, "sport"), _texts(40, "budget")
+    apart = C.blind_baseline(sport, budget, seed=0)
+    alike = C.blind_baseline(sport[::2], sport[1::2], seed=0)
+    assert apart["auc"] > 0.95 > C.BLIND_MAX_AUC and alike["auc"] < C.BLIND_MAX_AUC
