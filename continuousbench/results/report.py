@@ -37,7 +37,7 @@ from continuousbench.scoring.judge import same_judge
 from continuousbench.scoring.match import SCORES
 from continuousbench.stats import mean_sd
 
-SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ"}
+SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ", "mcq_acc": "MCQ acc"}
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 

@@ -11,8 +11,11 @@ random generator seeded by the release seed and the question id, and the options
 way, so every run of every release sees the same options (a release records them; an older one
 derives the very same at load).
 
-The pick follows lm-evaluation-harness's ``acc_norm``: the option with the highest log-likelihood per
-character of its continuation, so longer options are not penalised for their length.
+The pick follows lm-evaluation-harness's ``acc_norm`` (``lm_eval/api/task.py``, ``process_results`` of a
+``multiple_choice`` task: ``argmax(lls / completion_len)`` with ``completion_len`` the characters of each
+choice as ``doc_to_choice`` gives it, without the ``" "`` delimiter that the request prepends): the
+option with the highest log-likelihood per character, so longer options are not penalised for their
+length. Its ``acc`` (the highest log-likelihood, unnormalised) is reported beside it as ``mcq_acc``.
 """
 
 from __future__ import annotations
@@ -71,8 +74,9 @@ def attach_options(parts: Mapping[str, Mapping[str, list[dict]]], *, seed: int, 
         row["options"] = options[str(row["id"])]
 
 
-def pick(logliks: Sequence[float], options: Sequence[str]) -> int:
-    """Index of the option with the highest log-likelihood per character of ``" " + option``
-    (``acc_norm``); the first of equals."""
-    scores = [ll / len(" " + o) for ll, o in zip(logliks, options, strict=True)]
+def pick(logliks: Sequence[float], options: Sequence[str], *, normalise: bool = True) -> int:
+    """Index of the option with the highest log-likelihood per character of the option (lm-eval's
+    ``acc_norm``; the delimiter before it is not counted) or, ``normalise=False``, the highest
+    log-likelihood (its ``acc``); the first of equals, as ``numpy.argmax``."""
+    scores = [ll / len(o) if normalise else ll for ll, o in zip(logliks, options, strict=True)]
     return max(range(len(scores)), key=lambda i: (scores[i], -i))
