@@ -26,8 +26,8 @@ TOKENIZER_FILES: tuple[str, ...] = (
 )
 RUN_RESULTS, RUN_MODEL = "results.json", "model"  # what `evaluate` leaves in a run folder (harness/outputs)
 ADAPTER_CONFIG = "adapter_config.json"
-DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
-          "float32": "float32", "fp32": "float32"}  # fmt: skip
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}  # short names
+DTYPES |= {name: name for name in DTYPES.values()}
 
 
 def default_dtype():

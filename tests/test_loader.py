@@ -50,8 +50,9 @@ class Loaded(Exception):
     """Raised by the spy once a command has loaded its model: nothing after loading is under test."""
 
 
-def test_contamination_gate_and_memorization_load_one_run_alike(invoke, monkeypatch, tmp_path, finished_run,
-                                                                tiny_release):  # fmt: skip
+def test_contamination_gate_and_memorization_load_one_run_alike(
+    invoke, monkeypatch, tmp_path, finished_run, tiny_release
+):
     """The three commands that score "a model" take the same evaluate run folder and load it in the same
     dtype on the same device (the gate once loaded adapters in peft's default dtype, and refused a run)."""
     seen = []

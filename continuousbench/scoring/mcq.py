@@ -161,8 +161,8 @@ def model_free_accuracy(rows: Sequence[Mapping], options: Mapping[str, Sequence[
             range(len(opts)), key=lambda i: (Counter(map(answer_form, opts))[answer_form(opts[i])], i)
         ),
     }
-    scored = [(options[str(r["id"])], str(r["answer"]), str(r["question"])) for r in rows
-              if len(options[str(r["id"])]) > 1]  # fmt: skip
+    scored = [(options[str(r["id"])], str(r["answer"]), str(r["question"])) for r in rows]
+    scored = [s for s in scored if len(s[0]) > 1]
     if not scored:
         return {name: float("nan") for name in [*pickers, "asked_type", "chance"]}
     out = {name: sum(o[f(o)] == a for o, a, _ in scored) / len(scored) for name, f in pickers.items()}

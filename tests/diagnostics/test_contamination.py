@@ -84,8 +84,8 @@ def test_flags_a_model_trained_on_the_corpus_and_not_its_base(invoke, tmp_path, 
     reports = {}
     for name, model in (("seen", seen_model), ("base", base_model)):
         out = tmp_path / f"{name}.json"
-        result = invoke(["contamination", "--model", model, "--release", tiny_release, "--documents", "150",
-                         "--controls", "3", "--output", out])  # fmt: skip
+        argv = ["contamination", "--model", model, "--release", tiny_release, "--documents", "150"]
+        result = invoke([*argv, "--controls", "3", "--output", out])
         assert result.exit_code == 0, result.output
         reports[name] = json.loads(out.read_text())
     seen, base = reports["seen"]["tests"]["min_k_plus_plus"], reports["base"]["tests"]["min_k_plus_plus"]
