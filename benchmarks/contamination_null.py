@@ -26,31 +26,6 @@ import time
 from pathlib import Path
 
 
-def train_on(base: Path, texts: list[str], out: Path, *, seed: int, lr: float = 3e-3) -> Path:
-    """One epoch of plain next-token training of ``base`` on ``texts`` (64 tokens, batches of 32)."""
-    import torch
-
-    from continuousbench.loader import load_model
-
-    torch.manual_seed(seed)
-    model, tok, _ = load_model(str(base), dtype="float32", device="cpu")
-    encoded = tok(list(texts), truncation=True, max_length=64)["input_ids"]
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
-    model.train()
-    for start in range(0, len(encoded), 32):
-        rows = encoded[start : start + 32]
-        ids = torch.full((len(rows), max(map(len, rows))), tok.pad_token_id)
-        labels = torch.full_like(ids, -100)
-        for j, r in enumerate(rows):
-            ids[j, : len(r)] = labels[j, : len(r)] = torch.tensor(r)
-        model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss.backward()
-        optimiser.step()
-        optimiser.zero_grad()
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
-
-
 def diluted(release: list[str], other: list[str], fraction: float, seed: int) -> list[str]:
     """As many documents as the release has: ``fraction`` of them the release's, the rest ``other``'s."""
     import numpy as np
@@ -97,6 +72,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from continuousbench.demo.demo import SHIPPED_BASE
+    from continuousbench.demo.tinymodel import train_on_texts
     from continuousbench.diagnostics.contamination import contamination
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.release.load import load_release
@@ -128,7 +104,7 @@ def main() -> None:
             texts = list(load_release(folder, "corpus", "train")["text"])
             for fraction in args.fractions:
                 out = Path(models) / f"m{i}-{fraction}"
-                train_on(SHIPPED_BASE, diluted(texts, other, fraction, seed=i), out, seed=i)
+                train_on_texts(SHIPPED_BASE, diluted(texts, other, fraction, seed=i), out, seed=i)
                 report = contamination(str(out), folder, **options)
                 power.append({"fraction": fraction, "world": 100 + i, "report": report})
                 p = report["tests"]["min_k_plus_plus"]["p_value"]

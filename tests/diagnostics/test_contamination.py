@@ -14,31 +14,6 @@ from continuousbench.errors import UserError
 from continuousbench.loader import load_model
 
 
-def _train_on(base, texts, out, epochs=1):
-    """Plain next-token training of ``base`` on ``texts`` (the model "has seen" the corpus)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.manual_seed(0)
-    model, tok = AutoModelForCausalLM.from_pretrained(base), AutoTokenizer.from_pretrained(base)
-    encoded = tok(list(texts), truncation=True, max_length=64)["input_ids"]
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(epochs):
-        for start in range(0, len(encoded), 32):
-            rows = encoded[start : start + 32]
-            width = max(map(len, rows))
-            ids = torch.full((len(rows), width), tok.pad_token_id)
-            labels = torch.full((len(rows), width), -100)
-            for j, r in enumerate(rows):
-                ids[j, : len(r)] = labels[j, : len(r)] = torch.tensor(r)
-            model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss.backward()
-            optimiser.step()
-            optimiser.zero_grad()
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
-
-
 @pytest.fixture(scope="module")
 def base_model():
     """The demo's pretrained base: it saw another world (its pretraining world), none of the tests'."""
@@ -49,10 +24,11 @@ def base_model():
 
 @pytest.fixture(scope="module")
 def seen_model(tmp_path_factory, tiny_release, base_model):
+    from continuousbench.demo.tinymodel import train_on_texts
     from continuousbench.release.load import load_release
 
     texts = load_release(tiny_release, "corpus", "train")["text"]
-    return _train_on(base_model, texts, tmp_path_factory.mktemp("seen"))
+    return train_on_texts(base_model, texts, tmp_path_factory.mktemp("seen"))
 
 
 def test_scores_match_a_direct_computation(tiny_model_dir):
