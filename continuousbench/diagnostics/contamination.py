@@ -53,8 +53,7 @@ log = logging.getLogger(__name__)
 SCORES = ("min_k_plus_plus", "min_k")  # the first gives the verdict
 CONTROLS = 10  # Geminon control worlds: a t-test on 9 degrees of freedom
 MAX_UNKNOWN = 0.01  # share of <unk> tokens above which the tokenizer cannot score the corpus
-BLIND_MAX_AUC = 0.55  # NEWS: a bag-of-words AUC above this withholds the verdict (Das et al. 2024's bar)
-BLIND_FOLDS = 5
+BLIND_ALPHA = 0.05  # NEWS: a bag-of-words classifier separating release and control at this level withholds
 
 
 def min_k(values: np.ndarray, k: float) -> float:
@@ -236,22 +235,25 @@ def one_sided_test(members: np.ndarray, control: np.ndarray) -> dict[str, float]
     return {"p_value": float(test.pvalue), "auc": float(test.statistic) / (len(members) * len(control))}
 
 
-def blind_baseline(members: Sequence[str], control: Sequence[str], seed: int) -> dict[str, float]:
-    """Cross-validated AUC of a bag-of-words classifier (TF-IDF, logistic regression) that tells the
-    release's documents from the control's without any model: what dates and topics alone give away."""
+def blind_baseline(members: Sequence[str], control: Sequence[str], seed: int) -> dict[str, Any]:
+    """How well a bag-of-words classifier (TF-IDF, logistic regression) tells the release's documents from
+    the control's without any model: what dates and topics alone give away. It is fitted on a seeded
+    half of each side and scored on the other half, whose AUC and one-sided Mann-Whitney p are then
+    those of untouched documents (pooled cross-validation folds are not: on random texts they read an
+    AUC of 0.55-0.64 and p < 0.05 one time in 13)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import train_test_split
     from sklearn.pipeline import make_pipeline
 
     texts, labels = [*members, *control], np.r_[np.ones(len(members)), np.zeros(len(control))]
-    folds = min(BLIND_FOLDS, len(members), len(control))
-    if folds < 2:
-        raise UserError("the blind baseline needs at least 2 documents on each side: raise --documents")
-    pipeline = make_pipeline(TfidfVectorizer(min_df=2, sublinear_tf=True), LogisticRegression(max_iter=1000))
-    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    scores = cross_val_predict(pipeline, texts, labels, cv=split, method="predict_proba")[:, 1]
-    return {**one_sided_test(scores[labels == 1], scores[labels == 0]), "folds": folds}
+    if min(len(members), len(control)) < 4:
+        raise UserError("the blind baseline needs at least 4 documents on each side: raise --documents")
+    split = train_test_split(texts, labels, test_size=0.5, stratify=labels, random_state=seed)
+    fit_x, test_x, fit_y, test_y = split
+    model = make_pipeline(TfidfVectorizer(min_df=2, sublinear_tf=True), LogisticRegression(max_iter=1000))
+    scores = model.fit(fit_x, fit_y).predict_proba(test_x)[:, 1]
+    return {**one_sided_test(scores[test_y == 1], scores[test_y == 0]), "scored": len(test_x)}
 
 
 # -- controls -----------------------------------------------------------------------------------------
@@ -493,12 +495,12 @@ def news_test(
     scored = score_sample(net, tokenizer, "release", members, **score)
     others = score_sample(net, tokenizer, str(articles), control, **score)
     tests = {s: one_sided_test(scored.documents[s], others.documents[s]) for s in SCORES}
-    if blind["auc"] > BLIND_MAX_AUC:
+    if blind["p_value"] < BLIND_ALPHA:
         verdict = "withheld"
         reason = (
             f"a bag-of-words classifier tells the release's documents from the date-matched control's "
-            f"(AUC {blind['auc']:.3f} > {BLIND_MAX_AUC}) without any model: membership scores cannot "
-            "be told from what the two sets are about"
+            f"without any model (AUC {blind['auc']:.3f}, p={blind['p_value']:.2g} < {BLIND_ALPHA}): "
+            "membership scores cannot be told from what the two sets are about"
         )
     else:
         verdict = "contaminated" if tests[SCORES[0]]["p_value"] < alpha else "not detected"

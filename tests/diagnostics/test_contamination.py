@@ -186,4 +186,55 @@ def test_the_blind_baseline_sees_topics_not_membership():
     sport, budget = _texts(40, "sport"), _texts(40, "budget")
     apart = C.blind_baseline(sport, budget, seed=0)
     alike = C.blind_baseline(sport[::2], sport[1::2], seed=0)
-    assert apart["auc"] > 0.95 > C.BLIND_MAX_AUC and alike["auc"] < C.BLIND_MAX_AUC
+    assert apart["auc"] > 0.95 and apart["p_value"] < C.BLIND_ALPHA < alike["p_value"]
+
+
+def _news_release(root, topics: dict[str, str], seed: int = 0):
+    """A small NEWS release of sport articles from two January weeks, drawn uniformly from a pool of
+    article shards (a stand-in for the ``dedup`` stage's output) whose other articles are about
+    ``topics["pool"]``; returns (release folder, pool folder)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from continuousbench.news.release import assemble, write
+
+    rng = np.random.default_rng(seed)
+    days = ["2026-01-05", "2026-01-07", "2026-01-13", "2026-01-15"]
+
+    def article(i: int, topic: str) -> dict:
+        words = rng.choice([*TOPICS[topic].split(), "the", "a", "of", "in", "on", "report", "says"], size=60)
+        return {"id": f"{topic}-{i}", "url": f"https://news.example/{i}", "hostname": "news.example",
+                "title": f"Report {i}", "date": days[i % 4], "crawl_date": days[i % 4], "language": "en",
+                "text": " ".join(words).capitalize() + "."}  # fmt: skip
+
+    release_rows = [article(i, "sport") for i in range(48)]
+    pool_rows = release_rows + [article(i, topics["pool"]) for i in range(48, 96)]
+    question = {"id": "q0", "question": "What league?", "answer": "league", "supporting_ids": ["sport-0"],
+                "cluster": 0, "verbatim_count": 0, "closed_book_answer": ""}  # fmt: skip
+    parts = assemble(release_rows, [question, {**question, "id": "q1", "cluster": 1}], corpus_validation=0.1,
+                     qa_validation=0.5, seed=seed)  # fmt: skip
+    release = write("news-tiny-2026q1", parts, root=root / "home", seed=seed, generator={}, overwrite=False)
+    (root / "pool").mkdir()
+    pq.write_table(pa.Table.from_pylist(pool_rows), root / "pool" / "shard-0.parquet")
+    return release, root / "pool"
+
+
+@pytest.mark.parametrize(("pool", "verdict"), [("sport", "not detected"), ("budget", "withheld")])
+def test_news_against_its_weeks_unless_the_blind_baseline_separates(
+    invoke, tmp_path, base_model, pool, verdict
+):
+    """A control of the same weeks and topic: a verdict. A control about something else: withheld, with
+    the reason (a bag-of-words classifier tells the two apart without any model)."""
+    release, articles = _news_release(tmp_path, {"pool": pool})
+    out = tmp_path / "c.json"
+    argv = ["contamination", "--model", base_model, "--release", release, "--control", articles]
+    result = invoke([*argv, "--output", out])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["unit"] == "document" and report["verdict"] == verdict, report["blind_baseline"]
+    matched = report["controls"][0]["matched"]
+    assert matched["weeks"] == 2 and matched["unmatched"] == 0 and report["documents"] > 30
+    controls = {d["id"] for d in report["scores"]["controls"][0]["documents"]}
+    assert controls.isdisjoint(d["id"] for d in report["scores"]["release"]["documents"])
+    assert ("withheld_because" in report) == (verdict == "withheld")
+    assert invoke([*argv[:-2]]).exit_code == 2  # a NEWS release needs its articles as the control
