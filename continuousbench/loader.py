@@ -22,7 +22,11 @@ from continuousbench.errors import UserError
 
 # Files of which a model folder needs one for AutoTokenizer (fast, SentencePiece, BPE or WordPiece).
 TOKENIZER_FILES: tuple[str, ...] = (
-    "tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model"
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "vocab.txt",
+    "spiece.model",
 )
 RUN_RESULTS, RUN_MODEL = "results.json", "model"  # what `evaluate` leaves in a run folder (harness/outputs)
 ADAPTER_CONFIG = "adapter_config.json"

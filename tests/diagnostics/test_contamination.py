@@ -203,16 +203,25 @@ def _news_release(root, topics: dict[str, str], seed: int = 0):
 
     def article(i: int, topic: str) -> dict:
         words = rng.choice([*TOPICS[topic].split(), "the", "a", "of", "in", "on", "report", "says"], size=60)
-        return {"id": f"{topic}-{i}", "url": f"https://news.example/{i}", "hostname": "news.example",
-                "title": f"Report {i}", "date": days[i % 4], "crawl_date": days[i % 4], "language": "en",
-                "text": " ".join(words).capitalize() + "."}  # fmt: skip
+        day = days[i % 4]
+        text = " ".join(words).capitalize() + "."
+        return {
+            "id": f"{topic}-{i}",
+            "url": f"https://news.example/{i}",
+            "hostname": "news.example",
+            "title": f"Report {i}",
+            "date": day,
+            "crawl_date": day,
+            "language": "en",
+            "text": text,
+        }
 
     release_rows = [article(i, "sport") for i in range(48)]
     pool_rows = release_rows + [article(i, topics["pool"]) for i in range(48, 96)]
-    question = {"id": "q0", "question": "What league?", "answer": "league", "supporting_ids": ["sport-0"],
-                "cluster": 0, "verbatim_count": 0, "closed_book_answer": ""}  # fmt: skip
-    parts = assemble(release_rows, [question, {**question, "id": "q1", "cluster": 1}], corpus_validation=0.1,
-                     qa_validation=0.5, seed=seed)  # fmt: skip
+    question = {"id": "q0", "question": "What league?", "answer": "league", "supporting_ids": ["sport-0"]}
+    question |= {"cluster": 0, "verbatim_count": 0, "closed_book_answer": ""}
+    questions = [question, {**question, "id": "q1", "cluster": 1}]
+    parts = assemble(release_rows, questions, corpus_validation=0.1, qa_validation=0.5, seed=seed)
     release = write("news-tiny-2026q1", parts, root=root / "home", seed=seed, generator={}, overwrite=False)
     (root / "pool").mkdir()
     pq.write_table(pa.Table.from_pylist(pool_rows), root / "pool" / "shard-0.parquet")
