@@ -42,6 +42,16 @@ class Processes:
         return self.world_size > 1
 
 
+def device(cpu: bool = False) -> str:
+    """This process's device, the one rule every command follows: its ``LOCAL_RANK`` GPU (torchrun and
+    ``accelerate launch`` set it; 0 alone) when there is one and ``cpu`` is not asked for, else the CPU."""
+    import torch
+
+    if cpu or not torch.cuda.is_available():
+        return "cpu"
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+
+
 def current() -> Processes:
     """This process's place, setting up the process group when launched as several processes."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:

@@ -59,6 +59,12 @@ def news_facts(e: Env, llm: str, *extra: str) -> list[str]:
     return ["news", "facts", "--input", str(e.clustered()), "--output", "facts", "--llm", llm, *extra]
 
 
+def without_lora(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--lora_r`` option (prompt tuning refuses LoRA options first)."""
+    i = argv.index("--lora_r")
+    return argv[:i] + argv[i + 2 :]
+
+
 def memorization(e: Env, *extra: str) -> list[str]:
     """The probe's command line; an option of ``extra`` given again overrides (the later one wins)."""
     return ["memorization", "--model", str(e.fixture("tiny_model_dir")), "--release", str(e.release()),
@@ -589,12 +595,16 @@ CLI = [
                                   "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
          "the 3 runs of the sweep compose to epsilon"),
     )],
+    case(lambda e: without_lora(e.train_generator("--tuning", "prompt", "--num_virtual_tokens", "0")), 2,
+         "--num_virtual_tokens 0 is out of range", id="tg-prompt-zero-virtual-tokens"),  # not silently 20
     case(lambda e: e.evaluate("--tuning", "prompt", drop=("--lora_r",)), 2,
          "--tuning prompt trains generators only", id="evaluate-prompt-tuning"),
     # --- memorization: refused before any document is decoded ---
     case(lambda e: memorization(e, "--prefix_tokens", "5000"), 2,
-         "no held-out document has 5000 + 32 tokens (90 too short); lower --prefix_tokens",
+         "no held-out document has 5000 + 32 tokens (42 too short); lower --prefix_tokens",
          id="memorization-prefix-longer-than-documents"),
+    case(lambda e: memorization(e, "--train_split", "train[:0]"), 2,
+         "--train_split train[:0] holds no document", id="memorization-empty-train-split"),
     case(lambda e: memorization(e, "--output", f"home/{RID}/m.json"), 2,
          "--output home/geminon-tiny-2026q1/m.json is inside", id="memorization-output-into-a-release"),
     case(lambda e: memorization(e, "--train_split", "validation"), 2,
@@ -604,6 +614,8 @@ CLI = [
                          memorization(e, "--model", "run", "--output", "run/m.json")), 2,
          "--output run/m.json is inside", id="memorization-output-into-the-run"),
     # --- evaluate's forgetting monitor ---
+    case(lambda e: e.evaluate("--mix_ratio", "0.5"), 2, "--mix_ratio 0.5 is set but no --mix_corpus is given",
+         id="evaluate-mix-ratio-alone"),
     case(lambda e: e.evaluate("--mix_corpus", "missing.parquet"), 2, "--mix_corpus missing.parquet",
          id="evaluate-mix-corpus-missing"),
     case(lambda e: e.evaluate("--mix_corpus", str(e.file("g.txt", "One line of general text.\n")),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from continuousbench.classification.prompted import Condition, run_condition
 from continuousbench.classification.prompts import prompt
 from continuousbench.errors import UserError
+from continuousbench.loader import count_parameters
 
 FULL_UP_TO = 2_000_000_000  # Gemma 3 1B (1.0B) is fine-tuned fully; 4B (3.9B) gets LoRA
 LORA_RANK, LORA_ALPHA = 32, 64
@@ -53,16 +54,6 @@ def examples(task, rows, max_chars: int):
             "completion": [f" {names[int(y)]}" for y in rows["label"]],
         }
     )
-
-
-def count_parameters(model_id: str) -> int:
-    """Parameters of the model, read from its config on the meta device (nothing loaded)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(model_id))
-    return sum(p.numel() for p in model.parameters())
 
 
 def train_classifier(model_id: str, task, rows, recipe: FineTuning, work, *, max_chars: int):

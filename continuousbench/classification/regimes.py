@@ -14,11 +14,11 @@ from pathlib import Path
 from continuousbench.classification import runs
 from continuousbench.classification.finetune import (
     FineTuning,
-    count_parameters,
     evaluate_classifier,
     train_classifier,
 )
 from continuousbench.files import OWNED_FILE, read_json, write_json
+from continuousbench.loader import count_parameters
 from continuousbench.results.record import RESULTS
 
 logger = logging.getLogger(__name__)
@@ -67,9 +67,9 @@ def prompted(args, task, out: Path, folder: Path) -> dict:
 
     from continuousbench.classification.prompted import best, grid, run_condition
     from continuousbench.harness.outputs import write_predictions
-    from continuousbench.training.modeling import load_for_inference
+    from continuousbench.loader import load_model
 
-    model, tokenizer, _ = load_for_inference(args.model)
+    model, tokenizer, _ = load_model(args.model)
     options = {
         "batch_size": args.batch_size,
         "max_new_tokens": args.max_new_tokens,

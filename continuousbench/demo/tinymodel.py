@@ -87,3 +87,32 @@ def save_tiny_model(
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def train_on_texts(
+    base: str | Path, texts: list[str], out: str | Path, *, seed: int = 0, lr: float = 3e-3, epochs: int = 1
+) -> Path:
+    """``base`` trained plainly on ``texts`` (next-token loss, 64 tokens, batches of 32, AdamW), saved
+    with its tokenizer to ``out``: a model that has seen a corpus, for the contamination test's checks."""
+    import torch
+
+    from continuousbench.loader import load_model
+
+    torch.manual_seed(seed)
+    model, tok, _ = load_model(str(base), dtype="float32", device="cpu")
+    encoded = tok(list(texts), truncation=True, max_length=64)["input_ids"]
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(epochs):
+        for start in range(0, len(encoded), 32):
+            rows = encoded[start : start + 32]
+            ids = torch.full((len(rows), max(map(len, rows))), tok.pad_token_id)
+            labels = torch.full_like(ids, -100)
+            for j, r in enumerate(rows):
+                ids[j, : len(r)] = labels[j, : len(r)] = torch.tensor(r)
+            model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss.backward()
+            optimiser.step()
+            optimiser.zero_grad()
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return Path(out)

@@ -83,13 +83,13 @@ def draw_canaries(tokenizer, m: int, length: int, corpus: list[str]) -> list[dic
 def _prepare(work: Path, audit_args: AuditArguments, model_args, train, val) -> list[dict[str, Any]]:
     """The canaries and the audit corpus (train + included canaries, validation as is), made once."""
     from datasets import Dataset
-    from transformers import AutoTokenizer
 
     from continuousbench.files import read_json, write_json
+    from continuousbench.loader import load_tokenizer
 
     if (work / CANARY_FILE).is_file():  # a resumed audit keeps its canaries and coins
         return read_json(work / CANARY_FILE)
-    tokenizer = AutoTokenizer.from_pretrained(model_args.model)
+    tokenizer = load_tokenizer(model_args.model)
     canaries = draw_canaries(tokenizer, audit_args.canaries, audit_args.canary_tokens, train)
     corpus = work / "corpus" / "data"
     corpus.mkdir(parents=True, exist_ok=True)
@@ -103,9 +103,9 @@ def _prepare(work: Path, audit_args: AuditArguments, model_args, train, val) -> 
 def score(generator: Path, canaries: list[dict[str, Any]], max_length: int, kind: str) -> list[float]:
     """Per canary: minus the generator's loss, or (``loss_drop``) base loss minus generator loss."""
     from continuousbench.dp.dpsgd import encode_records
-    from continuousbench.training.modeling import load_trained
+    from continuousbench.loader import load_model
 
-    model, tokenizer = load_trained(generator, "the audited generator", merge=False)
+    model, tokenizer, _ = load_model(str(generator), "the audited generator", merge=False)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     records = encode_records(tokenizer, [c["text"] for c in canaries], max_length)
     trained = _losses(model, records, pad, "audit: scoring canaries under the generator")

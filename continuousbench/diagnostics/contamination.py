@@ -1,4 +1,4 @@
-"""Has a model seen a release's corpus? Membership scores on the corpus against an unseen control.
+"""Has a model seen a release's corpus? Membership scores on the corpus against unseen controls.
 
     continuousbench contamination --model google/gemma-3-1b-pt --release geminon-small-2026q1
 
@@ -10,20 +10,31 @@ Each document gets two membership scores, both the mean over its ``k``% least li
   ``sigma_t^2 = Var_z[log p(z)]``, ``z ~ p(. | x_<t)``: a trained-on text sits near a local maximum of
   the likelihood, so its tokens stand out against the other tokens the model could have predicted.
 
-The control is a corpus the model cannot have seen: for Geminon a fresh world from the same generator
-with another seed (identically distributed, unseen by construction; built once under the root's
-``.controls`` folder when ``--control`` is omitted), for NEWS a release the user names. A one-sided
-Mann-Whitney test asks whether release units score higher than control units; the effect size is the
-AUC (the probability that a release unit outscores a control one; 0.5 = no difference).
+**Geminon: the unit is the world.** The entities and documents of one world share its generator draw
+(its names, its phrasing), so they are not independent draws, and a test that counts them as such flags
+models that saw nothing (a pretrained base, 30 ordered pairs of unseen worlds: p < 0.01 in 4). What
+varies independently is the world: the release is compared with ``--controls`` worlds built fresh from
+the same generator with other seeds (same size, quarter and realizer; seeds derived from the release's,
+never a published one). Under the null, the model saw none of them, so the release's score (the mean
+over its entities of their documents' mean) is one more exchangeable draw from the distribution of
+world scores: a one-sided prediction t-test (the release against the controls' mean and spread, M - 1
+degrees of freedom) gives the p-value, and the release's rank among the M + 1 worlds is reported beside
+it. ``benchmarks/contamination_null.py`` measures the false-positive rate on worlds the model never saw.
 
-The unit is the entity for Geminon (the mean score of the sampled documents about it), the document for
-NEWS. Documents about one entity share its name's tokens, so they are not independent draws: on a
-tiny world (18 names) even an untrained model's scores tell two worlds apart document by document
-(p ~ 0.002 in our test), while the worlds' entities are exchangeable draws of one generator.
+**NEWS: the unit is the document, against a date-matched control.** A NEWS release is a uniform sample
+of the deduplicated articles of its weeks; the articles its sample dropped (or that were never sampled,
+from the same weeks) are the control, drawn week by week to match the release's weeks. Under the null
+the two are exchangeable documents, and a one-sided Mann-Whitney test compares them. Topic and date
+alone can separate two sets of articles (Duan et al. 2024; Das et al. 2024), so a blind baseline (a
+bag-of-words classifier, cross-validated) is run first: when it tells release from control apart, the
+verdict is withheld and the report says why.
+
+Every report carries each document's and each unit's scores, so that anyone can recompute the test.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 from collections.abc import Sequence
@@ -34,14 +45,15 @@ from typing import Any
 import numpy as np
 
 from continuousbench.commands import bounds, command
-from continuousbench.diagnostics.gates import ReportArguments, load_scoring_model, options
+from continuousbench.diagnostics.gates import ReportArguments, options
 from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)
 
 SCORES = ("min_k_plus_plus", "min_k")  # the first gives the verdict
-CONTROL_SEED_OFFSET = 1_000_003  # a control world's seed: the release's plus this (never a published one)
+CONTROLS = 10  # Geminon control worlds: a t-test on 9 degrees of freedom
 MAX_UNKNOWN = 0.01  # share of <unk> tokens above which the tokenizer cannot score the corpus
+BLIND_ALPHA = 0.05  # NEWS: a bag-of-words classifier separating release and control at this level withholds
 
 
 def min_k(values: np.ndarray, k: float) -> float:
@@ -112,6 +124,109 @@ def membership_scores(stats, k: float) -> dict[str, np.ndarray]:
     }
 
 
+# -- samples and their scores -------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    """Documents of one corpus to score: their ids, texts and units (Geminon: the subject entity)."""
+
+    ids: list[str]
+    texts: list[str]
+    units: list[int | str]
+
+
+def sample_corpus(release: str | Path, documents: int, seed: int, **kw: Any) -> Sample:
+    """A seeded sample of ``documents`` rows of the release's ``corpus/train``; each one's unit is its
+    first (subject) entity for Geminon, itself for NEWS."""
+    from continuousbench.release.load import load_release
+
+    corpus = load_release(release, "corpus", "train", **kw)
+    if len(corpus) > documents:
+        rows = np.random.default_rng(seed).choice(len(corpus), size=documents, replace=False)
+        corpus = corpus.select(sorted(int(r) for r in rows))
+    ids = [str(i) for i in corpus["id"]]
+    units = [int(e[0]) for e in corpus["entities"]] if "entities" in corpus.column_names else list(ids)
+    return Sample(ids, list(corpus["text"]), units)
+
+
+def unit_means(scores: np.ndarray, units: Sequence) -> tuple[list, np.ndarray]:
+    """(the units in sorted order, each one's mean score)."""
+    keys, inverse = np.unique(np.asarray(units), return_inverse=True)
+    return keys.tolist(), np.bincount(inverse, weights=scores) / np.bincount(inverse, minlength=len(keys))
+
+
+@dataclass
+class Scored:
+    """One corpus's membership scores: per document, per unit, and the corpus's mean over units."""
+
+    name: str
+    sample: Sample
+    documents: dict[str, np.ndarray]
+    units: list
+    unit_scores: dict[str, np.ndarray]
+
+    @property
+    def world(self) -> dict[str, float]:
+        return {s: float(v.mean()) for s, v in self.unit_scores.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "world": self.world,
+            "units": [
+                {"unit": u, **{s: float(self.unit_scores[s][i]) for s in SCORES}}
+                for i, u in enumerate(self.units)
+            ],
+            "documents": [
+                {"id": d, "unit": u, **{s: float(self.documents[s][i]) for s in SCORES}}
+                for i, (d, u) in enumerate(zip(self.sample.ids, self.sample.units, strict=True))
+            ],
+        }
+
+
+def score_sample(
+    net, tokenizer, name: str, sample: Sample, *, k: float, batch_size: int = 8, max_length: int = 256
+) -> Scored:
+    stats = token_statistics(net, tokenizer, sample.texts, batch_size=batch_size, max_length=max_length)
+    documents = membership_scores(stats, k)
+    per_unit = {s: unit_means(v, sample.units) for s, v in documents.items()}
+    units = per_unit[SCORES[0]][0]
+    return Scored(name, sample, documents, units, {s: v for s, (_, v) in per_unit.items()})
+
+
+# -- the tests ----------------------------------------------------------------------------------------
+
+
+def world_test(release: float, controls: Sequence[float]) -> dict[str, Any]:
+    """One-sided prediction t-test of one world's score against ``controls`` (the others' scores):
+    ``t = (x - mean) / (sd * sqrt(1 + 1/M))`` on ``M - 1`` degrees of freedom, exact when world scores
+    are normal; and the release's rank among all ``M + 1`` worlds (1: the highest)."""
+    from scipy.stats import t as student
+
+    c = np.asarray(controls, dtype=float)
+    m = len(c)
+    if m < 2:
+        raise UserError(f"the world test needs at least 2 control worlds, got {m}: raise --controls")
+    mean, sd = float(c.mean()), float(c.std(ddof=1))
+    if sd > 0:
+        stat = (release - mean) / (sd * math.sqrt(1 + 1 / m))
+        p = float(student.sf(stat, m - 1))
+    else:  # every control alike: only a release above them all is evidence
+        stat, p = (math.inf, 0.0) if release > mean else (0.0, 1.0)
+    rank = 1 + int((c >= release).sum())
+    return {
+        "p_value": p,
+        "t": stat,
+        "df": m - 1,
+        "rank": rank,
+        "worlds": m + 1,
+        "release_score": float(release),
+        "control_mean": mean,
+        "control_sd": sd,
+    }
+
+
 def one_sided_test(members: np.ndarray, control: np.ndarray) -> dict[str, float]:
     """Mann-Whitney U, alternative: members score higher. AUC = U / (n_members * n_control)."""
     from scipy.stats import mannwhitneyu
@@ -120,78 +235,164 @@ def one_sided_test(members: np.ndarray, control: np.ndarray) -> dict[str, float]
     return {"p_value": float(test.pvalue), "auc": float(test.statistic) / (len(members) * len(control))}
 
 
-def sample_texts(release: str | Path, documents: int, seed: int, **kw: Any) -> tuple[list[str], list[int]]:
-    """A seeded sample of ``documents`` texts of the release's ``corpus/train`` and each one's unit: its
-    first (subject) entity for Geminon, itself for NEWS."""
-    from continuousbench.release.load import load_release
+def blind_baseline(members: Sequence[str], control: Sequence[str], seed: int) -> dict[str, Any]:
+    """How well a bag-of-words classifier (TF-IDF, logistic regression) tells the release's documents from
+    the control's without any model: what dates and topics alone give away. It is fitted on a seeded
+    half of each side and scored on the other half, whose AUC and one-sided Mann-Whitney p are then
+    those of untouched documents (pooled cross-validation folds are not: on random texts they read an
+    AUC of 0.55-0.64 and p < 0.05 one time in 13)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
 
-    corpus = load_release(release, "corpus", "train", **kw)
-    if len(corpus) > documents:
-        rows = np.random.default_rng(seed).choice(len(corpus), size=documents, replace=False)
-        corpus = corpus.select(sorted(int(r) for r in rows))
-    if "entities" in corpus.column_names:
-        return list(corpus["text"]), [int(e[0]) for e in corpus["entities"]]
-    return list(corpus["text"]), list(range(len(corpus)))
+    texts, labels = [*members, *control], np.r_[np.ones(len(members)), np.zeros(len(control))]
+    if min(len(members), len(control)) < 4:
+        raise UserError("the blind baseline needs at least 4 documents on each side: raise --documents")
+    split = train_test_split(texts, labels, test_size=0.5, stratify=labels, random_state=seed)
+    fit_x, test_x, fit_y, test_y = split
+    model = make_pipeline(TfidfVectorizer(min_df=2, sublinear_tf=True), LogisticRegression(max_iter=1000))
+    scores = model.fit(fit_x, fit_y).predict_proba(test_x)[:, 1]
+    return {**one_sided_test(scores[test_y == 1], scores[test_y == 0]), "scored": len(test_x)}
 
 
-def unit_means(scores: np.ndarray, units: Sequence[int]) -> np.ndarray:
-    """The mean score of each unit, in the order of the units' ids."""
-    keys, inverse = np.unique(np.asarray(units), return_inverse=True)
-    return np.bincount(inverse, weights=scores) / np.bincount(inverse, minlength=len(keys))
+# -- controls -----------------------------------------------------------------------------------------
 
 
-def control_release(release: str | Path, control: str | Path | None, **kw: Any) -> Path:
-    """The control release's folder: ``control`` checked against the release, or a Geminon world with
-    another seed built (once) under ``<root>/.controls``."""
-    from continuousbench.release.load import read_manifest, resolve_release
+def control_seed(seed: int, index: int) -> int:
+    """The seed of the release's ``index``-th control world: derived from the release's seed by a hash,
+    so that no control is a published world (seed + small offsets are) nor another release's control."""
+    digest = hashlib.sha256(f"continuousbench-control:{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
 
-    folder = resolve_release(release, **kw)
-    manifest = read_manifest(folder)
-    if control is None:
-        if manifest["track"] != "geminon":
-            raise UserError(
-                f"{manifest['id']} is a {manifest['track']} release: it has no control world; pass --control "
-                "<a release of the same track and size that the model cannot have seen>"
-            )
-        return build_control(manifest, folder.parent)
-    other = read_manifest(resolve_release(control, **kw))
+
+def world_of(manifest: dict[str, Any]) -> tuple:
+    """What makes two releases the same world: Geminon's world seed (a ``--heldout`` variant shares it);
+    NEWS's quarter (the same weeks' articles)."""
+    if manifest["track"] == "geminon":
+        seeds = (manifest.get("generator") or {}).get("seeds") or {}
+        return ("geminon", seeds.get("world", (manifest["seed"], manifest["year"], manifest["quarter"])))
+    return (manifest["track"], manifest["year"], manifest["quarter"])
+
+
+def check_control(manifest: dict[str, Any], other: dict[str, Any], given: str | Path) -> None:
+    """Refuse a control that the model could have seen with the release: another track or size, or the
+    same world (the release itself, a ``--heldout`` variant of it, the same seed)."""
     if (other["track"], other["size"]) != (manifest["track"], manifest["size"]):
         raise UserError(
-            f"--control {control} is a {other['track']}-{other['size']} release, {manifest['id']} a "
+            f"--control {given} is a {other['track']}-{other['size']} release, {manifest['id']} a "
             f"{manifest['track']}-{manifest['size']} one; pass a control of the same track and size"
         )
     if other["manifest_sha256"] == manifest["manifest_sha256"]:
-        raise UserError(f"--control {control} is the release itself; pass another release as the control")
-    return resolve_release(control, **kw)
+        raise UserError(f"--control {given} is the release itself; pass another release as the control")
+    if world_of(other) == world_of(manifest):
+        raise UserError(
+            f"--control {given} ({other['id']}) is the same world as {manifest['id']} (same seed and "
+            "lineage: its documents are the release's); pass a world of another seed, or leave --control "
+            "out to build fresh ones"
+        )
 
 
-def build_control(manifest: dict[str, Any], root: Path) -> Path:
-    """The release's generator, another seed: same size, quarter and realizer, a world nobody has seen."""
+def control_worlds(manifest: dict[str, Any], root: Path, count: int) -> list[Path]:
+    """``count`` Geminon worlds from the release's generator with derived seeds, each built once under
+    ``<root>/.controls/seed-<seed>``."""
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.release.layout import release_dir
 
-    seed = int(manifest["seed"]) + CONTROL_SEED_OFFSET
-    out = root / ".controls" / f"seed-{seed}"
-    if release_dir(manifest["id"], out).is_dir():
-        return release_dir(manifest["id"], out)
+    base_id = "-".join(manifest["id"].split("-")[:3])  # a --heldout release's world is the plain one's
     generator = manifest.get("generator", {})
-    log.info("building the control world of %s with seed %d under %s", manifest["id"], seed, out)
-    args = GeminonBuildArguments(
-        size=manifest["size"],
-        quarter=f"{manifest['year']}q{manifest['quarter']}",
-        seed=seed,
-        out=str(out),
-        namer=generator.get("namer", "offline"),
-        realizer=generator.get("realizer", "template"),
-    )
-    return build_release(args, progress=False)
+    folders = []
+    for index in range(count):
+        seed = control_seed(int(manifest["seed"]), index)
+        out = root / ".controls" / f"seed-{seed}"
+        if not release_dir(base_id, out).is_dir():
+            log.info("building control world %d of %s (seed %d) under %s", index + 1, base_id, seed, out)
+            build_release(
+                GeminonBuildArguments(
+                    size=manifest["size"],
+                    quarter=f"{manifest['year']}q{manifest['quarter']}",
+                    seed=seed,
+                    out=str(out),
+                    namer=generator.get("namer", "offline"),
+                    realizer=generator.get("realizer", "template"),
+                ),
+                progress=False,
+            )
+        folders.append(release_dir(base_id, out))
+    return folders
+
+
+ARTICLE_FIELDS = ("id", "text", "date", "crawl_date")
+
+
+def control_articles(articles: str | Path, **kw: Any) -> list[dict[str, Any]]:
+    """The rows (id, text, date, crawl_date) of ``articles``: a NEWS release's corpus, or a folder of
+    article shards (the ``dedup`` stage's output: the pool a release's sample was drawn from)."""
+    from continuousbench.news.shards import input_files, read_rows
+    from continuousbench.release.load import load_release
+
+    if (Path(articles).expanduser() / "release.json").is_file():
+        return load_release(articles, "corpus", "train", **kw).select_columns(list(ARTICLE_FIELDS)).to_list()
+    return read_rows(input_files(str(articles), "--control"), list(ARTICLE_FIELDS)).to_pylist()
+
+
+def date_matched_control(
+    release: Sample,
+    dates: Sequence[str | None],
+    pool_rows: Sequence[dict[str, Any]],
+    exclude: set[str],
+    seed: int,
+) -> tuple[Sample, Sample, dict[str, Any]]:
+    """(the release documents that have a week and a control partner, the control: articles of
+    ``pool_rows`` not in ``exclude`` drawn week by week, as many per week as the release has there)."""
+    pool: dict[str, list[dict]] = {}
+    for row in pool_rows:
+        week = iso_week(row.get("date") or row.get("crawl_date"))
+        if week and str(row["id"]) not in exclude:
+            pool.setdefault(week, []).append(row)
+    rng = np.random.default_rng(seed)
+    keep, chosen, short = [], [], 0
+    weeks = [iso_week(d) for d in dates]
+    for week in sorted({w for w in weeks if w}):
+        mine = [i for i, w in enumerate(weeks) if w == week]
+        available = sorted(pool.get(week, []), key=lambda r: str(r["id"]))
+        take = min(len(mine), len(available))
+        short += len(mine) - take
+        keep += mine[:take]  # a week with too few control articles keeps as many release documents
+        chosen += [available[i] for i in sorted(rng.choice(len(available), size=take, replace=False))]
+    kept = [release.ids[i] for i in keep]
+    members = Sample(kept, [release.texts[i] for i in keep], kept)
+    ids = [str(r["id"]) for r in chosen]
+    control = Sample(ids, [r["text"] for r in chosen], ids)
+    info = {
+        "weeks": len({w for w in weeks if w}),
+        "undated": sum(w is None for w in weeks),
+        "unmatched": short,
+        "pool": sum(map(len, pool.values())),
+    }
+    return members, control, info
+
+
+def iso_week(day: str | None) -> str | None:
+    """``2026-W07`` of an ISO day (``2026-02-14``); None when there is no readable day."""
+    import datetime as dt
+
+    try:
+        year, week, _ = dt.date.fromisoformat(str(day)[:10]).isocalendar()
+    except ValueError:
+        return None
+    return f"{year}-W{week:02d}"
+
+
+# -- the command --------------------------------------------------------------------------------------
 
 
 def contamination(
     model: str,
     release: str | Path,
     *,
-    control: str | Path | None = None,
+    control: Sequence[str | Path] = (),
+    controls: int = CONTROLS,
     documents: int = 500,
     k: float = 0.2,
     alpha: float = 0.01,
@@ -200,50 +401,140 @@ def contamination(
     max_length: int = 256,
     **kw: Any,
 ) -> dict[str, Any]:
-    """The contamination report: per score the test's p-value and AUC, and the verdict (Min-K%++)."""
+    """The contamination report: the test on Min-K%++ and Min-K%, the verdict (Min-K%++), what was
+    loaded and compared, and every document's and unit's scores (``scores``)."""
+    from continuousbench.loader import load_model
     from continuousbench.release.load import read_manifest, resolve_release
 
-    # a control given is checked first; a control world is built only once the release's own documents
-    # have been scored (a tokenizer that cannot score them stops the command before that build)
-    control_folder = control_release(release, control, **kw) if control is not None else None
-    net, tokenizer = load_scoring_model(model)
-    samples, scored = {}, {}
-    for name in ("release", "control"):
-        if name == "release":
-            samples[name] = sample_texts(release, documents, seed, **kw)
-        else:
-            control_folder = control_folder or control_release(release, None, **kw)
-            samples[name] = sample_texts(control_folder, documents, seed)
-        texts, units = samples[name]
-        stats = token_statistics(net, tokenizer, texts, batch_size=batch_size, max_length=max_length)
-        scored[name] = {s: unit_means(v, units) for s, v in membership_scores(stats, k).items()}
-    tests = {s: one_sided_test(scored["release"][s], scored["control"][s]) for s in SCORES}
-    p = tests[SCORES[0]]["p_value"]
-    return {
+    folder = resolve_release(release, **kw)
+    manifest = read_manifest(folder)
+    if manifest["track"] == "news":
+        if len(control) != 1:
+            raise UserError(
+                f"{manifest['id']} is a NEWS release: pass one --control, the articles its build sampled "
+                "from (the dedup stage's output folder), for a control from the same weeks"
+            )
+    else:
+        for given in control:  # every control checked before the model is loaded or a world built
+            check_control(manifest, read_manifest(resolve_release(given, **kw)), given)
+    net, tokenizer, loaded = load_model(model)
+    report: dict[str, Any] = {
         "model": model,
-        "release": read_manifest(resolve_release(release, **kw))["id"],
-        "control": str(control_folder),
-        "documents": {name: len(texts) for name, (texts, _) in samples.items()},
-        "units": {name: len(scored[name][SCORES[0]]) for name in samples},
+        "loaded": loaded,
+        "release": manifest["id"],
         "k": k,
         "alpha": alpha,
+        "seed": seed,
+    }
+    sample = sample_corpus(folder, documents, seed)
+    score = {"k": k, "batch_size": batch_size, "max_length": max_length}
+    if manifest["track"] == "news":
+        return {
+            **report,
+            **news_test(
+                net, tokenizer, folder, sample, control[0], alpha=alpha, seed=seed, score=score, **kw
+            ),
+        }
+    scored = score_sample(net, tokenizer, manifest["id"], sample, **score)  # a tokenizer that cannot
+    # score the release stops the command here, before any control world is built
+    folders = (
+        [resolve_release(c, **kw) for c in control]
+        if control
+        else control_worlds(manifest, folder.parent, controls)
+    )
+    others = [
+        score_sample(net, tokenizer, str(f), sample_corpus(f, documents, seed), **score) for f in folders
+    ]
+    tests = {s: world_test(scored.world[s], [o.world[s] for o in others]) for s in SCORES}
+    for s in SCORES:  # descriptive: release units against every control unit (not independent draws)
+        pooled = np.concatenate([o.unit_scores[s] for o in others])
+        tests[s]["unit_auc"] = one_sided_test(scored.unit_scores[s], pooled)["auc"]
+    return {
+        **report,
+        "unit": "world",
+        "controls": [
+            {"folder": str(f), "release": read_manifest(f)["id"], "seed": read_manifest(f)["seed"]}
+            for f in folders
+        ],
+        "documents": len(sample.ids),
         "tests": tests,
-        "verdict": "contaminated" if p < alpha else "not detected",
+        "verdict": "contaminated" if tests[SCORES[0]]["p_value"] < alpha else "not detected",
+        "scores": {"release": scored.to_json(), "controls": [o.to_json() for o in others]},
+    }
+
+
+def news_test(
+    net,
+    tokenizer,
+    folder: Path,
+    sample: Sample,
+    articles: str | Path,
+    *,
+    alpha: float,
+    seed: int,
+    score: dict[str, Any],
+    **kw: Any,
+) -> dict[str, Any]:
+    """The NEWS part of the report: date-matched control, blind baseline, document-level test."""
+    from continuousbench.release.load import load_release
+
+    corpus = load_release(folder, "corpus", "train", **kw)
+    by_id = {
+        str(i): (d or c) for i, d, c in zip(corpus["id"], corpus["date"], corpus["crawl_date"], strict=True)
+    }
+    exclude = {str(i) for split in load_release(folder, "corpus", **kw).values() for i in split["id"]}
+    members, control, matched = date_matched_control(
+        sample, [by_id[i] for i in sample.ids], control_articles(articles, **kw), exclude, seed
+    )
+    if len(control.ids) < 2:
+        raise UserError(
+            f"--control {articles} has {len(control.ids)} articles from the release's weeks that the release "
+            "does not hold; pass the dedup stage's output of the release's build (the pool it sampled)"
+        )
+    blind = blind_baseline(members.texts, control.texts, seed)
+    scored = score_sample(net, tokenizer, "release", members, **score)
+    others = score_sample(net, tokenizer, str(articles), control, **score)
+    tests = {s: one_sided_test(scored.documents[s], others.documents[s]) for s in SCORES}
+    if blind["p_value"] < BLIND_ALPHA:
+        verdict = "withheld"
+        reason = (
+            f"a bag-of-words classifier tells the release's documents from the date-matched control's "
+            f"without any model (AUC {blind['auc']:.3f}, p={blind['p_value']:.2g} < {BLIND_ALPHA}): "
+            "membership scores cannot be told from what the two sets are about"
+        )
+    else:
+        verdict = "contaminated" if tests[SCORES[0]]["p_value"] < alpha else "not detected"
+        reason = None
+    return {
+        "unit": "document",
+        "controls": [{"folder": str(articles), "matched": matched}],
+        "documents": len(members.ids),
+        "blind_baseline": blind,
+        "tests": tests,
+        "verdict": verdict,
+        **({"withheld_because": reason} if reason else {}),
+        "scores": {"release": scored.to_json(), "controls": [others.to_json()]},
     }
 
 
 @dataclass
 class ContaminationArguments:
-    model: str = field(default="", metadata={"help": "Model id or folder (a LoRA folder is merged)."})
-    release: str = field(default="", metadata={"help": "Release id (under --root) or release folder."})
-    control: str | None = field(
-        default=None,
-        metadata={"help": "Control release of the same track and size (Geminon: built when omitted)."},
+    model: str = field(
+        default="", metadata={"help": "An evaluate run folder, a trained folder or a model id."}
     )
+    release: str = field(default="", metadata={"help": "Release id (under --root) or release folder."})
+    control: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Geminon: control releases (other worlds of the same size; default: build "
+            "--controls fresh ones). NEWS: the articles its build sampled from."
+        },
+    )
+    controls: int = field(default=CONTROLS, metadata=bounds("[2, 1000]", "Geminon control worlds built."))
     documents: int = field(default=500, metadata=bounds("[2, inf)", "Documents scored per corpus."))
     k: float = field(default=0.2, metadata=bounds("(0, 1]", "Share of least likely tokens averaged."))
     alpha: float = field(default=0.01, metadata=bounds("(0, 1)", "Significance level of the verdict."))
-    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the document sample."))
+    seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the document samples."))
     batch_size: int = field(default=8, metadata=bounds("[1, inf)", "Documents per forward pass."))
     max_length: int = field(default=256, metadata=bounds("[2, inf)", "Tokens scored per document."))
 
@@ -255,16 +546,19 @@ def main(args: ContaminationArguments, out: ReportArguments) -> dict[str, Any]:
 
 
 def _report(report: dict[str, Any]) -> None:
-    figures = ", ".join(
-        f"{name}: p={t['p_value']:.3g}, AUC={t['auc']:.3f}" for name, t in report["tests"].items()
-    )
-    print(f"{report['model']} on {report['release']}: {report['verdict']} ({figures})")
+    head = report["tests"][SCORES[0]]
+    if report["unit"] == "world":
+        where = f"rank {head['rank']} of {head['worlds']} worlds, t={head['t']:.2f}"
+    else:
+        where = f"AUC={head['auc']:.3f}, blind AUC={report['blind_baseline']['auc']:.3f}"
+    line = f"{report['model']} on {report['release']}: {report['verdict']} (Min-K%++ p={head['p_value']:.3g}"
+    print(f"{line}, {where})" + (f"; {report['withheld_because']}" if "withheld_because" in report else ""))
 
 
 make_parser, cli = command(
     (ContaminationArguments, ReportArguments),
     "continuousbench contamination",
-    "Membership test (Min-K%++, Min-K%) of a model on a release's corpus against an unseen control.",
+    "Membership test (Min-K%++, Min-K%) of a model on a release's corpus against unseen controls.",
     main,
     report=_report,
     resume_hint=None,

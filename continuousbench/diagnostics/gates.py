@@ -98,28 +98,13 @@ def closed_book_questions(release: str | Path, **kw: Any):
     return concatenate_datasets([p.select_columns(common) for p in parts])
 
 
-def load_scoring_model(model: str):
-    """(model, tokenizer) for scoring, on the GPU when there is one: a trainer's LoRA folder merged onto
-    its base, else a full model."""
-    import torch
-
-    from continuousbench.training.modeling import load_model_and_tokenizer, load_trained
-
-    if (Path(model).expanduser() / "adapter_config.json").is_file():
-        net, tokenizer = load_trained(model, "--model")
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-    else:
-        net, tokenizer = load_model_and_tokenizer(model, tuning="full")
-    return net.to("cuda" if torch.cuda.is_available() else "cpu").eval(), tokenizer
-
-
 def closed_book(model: str, qa, track: str, *, batch_size: int, max_new_tokens: int) -> dict[str, Any]:
     """A model's closed-book accuracy (the most lenient default matcher) and its Wilson interval."""
     from continuousbench.harness.qa_eval import generate_answers, score_answers
+    from continuousbench.loader import load_model
     from continuousbench.stats import wilson_interval
 
-    net, tokenizer = load_scoring_model(model)
+    net, tokenizer, _ = load_model(model, "--models")
     answers = generate_answers(
         net, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
     )

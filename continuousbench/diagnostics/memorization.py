@@ -3,17 +3,24 @@
     continuousbench memorization --model runs/eval-real --release geminon-small-2026q1 --output memo.json
 
 ``--model`` is an ``evaluate`` run folder, a generator folder (LoRA adapters are merged on load) or a
-model id. Documents of the release's training split and of its held-out split (``corpus.validation``,
-which no recipe trains on) are cut after ``--prefix_tokens`` tokens and continued greedily for
-``--suffix_tokens`` (:mod:`.verbatim`). The held-out figures are the floor that the format alone
-explains (a model that learned how Geminon articles read completes them partly right without having
-seen them); what the training split adds above it is memorisation of those documents. A release built
-with ``--heldout`` holds exactly its held-out documents in ``corpus.validation`` (the output's
-``release.heldout`` names the split), so the floor is the unseen entity, document or style.
+model id. Documents of the release's training split and of its held-out split are cut after
+``--prefix_tokens`` tokens and continued greedily for ``--suffix_tokens`` (:mod:`.verbatim`). The
+held-out figures are the floor that the format alone explains (a model that learned how Geminon
+articles read completes them partly right without having seen them); what the training split adds
+above it is memorisation of those documents.
+
+The floor is the *probe half* of ``corpus.validation`` (:func:`continuousbench.release.layout.in_probe_half`):
+no recipe trains on that split, and generators select their checkpoints on its other half only, so no
+model was chosen for doing well on the floor (selecting on it would pull the floor down towards the
+training figures). The output's ``floor`` names its documents. A release built with ``--heldout``
+holds exactly its held-out documents in ``corpus.validation`` (``release.heldout`` names the split), so
+the floor is the probe half of the unseen entity, document or style.
 
 The difference train minus held-out is *paired*: each held-out document is matched with a training
-document of the same style (drawn with the seed), so the style mix, which moves every figure, cancels.
-Sensitive training documents (one per sensitive entity) are probed too and reported as their own subset.
+document of the same style (drawn with the seed), so the style mix, which moves every figure, cancels;
+a style with no training document (``--heldout style``) gets random public mates, and ``paired_by``
+then says so. The ``train`` figures are those of the paired training documents; sensitive training
+documents (one per sensitive entity) are probed too and reported apart (``sensitive``).
 Under ``torchrun`` / ``accelerate launch`` the documents are shared out and one process writes.
 """
 
@@ -85,11 +92,11 @@ Pairs = list[tuple[Probe, Probe]]
 def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[list[Probe], Pairs, list[Probe], dict]:
     """(held-out probes, (training, held-out) pairs of one style, sensitive training probes, notes)."""
     k, m, rng = args.prefix_tokens, args.suffix_tokens, random.Random(args.seed)
-    heldout = corpus[HELDOUT]
+    heldout = corpus[HELDOUT]  # its probe half (see _corpus)
     order = list(range(len(heldout)))
     rng.shuffle(order)
     held, short = _take(heldout, order, args.docs, "heldout", tokenizer, k, m)
-    notes = {"heldout_short": short, "train_short": 0}
+    notes = {"heldout_short": short, "train_short": 0, "random_mates": []}
     train = corpus["train"]
     columns = set(train.column_names)
     styles = train["style"] if "style" in columns else ["all"] * len(train)
@@ -105,6 +112,8 @@ def draw(corpus, tokenizer, args: MemorizationArguments) -> tuple[list[Probe], P
     for style in sorted(by_style):
         # a style held out whole (build --heldout style) has no training document: any public one
         pool = pools.get(style) or list(public)
+        if not pools.get(style):
+            notes["random_mates"].append(style)
         rng.shuffle(pool)
         mates, skipped = _take(train, pool, len(by_style[style]), "train", tokenizer, k, m)
         notes["train_short"] += skipped
@@ -150,15 +159,17 @@ def breakdown(rows: Sequence[dict]) -> dict[str, Any]:
     return {**summarise(rows), **parts}
 
 
-def difference(pairs: Sequence[tuple[dict, dict]]) -> dict[str, Any]:
-    """Train minus held-out over the style-matched pairs: exact rate with Newcombe's paired interval and
-    McNemar p; common prefix and ROUGE-L with a paired bootstrap interval."""
+def difference(pairs: Sequence[tuple[dict, dict]], random_mates: Sequence[str] = ()) -> dict[str, Any]:
+    """Train minus held-out over the pairs: exact rate with Newcombe's paired interval and McNemar p;
+    common prefix and ROUGE-L with a paired bootstrap interval. ``random_mates``: the held-out styles
+    whose mates were random public documents (no training document of their style)."""
     from continuousbench.stats import paired_difference
 
     exact = paired_difference([a["exact"] for a, _ in pairs], [b["exact"] for _, b in pairs])
+    paired_by = "style" if not random_mates else {"style": "except", "random": sorted(random_mates)}
     return {
         "pairs": len(pairs),
-        "paired_by": "style",
+        "paired_by": paired_by,
         "exact_suffix_rate": {k: exact[k] for k in ("difference", "ci95", "p_value")},
         **{
             name: {"difference": d["value"], "ci95": d["ci95"]}
@@ -182,12 +193,22 @@ def _release(source: str) -> tuple[Path, dict]:
 
 def _corpus(folder: Path, train_split: str) -> dict:
     """The held-out split and the (part of the) training split the model saw."""
+    from continuousbench.release.layout import in_probe_half
     from continuousbench.release.load import load_release
 
     if train_split.split("[")[0].strip() != "train":
         raise UserError(f"--train_split {train_split} is not a part of train; write e.g. train or train[:64]")
     heldout = load_release(folder, "corpus", split=HELDOUT)  # checks the whole release's files
-    return {HELDOUT: heldout, "train": load_release(folder, "corpus", split=train_split, verify=False)}
+    train = load_release(folder, "corpus", split=train_split, verify=False)
+    if len(train) == 0:
+        raise UserError(
+            f"--train_split {train_split} holds no document: there is nothing to probe; name the part of "
+            "corpus.train the model saw, e.g. train or train[:64]"
+        )
+    probe = heldout.filter(in_probe_half, input_columns="text")
+    if len(probe) == 0:
+        raise UserError(f"the probe half of corpus.{HELDOUT} is empty ({len(heldout)} documents): no floor")
+    return {HELDOUT: probe, "train": train}
 
 
 def _check(tokenizer, probes: Sequence[Probe], notes: dict, args: MemorizationArguments) -> None:
@@ -217,7 +238,7 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
     import continuousbench
     from continuousbench import processes
     from continuousbench.files import check_output_files, write_json
-    from continuousbench.training.modeling import load_for_inference
+    from continuousbench.loader import load_model
 
     procs = processes.current()
     folder, release = _release(args.release)
@@ -226,12 +247,11 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
         lambda: check_output_files({"--output": args.output}, overwrite=args.overwrite, keep_out=inputs),
         procs,
     )["--output"]
-    model, tokenizer, record = load_for_inference(args.model, dtype=args.dtype)
+    model, tokenizer, record = load_model(args.model, dtype=args.dtype)
     corpus = processes.main_first(lambda: _corpus(folder, args.train_split), procs)
     held, pairs, sensitive, notes = draw(corpus, tokenizer, args)
     probes = held + [mate for mate, _ in pairs] + sensitive
     _check(tokenizer, probes, notes, args)
-    model.to(_device())
 
     def work(share: list[Probe]) -> list[dict]:
         return score(
@@ -249,22 +269,21 @@ def main(args: MemorizationArguments) -> dict[str, Any]:
             k: getattr(args, k) for k in ("prefix_tokens", "suffix_tokens", "docs", "train_split", "seed")
         },
         "documents": notes,
-        "train": breakdown([r for r in rows if r["split"] == "train"]),
+        "floor": {
+            "split": f"corpus.{HELDOUT}",
+            "half": "probe (release.layout.in_probe_half)",
+            "documents": [p.id for p in held],
+        },
+        "train": breakdown([by_id["train", a.id] for a, _ in pairs]),  # what the difference compares
+        "sensitive": breakdown([by_id["train", p.id] for p in sensitive]),
         "heldout": breakdown([r for r in rows if r["split"] == "heldout"]),
-        "train_minus_heldout": difference([(by_id["train", a.id], by_id["heldout", b.id]) for a, b in pairs]),
+        "train_minus_heldout": difference(
+            [(by_id["train", a.id], by_id["heldout", b.id]) for a, b in pairs], notes["random_mates"]
+        ),
         "package_version": continuousbench.__version__,
     }
     write_json(output, result)
     return result
-
-
-def _device() -> str:
-    """This process's GPU (torchrun's LOCAL_RANK) when there is one, else the CPU."""
-    import os
-
-    import torch
-
-    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if torch.cuda.is_available() else "cpu"
 
 
 def _report(result: dict[str, Any]) -> None:

@@ -18,7 +18,6 @@ draws the batch (and broadcasts it), adds the one noise draw and writes every fi
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,11 +163,9 @@ def build(
 
 
 def training_device(config) -> str:
-    """This process's device: its LOCAL_RANK GPU (torchrun sets it), or the CPU."""
-    import torch
-
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    return "cpu" if config.use_cpu or not torch.cuda.is_available() else f"cuda:{local}"
+    """This process's device (the one rule, :func:`continuousbench.processes.device`), the CPU when the
+    configuration asks for it."""
+    return processes.device(cpu=config.use_cpu)
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:

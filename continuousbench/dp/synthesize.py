@@ -78,9 +78,9 @@ class SynthesisArguments:
 
 def load_generator(folder: str, *, with_model: bool = True):
     """(model or None, tokenizer) from a LoRA adapter folder (merged into its base) or a full model folder."""
-    from continuousbench.training.modeling import load_trained
+    from continuousbench.loader import load_model
 
-    return load_trained(folder, "--generator", with_model=with_model)
+    return load_model(folder, "--generator", with_model=with_model)[:2]
 
 
 def start_prompt(tokenizer) -> str:
@@ -179,13 +179,11 @@ def _sample_local(
     ``classes``: each document's class (``--per_class``), else None for all."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from accelerate import PartialState
 
     from continuousbench.files import atomic_write
     from continuousbench.llm.local import generate_batched
 
     model, tokenizer = load_generator(args.generator)
-    model.to(PartialState().device)  # this process's accelerator under torchrun, else the first one
     prompts = _prompts(tokenizer, classes or [None] * args.num_samples)
     batches = range(procs.rank, -(-args.num_samples // args.batch_size), procs.world_size)
     rows: dict[str, list] = {"batch": [], "text": []}

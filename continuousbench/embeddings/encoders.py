@@ -65,7 +65,9 @@ class SentenceEncoder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        from continuousbench import processes
+
+        device = processes.device()
         self.model = SentenceTransformer(model, device=device, model_kwargs={"torch_dtype": torch.float32})
         self.model.max_seq_length = max_length
         self.prompt, self.batch_size, self.normalize = prompt, batch_size, normalize
@@ -111,7 +113,7 @@ def _load_encoder(model_path: str):
     import torch
     from transformers import AutoModel
 
-    from continuousbench.training.modeling import load_tokenizer
+    from continuousbench.loader import load_tokenizer
 
     if not Path(model_path).is_dir():
         raise FileNotFoundError(f"embedding model folder {model_path} does not exist: pass --model <folder>")

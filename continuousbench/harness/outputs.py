@@ -130,7 +130,7 @@ def predictions_table(rows_by_part: dict[str, tuple], matchers):
         )
         for name in matchers:
             frame[name] = [bool(v) if v is not None else None for v in report["per_example"][name]]
-        for name in ("mcq", "answer_nll"):  # ranked choice: whether the pick was right, the answer's loss
+        for name in ("mcq", "mcq_acc", "answer_nll"):  # ranked choice: picks right or not; answer loss
             if name in report["per_example"]:
                 frame[name] = report["per_example"][name]
         frame["support_count"] = [int(c) for c in qa["support_count"]]

@@ -2,7 +2,8 @@
 
 For every question, the few-shot prompt of the greedy QA (:func:`.prompts.qa_prompt`) is continued by
 ``" " + option`` for each option of :mod:`continuousbench.scoring.mcq`; the model's pick is the option
-with the highest log-likelihood per character (``acc_norm``). ``answer_nll`` is the mean negative
+with the highest log-likelihood per character of the option (lm-eval's ``acc_norm``; the unnormalised
+pick, its ``acc``, is kept beside it). ``answer_nll`` is the mean negative
 log-likelihood per token of the true answer after the same prompt: it falls as a model comes closer to
 the fact long before the greedy answer is right. Scored in the precision of the model's weights, as the
 greedy answers are; shared out across processes.
@@ -47,8 +48,8 @@ def continuation_logliks(model, tokenizer, pairs: Sequence[tuple[str, str]], bat
 
 
 def rank(model, tokenizer, qa, options: dict[str, list[str]], *, track: str):
-    """Per question of ``qa``: the index of the option picked, whether it is the true answer, and the
-    answer's NLL per token.
+    """Per question of ``qa``: the index of the option picked (``acc_norm``), whether it is the true
+    answer, whether the unnormalised pick (``acc``) is, and the answer's NLL per token.
 
     A question's options and answer are scored together as one batch, whatever else is scored and
     however the questions are shared out: the same figures from one process or several (padding
@@ -64,12 +65,14 @@ def rank(model, tokenizer, qa, options: dict[str, list[str]], *, track: str):
 
     with weights_precision(model):
         scored = share_out(batches, work)
-    picks, correct, nll = [], [], []
+    picks, correct, raw, nll = [], [], [], []
     for lls, i, a in zip(scored, ids, answers, strict=True):
-        picks.append(pick([ll for ll, _ in lls[:-1]], options[i]))
+        logliks = [ll for ll, _ in lls[:-1]]
+        picks.append(pick(logliks, options[i]))
         correct.append(options[i][picks[-1]] == a)
+        raw.append(options[i][pick(logliks, options[i], normalise=False)] == a)
         nll.append(-lls[-1][0] / lls[-1][1])
-    return picks, correct, nll
+    return picks, correct, raw, nll
 
 
 def release_options(release_path: str, seed: int) -> dict[str, list[str]]:

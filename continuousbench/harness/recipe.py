@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from continuousbench.errors import UserError
 from continuousbench.files import sha256_file
-from continuousbench.training.arguments import REPLAY_FRACTION, HarnessArguments, ModelArguments
+from continuousbench.training.arguments import MIX_RATIO, REPLAY_FRACTION, HarnessArguments, ModelArguments
 from continuousbench.training.options import DP_KEYS
 
 if TYPE_CHECKING:
@@ -113,6 +113,13 @@ def check(h: HarnessArguments) -> None:
         )
     if h.replay_corpus and h.replay_fraction is None:
         h.replay_fraction = REPLAY_FRACTION
+    if h.mix_ratio is not None and not h.mix_corpus:
+        raise UserError(
+            f"--mix_ratio {h.mix_ratio} is set but no --mix_corpus is given: nothing would be mixed in; pass "
+            "--mix_corpus <general corpus> or drop --mix_ratio"
+        )
+    if h.mix_corpus and h.mix_ratio is None:
+        h.mix_ratio = MIX_RATIO
 
 
 def _where(value: str | None, base: Path | None) -> str | None:

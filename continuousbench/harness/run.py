@@ -181,8 +181,9 @@ def score(inputs: Inputs, model) -> dict[str, tuple] | None:
         return None
     tables = {}
     for part, qa in inputs.qa_test.items():
-        _, mcq, nll = graded[part]
-        report = score_answers(qa, answers[part], judge=inputs.judge, ranked={"mcq": mcq})
+        _, mcq, mcq_acc, nll = graded[part]
+        ranked = {"mcq": mcq, "mcq_acc": mcq_acc}
+        report = score_answers(qa, answers[part], judge=inputs.judge, ranked=ranked)
         report["answer_nll"] = mean_interval(nll)
         if inputs.heldout_entities is not None:
             held = inputs.heldout_entities

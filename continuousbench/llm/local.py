@@ -115,18 +115,18 @@ def generate_batched(
 
 @dataclass
 class TransformersGenerator:
-    """A local causal LM (folder or model id), loaded once."""
+    """A local causal LM (a model id, a model or adapter folder, an ``evaluate`` run), loaded once by the
+    one loader (:func:`continuousbench.loader.load_model`: its dtype and device)."""
 
     model_path: str
     batch_size: int = 16
     name: str = ""
 
     def __post_init__(self) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from continuousbench.loader import load_model
 
         self.name = self.name or f"transformers:{self.model_path}"
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
-        self.model = AutoModelForCausalLM.from_pretrained(self.model_path)
+        self.model, self.tokenizer, _ = load_model(self.model_path, "transformers:")
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         temperature = sampling.get("temperature", 0.0)

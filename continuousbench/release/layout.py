@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -46,6 +47,15 @@ NEWS_REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 TRACK_CONFIGS = {"geminon": CONFIGS, "news": NEWS_CONFIGS}
 TRACK_REQUIRED_COLUMNS = {"geminon": REQUIRED_COLUMNS, "news": NEWS_REQUIRED_COLUMNS}
 ALL_PARTS: tuple[str, ...] = tuple(dict.fromkeys(p for configs in TRACK_CONFIGS.values() for p in configs))
+
+
+def in_probe_half(text: str) -> bool:
+    """Whether a ``corpus.validation`` document is in its probe half. The split has two halves, by a hash
+    of each document's text (so any copy of the corpus splits alike): the selection half, on which
+    generators may select checkpoints (:func:`continuousbench.training.data.train_and_validation`), and
+    the probe half, which only memorisation's floor reads, so that the floor is a set no model was
+    selected on."""
+    return hashlib.sha256(b"probe-half:" + text.encode("utf-8")).digest()[0] % 2 == 1
 
 
 def configs(track: str) -> dict[str, tuple[str, ...]]:

@@ -104,6 +104,7 @@ class Stratum(_Strict):
     contains: Accuracy | None = None
     llm_match: Accuracy | None = None
     mcq: Accuracy | None = Field(None, description="schema 4: ranked-choice accuracy (acc_norm)")
+    mcq_acc: Accuracy | None = Field(None, description="schema 4: ranked choice, unnormalised (lm-eval acc)")
 
     @model_validator(mode="after")
     def _counts(self) -> Stratum:
@@ -126,6 +127,9 @@ class Matchers(_Strict):
     llm_match: Accuracy | None = None
     mcq: Accuracy | None = Field(
         None, description="schema 4: ranked-choice accuracy among the release's options (lm-eval acc_norm)"
+    )
+    mcq_acc: Accuracy | None = Field(
+        None, description="schema 4: the same, the pick by unnormalised log-likelihood (lm-eval acc)"
     )
 
 

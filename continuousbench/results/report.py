@@ -37,8 +37,10 @@ from continuousbench.scoring.judge import same_judge
 from continuousbench.scoring.match import SCORES
 from continuousbench.stats import mean_sd
 
-SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ"}
+SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM", "mcq": "MCQ", "mcq_acc": "MCQ acc"}
 PARTS = (*QA_PARTS, "classification")  # the parts a table shows (a classification run has its own one)
+# The table's and the plot's columns: MCQ's unnormalised pick (lm-eval's acc) stays in --json, not on screen.
+SHOWN = tuple(m for m in SCORES if m != "mcq_acc")
 __all__ = ["comparison_rows", "format_cell", "load_run", "plot_comparison", "print_table", "seed_groups"]
 
 
@@ -228,7 +230,7 @@ def _table(rows: list[dict], groups: list[dict] | None, warning: str | None, sha
     table.add_column("run", no_wrap=True)  # a seed group's label spans it
     for header, _ in meta:
         table.add_column(header)
-    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SCORES) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SHOWN) if any(c in r for r in rows)]
     for col in cols:
         part, m = col.split("/")
         table.add_column(f"{part.removeprefix('qa_')} {SHORT[m]}", justify="right", no_wrap=not shared)
@@ -263,7 +265,7 @@ def plot_comparison(rows: list[dict], path: Path) -> Path:
     """Grouped bars: one group per run, one bar per part x matcher, with the run's Wilson intervals."""
     from continuousbench.results.plots import grouped_bars
 
-    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SCORES) if any(c in r for r in rows)]
+    cols = [c for c in (f"{p}/{m}" for p in PARTS for m in SHOWN) if any(c in r for r in rows)]
     bars = {}
     for col in cols:
         part, m = col.split("/")

@@ -43,8 +43,9 @@ class Matcher(Protocol):
 MATCHERS = ("exact_match", "contains", "llm_match")
 DEFAULT_MATCHERS = ("exact_match", "contains")  # llm_match needs a judge
 # Per-question outcomes reported like the matchers' but decided without the greedy answer: the
-# ranked-choice pick among the release's options (continuousbench.scoring.mcq).
-RANKED = ("mcq",)
+# ranked-choice pick among the release's options (continuousbench.scoring.mcq): lm-eval's acc_norm (mcq)
+# and, beside it, its unnormalised acc (mcq_acc).
+RANKED = ("mcq", "mcq_acc")
 SCORES = MATCHERS + RANKED
 THRESHOLDS = (0, 200, 400, 600, 800)  # the paper's support strata (>= k documents)
 # Lower edges of the support-count buckets (a bucket is [edge, next edge)); 0 holds unsupported questions.

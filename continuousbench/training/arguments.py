@@ -18,6 +18,7 @@ from continuousbench.training.options import DP_STEPS
 SAMPLES_PER_STEP = 32  # Table 29: effective batch of 32 samples (packed blocks) per optimizer step
 NONPRIVATE_STEPS = 10_000  # Table 29
 REPLAY_FRACTION = 0.25  # share of a replay corpus in the training text, when one is given
+MIX_RATIO = 0.95  # share of a --mix_corpus in the training text (FictionalQA: 5% fiction in web text)
 
 
 @dataclass
@@ -167,9 +168,12 @@ class ModelArguments:
             self.lora_targets = self.lora_targets or "all"
         else:
             spec = PromptSpec()
-            self.num_virtual_tokens = self.num_virtual_tokens or spec.num_virtual_tokens
+            # "is None", not "or": a 0 given is the parser's to refuse, never a silent default
+            if self.num_virtual_tokens is None:
+                self.num_virtual_tokens = spec.num_virtual_tokens
             self.prompt_init = self.prompt_init or spec.init
-            self.prompt_init_range = self.prompt_init_range or spec.init_range
+            if self.prompt_init_range is None:
+                self.prompt_init_range = spec.init_range
             if self.prompt_init != "random_uniform" and prompt["--prompt_init_range"] is not None:
                 raise UserError("--prompt_init_range applies to --prompt_init random_uniform only; drop it")
 
@@ -232,9 +236,9 @@ class HarnessArguments:
             "training."
         },
     )
-    mix_ratio: float = field(
-        default=0.95,
-        metadata=bounds("[0, 1)", "Its share of the training text."),
+    mix_ratio: float | None = field(
+        default=None,
+        metadata=bounds("[0, 1)", f"Its share of training (default {MIX_RATIO}; needs --mix_corpus)."),
     )
     max_document_blocks: int = field(
         default=64,

@@ -327,7 +327,11 @@ def train_and_validation(source: str, text_column: str = "text", *, purpose: str
     """The ``train`` and ``validation`` splits of ``source``; one line if there is no separate validation
     split (a file or a single ``save_to_disk`` dataset has no splits: :func:`load_corpus` returns the same
     rows for any split name, and selecting on training records would be a silent leak). ``purpose`` says
-    what the caller needs the validation split for."""
+    what the caller needs the validation split for. The validation records returned are its selection
+    half (:func:`continuousbench.release.layout.in_probe_half`): the other half is the memorisation
+    probe's floor, which nothing may select on."""
+    from continuousbench.release.layout import in_probe_half
+
     train = load_corpus(source, text_column, split="train", option=option)
     try:
         validation = load_corpus(source, text_column, split="validation", option=option)
@@ -338,4 +342,10 @@ def train_and_validation(source: str, text_column: str = "text", *, purpose: str
             f"{option} {source} has no separate validation split (the same records came back for 'train' "
             f"and 'validation'); {purpose}: pass a release or a folder with train and validation splits"
         )
-    return train, validation
+    selection = validation.filter(lambda text: not in_probe_half(text), input_columns="text")
+    if len(selection) == 0:
+        raise UserError(
+            f"{option} {source}: the selection half of its validation split is empty ({len(validation)} "
+            f"records, all in the memorisation probe's half); {purpose}: pass a larger validation split"
+        )
+    return train, selection

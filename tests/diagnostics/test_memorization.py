@@ -73,8 +73,11 @@ def test_untrained_model_recites_nothing_more_for_training_documents(invoke, tmp
     data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30",
                           "--suffix_tokens", "16")
     diff = data["train_minus_heldout"]
-    assert diff["pairs"] == 30 and data["heldout"]["n"] == 30
-    assert data["train"]["n"] == 30 + data["train"]["by_subset"]["sensitive"]["n"]
+    assert diff["pairs"] == 30 and data["heldout"]["n"] == 30 and diff["paired_by"] == "style"
+    # the training figures are those of the paired documents; the sensitive articles are apart
+    assert data["train"]["n"] == 30 and set(data["train"]["by_subset"]) == {"public"}
+    assert data["sensitive"]["n"] > 0 and set(data["sensitive"]["by_subset"]) == {"sensitive"}
+    assert len(data["floor"]["documents"]) == 30
     assert set(data["heldout"]["by_style"]) <= {"wiki", "journal", "evolution", "comparison"}
     for name in ("exact_suffix_rate", "rouge_l", "common_prefix"):
         low, high = diff[name]["ci95"]
@@ -213,8 +216,27 @@ def test_a_style_held_out_release_is_probed_on_its_held_out_documents(invoke, tm
     data, _ = _probe(invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12",
                      "--suffix_tokens", "8")
     assert data["release"]["heldout"] == "style" and set(data["heldout"]["by_style"]) == {style}
-    # no training document has the held-out style: each is paired with a public one of another style
-    assert data["train_minus_heldout"]["pairs"] == 12 and data["documents"]["unpaired"] == 0
-    sensitive = data["train"]["by_subset"]["sensitive"]["n"]  # the sensitive articles are wiki
-    assert data["train"]["n"] == 12 + sensitive
-    assert data["train"]["by_style"].get(style, {"n": 0})["n"] == (sensitive if style == "wiki" else 0)
+    # no training document has the held-out style: each is paired with a public one of another style,
+    # and the output says so rather than "paired by style"
+    diff = data["train_minus_heldout"]
+    assert diff["pairs"] == 12 and data["documents"]["unpaired"] == 0
+    assert diff["paired_by"] == {"style": "except", "random": [style]}
+    assert data["train"]["n"] == 12 and style not in data["train"]["by_style"]
+
+
+def test_the_floor_is_disjoint_from_every_selection_split(invoke, tmp_path, tiny_release, tiny_model_dir):
+    """The floor's documents are the probe half of corpus.validation: none of them is in the selection half
+    that train-generator (and Private Evolution) select checkpoints on, nor in corpus.train; the two
+    halves make up the split. Failed when the floor was all of corpus.validation."""
+    from continuousbench.release.load import load_release
+    from continuousbench.training.data import train_and_validation
+
+    options = ("--docs", "100000", "--prefix_tokens", "4", "--suffix_tokens", "4")
+    data, _ = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", *options)
+    validation = load_release(tiny_release, "corpus", "validation")
+    text_of = dict(zip(validation["id"], validation["text"], strict=True))
+    floor = {text_of[i] for i in data["floor"]["documents"]}
+    train, selection = train_and_validation(str(tiny_release), purpose="selection")
+    assert floor and len(selection) and floor.isdisjoint(selection["text"])
+    assert floor.isdisjoint(train["text"])
+    assert len(floor) + len(selection) == len(validation) - data["documents"]["heldout_short"]

@@ -36,6 +36,8 @@ def _study(root, names):
 
 
 def test_known_orders_give_known_coefficients(tmp_path, invoke):
+    from scipy.stats import kendalltau
+
     study = _study(tmp_path / "study", list(QA))
     out = tmp_path / "proxies.json"
     plot = tmp_path / "p.png"
@@ -51,6 +53,12 @@ def test_known_orders_give_known_coefficients(tmp_path, invoke):
     low, high = r["validation_loss"]["spearman"]["ci95"]
     assert -1 <= low <= -0.8 <= high <= 1
     assert r["leakage"]["note"] and r["fid"]["note"]  # no release folder, no --model
+    # exact permutation p-values beside the intervals: 5 corpora in QA's order, 2 of the 120 pairings are
+    # as extreme; 4 corpora, tau -4/6: scipy's exact Kendall test says the same
+    assert r["mauve"]["spearman"]["p_value"] == pytest.approx(2 / 120) == r["mauve"]["kendall"]["p_value"]
+    assert r["mauve"]["kendall"]["permutations"] == "all"
+    exact = kendalltau(range(4), [4, 3, 1, 2], method="exact").pvalue
+    assert r["validation_loss"]["kendall"]["p_value"] == pytest.approx(exact)
     assert "mauve" in result.stdout and "+1.00" in result.stdout and plot.stat().st_size > 0
 
 
@@ -96,3 +104,17 @@ def test_fid_and_leakage_come_from_the_release_and_its_embeddings(tmp_path, tiny
     corpora = main(args)["corpora"]
     assert all(row["fid"] > 0 for row in corpora.values())  # none of these texts is the real corpus
     assert corpora["a"]["leakage"] == corpora["b"]["leakage"] == 0 < corpora["c"]["leakage"]
+
+
+def test_the_vectorised_correlations_are_scipys():
+    """The permutation test's statistics, computed for many pairings at once, equal scipy's spearmanr and
+    kendalltau (tau-b) pairing by pairing, ties included."""
+    import numpy as np
+    from scipy.stats import kendalltau, spearmanr
+
+    from continuousbench.diagnostics.proxies import _kendall, _spearman
+
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 4, size=(50, 7)).astype(float), rng.normal(size=(50, 7))
+    assert _spearman(x, y) == pytest.approx([spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)])
+    assert _kendall(x, y) == pytest.approx([kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)])

@@ -123,11 +123,11 @@ def test_a_dp_prompt_run_meets_its_epsilon_and_says_what_it_trained(prompt_gener
 def test_a_prompt_tuned_generator_samples_locally_through_its_soft_prompt(prompt_generator, dp_model_dir):
     from continuousbench.dp.synthesize import load_generator, start_prompt
     from continuousbench.llm.local import generate_batched
-    from continuousbench.training.modeling import load_trained
+    from continuousbench.loader import load_model
 
     model, tok = load_generator(str(prompt_generator))
     assert model.active_peft_config.is_prompt_learning  # not merged: PEFT prepends the prompt
-    base, _ = load_trained(str(dp_model_dir), "--model")
+    base, _, _ = load_model(str(dp_model_dir))
     sample = dict(max_new_tokens=8, batch_size=4, do_sample=True, seed=1)  # noqa: C408
     with_prompt = generate_batched(model, tok, [start_prompt(tok)] * 4, **sample)
     without = generate_batched(base, tok, [start_prompt(tok)] * 4, **sample)

@@ -16,8 +16,8 @@ def test_mix_corpus_loss_before_and_after_training(tmp_path, tiny_release, run_a
     from continuousbench.demo.demo import SHIPPED_BASE
     from continuousbench.harness import forgetting
     from continuousbench.harness.run import cli
+    from continuousbench.loader import load_model
     from continuousbench.training.data import load_corpus
-    from continuousbench.training.modeling import load_for_inference
 
     general = SHIPPED_BASE / "replay.parquet"  # the base model's own pretraining text: "web text" here
     out = tmp_path / "run"
@@ -29,8 +29,8 @@ def test_mix_corpus_loss_before_and_after_training(tmp_path, tiny_release, run_a
     texts = list(load_corpus(str(general))["text"])
     assert record["heldout_documents"] == min(64, len(texts) // 2) and record["ratio"] == 0.5
     assert record["change"] == pytest.approx(record["loss_after"] - record["loss_before"])
-    base, tokenizer, _ = load_for_inference(str(SHIPPED_BASE), dtype="float32")
-    trained, _, _ = load_for_inference(str(out), dtype="float32")
+    base, tokenizer, _ = load_model(str(SHIPPED_BASE), dtype="float32")
+    trained, _, _ = load_model(str(out), dtype="float32")
     order = np.random.default_rng(results["seed"]).permutation(len(texts))
     held = [texts[i] for i in sorted(int(i) for i in order[: record["heldout_documents"]])]
     before, after = (forgetting.heldout_loss(m, tokenizer, held, 64) for m in (base, trained))

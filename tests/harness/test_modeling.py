@@ -27,31 +27,3 @@ def test_bad_model_arguments(tmp_path, tiny_model_dir):
         load_model_and_tokenizer(str(tiny_model_dir), tuning="qlora")
     with pytest.raises(FileNotFoundError, match="cannot load model"):
         load_model_and_tokenizer(str(tmp_path / "nowhere"))
-
-
-def test_one_loader_for_runs_adapters_and_model_folders(finished_run, tmp_path, tiny_model_dir):
-    """``load_for_inference``: an evaluate run is read through its model/, a LoRA adapter is merged into
-    its base (the same logits as peft's own adapter model), a plain folder is loaded as it is."""
-    import shutil
-
-    import torch
-    from peft import AutoPeftModelForCausalLM
-
-    from continuousbench.errors import UserError
-    from continuousbench.training.modeling import load_for_inference
-
-    model, tokenizer, record = load_for_inference(str(finished_run), dtype="float32")
-    assert record == {"given": str(finished_run), "kind": "evaluate run", "dtype": "float32"}
-    assert not any("lora" in name for name, _ in model.named_parameters()) and not model.training
-    adapter = finished_run / "model"
-    _, _, as_adapter = load_for_inference(str(adapter), dtype="float32")
-    assert as_adapter["kind"] == "LoRA adapter"
-    ids = torch.tensor([tokenizer("Stalet is the Mouse Geminon.")["input_ids"]])
-    peft_model = AutoPeftModelForCausalLM.from_pretrained(str(adapter), dtype=torch.float32).eval()
-    with torch.no_grad():
-        assert torch.allclose(model(ids).logits, peft_model(ids).logits, atol=1e-5)
-    assert load_for_inference(str(tiny_model_dir))[2]["kind"] == "model"
-    light = tmp_path / "light"
-    shutil.copytree(finished_run, light, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
-    with pytest.raises(UserError, match="evaluate run without a trained model"):
-        load_for_inference(str(light))

@@ -36,14 +36,34 @@ def test_options_are_same_attribute_values_drawn_with_the_seed(qa_rows, tiny_rel
     assert positions == set(range(K))  # the true answer is not always first
 
 
+def lm_eval_picks(lls, choices) -> tuple[int, int]:
+    """(acc_norm's pick, acc's pick) as lm-evaluation-harness computes them (lm_eval/api/task.py,
+    ConfigurableTask.process_results, output_type multiple_choice): ``completion_len`` is the characters
+    of each choice from ``doc_to_choice``, which does not hold the " " target delimiter."""
+    import numpy as np
+
+    completion_len = np.array([float(len(i)) for i in choices])
+    return int(np.argmax(np.array(lls) / completion_len)), int(np.argmax(lls))
+
+
 def test_pick_normalises_by_length():
-    assert pick([-10.0, -6.0], ["a much longer option", "b"]) == 0  # -10/21 beats -6/2
+    assert pick([-10.0, -6.0], ["a much longer option", "b"]) == 0  # -10/20 beats -6/1
     assert pick([-3.0, -3.0], ["x", "y"]) == 0
+    assert pick([-3.0, -2.0], ["x", "y"], normalise=False) == 1
+
+
+def test_pick_is_lm_evals_rule_where_counting_the_delimiter_is_not():
+    """Numeric options of 2 and 3 digits (a real tiny-release question, 10007-attack): per character of
+    the option 104 wins; per character of " " + option (the rule before) 96 would; unnormalised, 96."""
+    lls, options = [-3.0, -3.2, -4.4, -3.1], ["96", "88", "104", "86"]
+    assert (pick(lls, options), pick(lls, options, normalise=False)) == lm_eval_picks(lls, options) == (2, 0)
+    with_delimiter = [ll / len(" " + o) for ll, o in zip(lls, options, strict=True)]
+    assert max(range(4), key=with_delimiter.__getitem__) == 0  # what the docs once called acc_norm
 
 
 def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tiny_release, qa_rows):
     """On 20 questions: the options' log-likelihoods summed token by token with a plain forward pass per
-    option (no batching, no padding), divided by the characters of " option", give the same pick."""
+    option (no batching, no padding), picked by lm-eval's rule, give the same picks, normalised or not."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -52,7 +72,7 @@ def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tin
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
     qa = Dataset.from_list(qa_rows[:20])
     options = release_options(str(tiny_release), seed=0)
-    picks, correct, nll = rank(model, tokenizer, qa, options, track="geminon")
+    picks, correct, raw, nll = rank(model, tokenizer, qa, options, track="geminon")
 
     def loglik(prompt: str, continuation: str) -> tuple[float, int]:
         head = tokenizer(prompt)["input_ids"]
@@ -62,13 +82,14 @@ def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tin
         logprobs = torch.log_softmax(logits, dim=-1)
         return sum(float(logprobs[len(head) - 1 + j, t]) for j, t in enumerate(tail)), len(tail)
 
-    expected_picks, expected_nll = [], []
+    expected_picks, expected_raw, expected_nll = [], [], []
     for row in qa_rows[:20]:
         prompt, opts = qa_prompt(row["question"]), options[row["id"]]
-        scores = [loglik(prompt, " " + o)[0] / len(" " + o) for o in opts]
-        expected_picks.append(max(range(len(opts)), key=lambda i: scores[i]))
+        norm, plain = lm_eval_picks([loglik(prompt, " " + o)[0] for o in opts], opts)
+        expected_picks.append(norm)
+        expected_raw.append(opts[plain] == row["answer"])
         ll, n = loglik(prompt, " " + row["answer"])
         expected_nll.append(-ll / n)
-    assert picks == expected_picks
+    assert picks == expected_picks and raw == expected_raw
     assert nll == pytest.approx(expected_nll, rel=1e-4)
     assert correct == [options[r["id"]][p] == r["answer"] for r, p in zip(qa_rows[:20], picks, strict=True)]

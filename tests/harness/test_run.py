@@ -23,7 +23,7 @@ def check_outputs(out, tuning: str, steps: int):
     assert results["training_args"]["adam_beta2"] == 0.995 and results["package_version"]
     for part in ("qa_public", "qa_singleton"):
         metrics = results["metrics"][part]
-        assert metrics["n"] == 6 and set(metrics["metrics"]) == {"exact_match", "contains", "mcq"}
+        assert metrics["n"] == 6 and set(metrics["metrics"]) == {"exact_match", "contains", "mcq", "mcq_acc"}
         assert ">=200" in metrics["by_support"] and metrics["buckets"]
     table = pd.read_parquet(out / PREDICTIONS)
     assert len(table) == 12 and set(table["part"]) == {"qa_public", "qa_singleton"}
@@ -238,7 +238,7 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
                     "--judge_override_calibration", steps=0)  # fmt: skip
     results = run.cli(argv)
     metrics = results["metrics"]["qa_public"]["metrics"]
-    assert set(metrics) == {"exact_match", "contains", "llm_match", "mcq"}
+    assert set(metrics) == {"exact_match", "contains", "llm_match", "mcq", "mcq_acc"}
     assert "llm_match" in pd.read_parquet(out / PREDICTIONS).columns
     calibration = results["judge"]["calibration"]
     assert calibration["override"] and not calibration["passed"] and calibration["accuracy"] == 0.5
