@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
 from continuousbench.dp.accounting import check_target_epsilon, dp_event_to_json
 from continuousbench.errors import UserError
 
-# Orders of the RDP accountant: geometric from just above 1.01 (where the conversion is valid) to 1e5,
-# dense enough that epsilon is within 1e-4 (relative) of the minimum over all real orders.
-ORDERS = tuple(float(a) for a in np.geomspace(1.0101, 1e5, 4000))
+# Orders of the RDP accountant: dp_accounting's own, and alpha - 1 geometric from 0.0101 (where the
+# conversion is valid) to 1e5, so epsilon is within 1e-5 (relative) of the minimum over all real orders.
+ORDERS = tuple(sorted({*DEFAULT_RDP_ORDERS, *(1 + float(a) for a in np.geomspace(0.0101, 1e5, 10_000))}))
 
 
 def em_rho(clip: float, batch_size: int, temperature: float) -> float:
