@@ -71,6 +71,16 @@ def clip_logits(logits, clip: float):
     return (logits - logits.amax(dim=-1, keepdim=True) + clip).clamp(min=-clip)
 
 
+def floor_share(vocab: int, clip: float, temperature: float) -> float:
+    """Most of a token's probability the clip floor can hold: ``V e^(-2c/tau) / (1 + V e^(-2c/tau))``
+    when every batch member agrees on one token. Floored tokens are drawn about uniformly from the
+    vocabulary: text noise that grows with ``V`` and ``tau / c``."""
+    import math
+
+    tail = vocab * math.exp(-2 * clip / temperature)
+    return tail / (1 + tail)
+
+
 def aggregate(clipped, owner, groups: int, batch_size: int):
     """Per batch: the sum of its rows of ``clipped`` divided by ``batch_size`` (public, not the actual
     size, so one record more or less moves every score by at most ``clip / s``)."""

@@ -33,6 +33,7 @@ PUBLISHED = ("data", "README.md", "prediction.json", "privacy.json")
 CHUNK_BATCHES = 64  # batches decoded between two saves of the work (the unit --resume redoes)
 STATE = "streams-{:05d}.pt"  # the secret streams at the start of a chunk
 CHUNK = "chunk-{:05d}.parquet"
+FLOOR_WARNING = 0.1  # share of the probability on the clip floor above which the run warns
 
 
 @dataclass
@@ -57,7 +58,7 @@ class PredictionArguments:
     clip: float = field(default=10.0, metadata=bounds("(0, inf)", "Logits are clipped to [-c, c] (c)."))
     temperature: float | None = field(default=None, metadata=bounds(
         "(0, inf)", "Sampling temperature; default the lowest the budget allows."))  # fmt: skip
-    max_temperature: float = field(default=1.5, metadata=bounds("(0, inf)", "Highest temperature chosen."))
+    max_temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Highest temperature chosen."))
     svt_threshold: float | None = field(default=None, metadata=bounds(
         "(0, 2]", "Sparse vector test's L1 threshold (public tokens); default: no test."))  # fmt: skip
     svt_noise: float = field(default=0.2, metadata=bounds("(0, inf)", "Its Laplace scale on the threshold."))
@@ -149,7 +150,7 @@ def _decode(args: PredictionArguments, records: list[str], guarantee, work: Path
     import pyarrow.parquet as pq
     from accelerate import PartialState
 
-    from continuousbench.dp.prediction import BatchDecoder, Mechanism
+    from continuousbench.dp.prediction import BatchDecoder, Mechanism, floor_share
     from continuousbench.dp.prediction_prompts import cut_records, prompts
     from continuousbench.files import atomic_write
     from continuousbench.stages import ProgressLog
@@ -162,6 +163,13 @@ def _decode(args: PredictionArguments, records: list[str], guarantee, work: Path
     private, public, stop = prompts(args.prompt_set, cut_records(records, tokenizer, args.max_record_tokens),
                                     tokenizer)  # fmt: skip
     _check_length(args, model, tokenizer, [private[i] for batch in assignment for i in batch] + [public])
+    floored = floor_share(len(tokenizer), args.clip, guarantee.temperature)
+    if floored > FLOOR_WARNING:
+        logger.warning(
+            "at clip %g and temperature %.3g up to %.0f%% of a token's probability sits on the clip floor "
+            "(tokens drawn about uniformly from %d): raise --clip with --batch_size, or --epsilon",
+            args.clip, guarantee.temperature, 100 * floored, len(tokenizer),
+        )  # fmt: skip
     mech = Mechanism(args.batch_size, args.clip, guarantee.temperature, args.svt_threshold, args.svt_noise)
     decoder = BatchDecoder(model, tokenizer, mech, max_new_tokens=args.max_new_tokens,
                            private_tokens=args.private_tokens, stop=stop)  # fmt: skip

@@ -68,7 +68,7 @@ def test_each_record_is_in_at_most_one_batch(dp_corpus, dp_model_dir, tmp_path, 
 
 def test_a_budget_too_small_or_too_many_samples_is_one_line(dp_corpus, dp_model_dir, tmp_path, invoke):
     err = one_line_error(invoke, pp_argv(dp_corpus, dp_model_dir, tmp_path / "a", "--epsilon", "0.5"))
-    assert "covers " in err and "private tokens per record at --max_temperature 1.5" in err
+    assert "covers " in err and "private tokens per record at --max_temperature 1 " in err
     err = one_line_error(invoke, pp_argv(dp_corpus, dp_model_dir, tmp_path / "b", "--num_samples", "30"))
     assert "30 x --batch_size 8 = 240 private prompts, but the corpus has 200 records" in err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing left behind
