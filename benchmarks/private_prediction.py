@@ -10,8 +10,8 @@ The records are a release's training documents (default: a tiny release built in
 cut to ``--record_tokens`` and put in the ``document`` template; the model defaults to the demo's
 shipped base model. Both decoders run :class:`~continuousbench.dp.prediction.BatchDecoder` with the
 same generator seed, so they emit the same tokens (checked), end-of-text disabled so every batch decodes
-``--tokens`` tokens. ``generate`` samples ``--tokens`` tokens for every row (one prompt per row, s + 1
-rows per batch, KV-cached): what decoding costs without aggregation. Tokens/s counts the tokens of the
+``--tokens`` tokens. ``generate`` samples ``--tokens`` tokens for every row (one prompt per row, s rows
+per batch, KV-cached): what decoding costs without aggregation. Tokens/s counts the tokens of the
 synthetic records (one per batch per step), wall and CPU time of this process; repeats alternate the
 variants and the medians are shown.
 """
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def generate() -> None:  # the same rows, each sampled on its own: decoding without aggregation
         tokenizer.padding_side = "left"
-        rows = [p for batch in batches for p in (*batch, public)]
+        rows = [p for batch in batches for p in batch]
         enc = tokenizer(rows, return_tensors="pt", padding=True).to(args.device)
         with torch.no_grad():
             model.generate(**enc, max_new_tokens=args.tokens, min_new_tokens=args.tokens, do_sample=True,
@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> None:
             cpu[name].append(time.process_time() - start_cpu)
     assert made["True"] == made["False"], "the two decoders emitted different tokens"
     tokens = args.batches * args.tokens
-    rows = args.batches * (args.batch_size + 1)
-    print(f"model {args.model} on {args.device}: {args.batches} batches x {args.batch_size} prompts "
-          f"(+1 public), records cut at {args.record_tokens} tokens, {args.tokens} new tokens, "
+    rows = args.batches * args.batch_size
+    print(f"model {args.model} on {args.device}: {args.batches} batches x {args.batch_size} prompts, "
+          f"records cut at {args.record_tokens} tokens, {args.tokens} new tokens, "
           f"{args.repeats} repeats")  # fmt: skip
     print(f"| decoder | synthetic tokens/s (wall) | tokens/s (CPU time) | row-tokens/s (wall, {rows} rows) |")
     print("| --- | ---: | ---: | ---: |")

@@ -5,10 +5,10 @@ private prompts, every token a DP choice.
   probability ``s / n`` or none with the rest, independently of the others and from the secret stream
   (:func:`assign_batches`): the batches are disjoint, each record is in at most one, and adding or
   removing a record changes exactly one batch (the accounting's parallel composition).
-* **Prompts.** A batch's rows are its records, each inside the same public template, plus one public
-  row (the template without a record). They are encoded once and their KV cache is extended by the one
-  shared token of every step (:class:`BatchDecoder`), as ``generate`` does, instead of recomputing the
-  prompts at every token.
+* **Prompts.** A batch's rows are its records, each inside the same public template, plus (for the
+  sparse vector test) one public row, the template without a record. They are encoded once and their
+  KV cache is extended by the one shared token of every step (:class:`BatchDecoder`), as ``generate``
+  does, instead of recomputing the prompts at every token.
 * **One token.** Each private row's logits are clipped (shifted so the largest is ``c``, then floored
   at ``-c``), summed and divided by ``s``; the token is drawn from ``softmax(sum / tau)``, the
   exponential mechanism (:func:`choose_tokens`). With the sparse vector test, the token is first
@@ -112,16 +112,16 @@ def sample(logits, generator):
     return torch.multinomial(logits.softmax(-1), 1, generator=generator)[:, 0]
 
 
-def choose_tokens(private_logits, owner, public_logits, mech: Mechanism, generator, thresholds=None):
-    """The next token of each batch: (tokens, private mask, the sparse vector test's noisy thresholds).
+def choose_tokens(private_logits, owner, groups: int, mech: Mechanism, generator, public_logits=None,
+                  thresholds=None):  # fmt: skip
+    """The next token of each of ``groups`` batches: (tokens, private mask, the test's noisy thresholds).
 
-    ``private_logits`` holds one row per private prompt, ``owner`` its batch; ``public_logits`` one row
-    per batch. ``thresholds`` (with the test on) are the current noisy thresholds, redrawn where a
-    token went private.
+    ``private_logits`` holds one row per private prompt, ``owner`` its batch. With the sparse vector
+    test on, ``public_logits`` holds one row per batch and ``thresholds`` the current noisy thresholds,
+    redrawn where a token went private.
     """
     import torch
 
-    groups = public_logits.shape[0]
     scores = aggregate(clip_logits(private_logits, mech.clip), owner, groups, mech.batch_size)
     private_tokens = sample(scores / mech.temperature, generator)
     if mech.svt_threshold is None:
@@ -135,9 +135,6 @@ def choose_tokens(private_logits, owner, public_logits, mech: Mechanism, generat
     return tokens, private, torch.where(private, fresh, thresholds)
 
 
-STOP_WINDOW = 16  # tokens decoded to look for the stop text (it is a few tokens long)
-
-
 @dataclass
 class Generated:
     """One batch's record: its tokens, how many were private and public, and why it stopped."""
@@ -146,6 +143,9 @@ class Generated:
     private: int = 0
     public: int = 0
     stop: str = "length"  # eos, stop (the template's stop text), length or budget
+
+
+STOP_WINDOW = 16  # tokens decoded to look for the stop text (it is a few tokens long)
 
 
 class BatchDecoder:
@@ -166,11 +166,15 @@ class BatchDecoder:
         """One :class:`Generated` per batch of private prompts, in order."""
         import torch
 
-        rows = [p for batch in batches for p in (*batch, public_prompt)]
         device = self.model.device
-        row_batch = torch.tensor([b for b, batch in enumerate(batches) for _ in range(len(batch) + 1)])
-        public_row = torch.tensor([k == len(batch) for batch in batches for k in range(len(batch) + 1)])
-        row_batch, public_row = row_batch.to(device), public_row.to(device)
+        with_public = self.mech.svt_threshold is not None  # the test's public row ends each batch
+        rows = [p for batch in batches for p in (*batch, *[public_prompt] * with_public)]
+        sizes = torch.tensor([len(batch) + with_public for batch in batches])
+        row_batch = torch.repeat_interleave(torch.arange(len(batches)), sizes).to(device)
+        public_row = torch.zeros(len(rows), dtype=torch.bool)
+        if with_public:
+            public_row[sizes.cumsum(0) - 1] = True
+        public_row = public_row.to(device)
         owner = row_batch[~public_row]
         self.tokenizer.padding_side = "left"
         enc = self.tokenizer(rows, return_tensors="pt", padding=True, add_special_tokens=True).to(device)
@@ -184,8 +188,9 @@ class BatchDecoder:
         with torch.no_grad():
             for _ in range(self.max_new_tokens):
                 logits, cache = self._forward(step_ids, mask, cache)
+                public = logits[public_row] if with_public else None
                 tokens, private, thresholds = choose_tokens(
-                    logits[~public_row], owner, logits[public_row], self.mech, generator, thresholds
+                    logits[~public_row], owner, len(batches), self.mech, generator, public, thresholds
                 )
                 self._record(out, tokens.tolist(), private.tolist(), active)
                 if not any(active):

@@ -60,9 +60,8 @@ def _em_draws(draws: int, mech: Mechanism) -> np.ndarray:
     """Token counts of ``draws`` independent batches, each the same four prompts (one call)."""
     rows = torch.tensor([LEANING, LEANING, LEANING, OUTLIER]).repeat(draws, 1)
     owner = torch.arange(draws).repeat_interleave(4)
-    public = torch.zeros(draws, 5)
     generator = torch.Generator().manual_seed(0)
-    tokens, private, _ = choose_tokens(rows, owner, public, mech, generator)
+    tokens, private, _ = choose_tokens(rows, owner, draws, mech, generator)
     assert private.all()
     return np.bincount(tokens.numpy(), minlength=5)
 
@@ -95,7 +94,7 @@ def _svt(private_rows, public_rows, threshold: float, noise: float, thresholds=N
     mech = Mechanism(len(private_rows), 5.0, 1.0, svt_threshold=threshold, svt_noise=noise)
     start = torch.full((groups,), threshold, dtype=torch.float64) if thresholds is None else thresholds
     generator = torch.Generator().manual_seed(1)
-    return choose_tokens(rows, owner, torch.tensor(public_rows), mech, generator, start)
+    return choose_tokens(rows, owner, groups, mech, generator, torch.tensor(public_rows), start)
 
 
 def test_sparse_vector_emits_public_tokens_only_when_its_test_passes():
