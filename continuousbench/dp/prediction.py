@@ -11,7 +11,8 @@ private prompts, every token a DP choice.
   does, instead of recomputing the prompts at every token.
 * **One token.** Each private row's logits are clipped (shifted so the largest is ``c``, then floored
   at ``-c``), summed and divided by ``s``; the token is drawn from ``softmax(sum / tau)``, the
-  exponential mechanism (:func:`choose_tokens`). With the sparse vector test, the token is first
+  exponential mechanism (:func:`choose_tokens`), over a public candidate set: the tokenizer's tokens
+  but its special ones other than end-of-text. With the sparse vector test, the token is first
   offered to the public row: when the L1 distance between the batch's mean next-token distribution
   and the public one, plus ``Laplace(2 sigma)``, stays below the threshold plus ``Laplace(sigma)``
   (redrawn after each private token), the token is drawn from the public distribution and costs
@@ -161,6 +162,17 @@ class BatchDecoder:
         self.stop = stop
         ids = getattr(model.generation_config, "eos_token_id", None) or tokenizer.eos_token_id
         self.eos = set(ids if isinstance(ids, list) else [ids])
+        self.candidates = None  # the token ids a record may contain (public): see _candidates
+
+    def _candidates(self, width: int, device):
+        """Every id of the tokenizer but its special tokens (end-of-text aside), and none of the padding
+        rows some models' output layers have beyond the tokenizer: the exponential mechanism's public
+        candidate set, so no record holds a <pad> or <bos> drawn from the clip floor."""
+        import torch
+
+        special = set(self.tokenizer.all_special_ids) - self.eos
+        ids = [i for i in range(min(width, len(self.tokenizer))) if i not in special]
+        return torch.tensor(ids, device=device)
 
     def decode(self, batches: Sequence[Sequence[str]], public_prompt: str, generator) -> list[Generated]:
         """One :class:`Generated` per batch of private prompts, in order."""
@@ -188,10 +200,14 @@ class BatchDecoder:
         with torch.no_grad():
             for _ in range(self.max_new_tokens):
                 logits, cache = self._forward(step_ids, mask, cache)
+                if self.candidates is None:
+                    self.candidates = self._candidates(logits.shape[-1], device)
+                logits = logits[:, self.candidates]
                 public = logits[public_row] if with_public else None
-                tokens, private, thresholds = choose_tokens(
+                chosen, private, thresholds = choose_tokens(
                     logits[~public_row], owner, len(batches), self.mech, generator, public, thresholds
                 )
+                tokens = self.candidates[chosen]
                 self._record(out, tokens.tolist(), private.tolist(), active)
                 if not any(active):
                     break

@@ -74,7 +74,8 @@ def prediction_statement(g: PredictionGuarantee, *, secret: bool, args) -> str:
    for all its tokens.
 5. **One token.** Each private prompt's logits are shifted so the largest is c and floored at -c, summed
    and divided by s (public; the actual batch size is not used), and the token is drawn from
-   softmax(sum / tau): the exponential mechanism, whose scores one record moves by at most c / s.
+   softmax(sum / tau) over the tokenizer's tokens but its special ones (end-of-text aside; a public
+   candidate set): the exponential mechanism, whose scores one record moves by at most c / s.
    {svt} A record stops at its end-of-text token, at the template's stop text, at
    {args.max_new_tokens} tokens or after r private tokens.
 6. **Randomness.** The batches are drawn by a numpy PCG64 generator seeded with 128 bits, the noise and

@@ -138,6 +138,8 @@ def test_kv_cache_decodes_what_recomputing_the_prompts_decodes(tiny_lm):
         decoder = BatchDecoder(model, tokenizer, mech, max_new_tokens=12, private_tokens=12, kv_cache=cached)
         made[cached] = decoder.decode(BATCHES, "", torch.Generator().manual_seed(3))
     assert made[True] == made[False] and all(len(g.tokens) > 0 for g in made[True])
+    emitted = {token for g in made[True] for token in g.tokens}
+    assert not emitted & set(tokenizer.all_special_ids)  # candidates: no <pad>, <bos>, <unk> from the floor
 
 
 def test_a_record_stops_after_its_private_budget_public_tokens_are_free(tiny_lm):

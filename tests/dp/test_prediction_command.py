@@ -5,11 +5,14 @@ import json
 from pathlib import Path
 
 import pytest
+from dp_runs import one_line_error, walk_for_private_statistics
 
 from continuousbench.dp import prediction, prediction_command
 from continuousbench.dp.published import publishable
 from continuousbench.results.record import corpus_privacy, stated_privacy
-from continuousbench.training.data import load_corpus
+from continuousbench.training.data import corpus_fingerprint, load_corpus
+
+PP = "private-prediction"
 
 
 def pp_argv(source, model, out, *extra, option: str = "--corpus") -> list[str]:
@@ -20,16 +23,9 @@ def pp_argv(source, model, out, *extra, option: str = "--corpus") -> list[str]:
     ]  # fmt: skip
 
 
-def one_line_error(invoke, argv) -> str:
-    result = invoke(["private-prediction", *argv])
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
-    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
-    return errors[0]
-
-
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_path, invoke):
     out = tmp_path / "pp"
-    result = invoke(["private-prediction", *pp_argv(dp_corpus, dp_model_dir, out)])
+    result = invoke([PP, *pp_argv(dp_corpus, dp_model_dir, out)])
     assert result.exit_code == 0 and result.stdout.strip() == str(out)
     published = sorted(p.name for p in out.iterdir())
     assert published == [".continuousbench-private-prediction.json", "README.md", "data", "prediction.json",
@@ -46,6 +42,8 @@ def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_pa
     assert len(load_corpus(str(out))) == 6 - emitted["dropped_empty"]
     card = (out / "README.md").read_text()
     assert f"**({privacy['epsilon']:.4g}," in card and "differential-privacy" in card
+    secrets = [corpus_fingerprint({"text": load_corpus(str(dp_corpus))["text"]}), "batches.npz", "streams-"]
+    assert not walk_for_private_statistics(out, [], secrets)  # the batches and streams stayed in the work
     assert "temperature (tau)" in card and "Serialised DP event" in card
 
 
@@ -58,7 +56,8 @@ def test_each_record_is_in_at_most_one_batch(dp_corpus, dp_model_dir, tmp_path, 
         return decode(self, batches, public, generator)
 
     monkeypatch.setattr(prediction.BatchDecoder, "decode", spy)
-    prediction_command.cli(pp_argv(dp_corpus, dp_model_dir, tmp_path / "pp", "--batches_at_once", "4"))
+    seeded = ("--batches_at_once", "4", "--insecure_noise_seed", "3")
+    prediction_command.cli(pp_argv(dp_corpus, dp_model_dir, tmp_path / "pp", *seeded))
     assert len(seen) == 6  # one batch per record written
     prompts = [p for batch in seen for p in batch]
     assert len(prompts) == len(set(prompts)) > 0  # disjoint: no record twice
@@ -67,9 +66,9 @@ def test_each_record_is_in_at_most_one_batch(dp_corpus, dp_model_dir, tmp_path, 
 
 
 def test_a_budget_too_small_or_too_many_samples_is_one_line(dp_corpus, dp_model_dir, tmp_path, invoke):
-    err = one_line_error(invoke, pp_argv(dp_corpus, dp_model_dir, tmp_path / "a", "--epsilon", "0.5"))
+    err = one_line_error(invoke, PP, pp_argv(dp_corpus, dp_model_dir, tmp_path / "a", "--epsilon", "0.5"))
     assert "covers " in err and "private tokens per record at --max_temperature 1 " in err
-    err = one_line_error(invoke, pp_argv(dp_corpus, dp_model_dir, tmp_path / "b", "--num_samples", "30"))
+    err = one_line_error(invoke, PP, pp_argv(dp_corpus, dp_model_dir, tmp_path / "b", "--num_samples", "30"))
     assert "30 x --batch_size 8 = 240 private prompts, but the corpus has 200 records" in err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing left behind
 
@@ -96,7 +95,9 @@ def test_a_killed_job_resumes_with_the_same_streams(
     assert sorted(p.name for p in (out / ".private-prediction-work").glob("chunk-*")) == [
         "chunk-00000.parquet"
     ]
-    err = one_line_error(invoke, [*pp_argv(dp_corpus, dp_model_dir, out, *seeded), "--resume", "--clip", "3"])
+    err = one_line_error(
+        invoke, PP, [*pp_argv(dp_corpus, dp_model_dir, out, *seeded), "--resume", "--clip", "3"]
+    )
     assert "changed configuration" in err and "clip" in err
     prediction_command.cli([*pp_argv(dp_corpus, dp_model_dir, out, *seeded), "--resume"])
     straight = tmp_path / "straight"
