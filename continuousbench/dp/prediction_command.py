@@ -124,6 +124,7 @@ def _guarantee(args: PredictionArguments, n: int):
 
 def main(args: PredictionArguments) -> Path:
     """Decode every batch in a staged folder (resumable by chunks); publish the corpus; return its folder."""
+    from continuousbench.dp.prediction import check_batches
     from continuousbench.files import StagedOutput
     from continuousbench.training.data import corpus_fingerprint
 
@@ -131,8 +132,6 @@ def main(args: PredictionArguments) -> Path:
         raise UserError(
             "private-prediction runs in one process; launch it with --num_processes 1 (or without torchrun)"
         )
-    from continuousbench.dp.prediction import check_batches
-
     source, records = _records(args)
     check_batches(len(records), args.num_samples, args.batch_size)
     guarantee = _guarantee(args, len(records))
@@ -159,10 +158,10 @@ def _decode(args: PredictionArguments, records: list[str], guarantee, work: Path
     model, tokenizer, _ = load_for_inference(args.model, "--model", dtype=args.dtype)
     device = PartialState().device
     model.to(device)
-    assignment, streams = _streams(args, len(records), work, device)
+    _check_length(args, model, tokenizer)
     private, public, stop = prompts(args.prompt_set, cut_records(records, tokenizer, args.max_record_tokens),
                                     tokenizer)  # fmt: skip
-    _check_length(args, model, tokenizer, [private[i] for batch in assignment for i in batch] + [public])
+    assignment, streams = _streams(args, len(records), work, device)
     floored = floor_share(len(tokenizer), args.clip, guarantee.temperature)
     if floored > FLOOR_WARNING:
         logger.warning(
@@ -255,16 +254,20 @@ def _read_state(path: Path) -> dict:
     return torch.load(path, weights_only=False)
 
 
-def _check_length(args: PredictionArguments, model, tokenizer, prompts: list[str]) -> None:
-    """One line when the longest prompt plus ``--max_new_tokens`` exceeds the model's context."""
+def _check_length(args: PredictionArguments, model, tokenizer) -> None:
+    """One line when a prompt (the template around ``--max_record_tokens`` tokens) plus ``--max_new_tokens``
+    may exceed the model's positions: from the settings alone, never from the records' lengths."""
+    from continuousbench.dp.prediction_prompts import prompts
+
     limit = getattr(model.config, "max_position_embeddings", None)
     if limit is None:
         return
-    longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=True)["input_ids"])
-    if longest + args.max_new_tokens > limit:
+    empty, public, _ = prompts(args.prompt_set, [""], tokenizer)
+    template = max(len(tokenizer(text, add_special_tokens=True)["input_ids"]) for text in (*empty, public))
+    if template + args.max_record_tokens + args.max_new_tokens > limit:
         raise UserError(
-            f"a prompt of up to {args.max_record_tokens} record tokens in its template ({longest} tokens), "
-            f"plus --max_new_tokens {args.max_new_tokens}, exceeds the model's {limit} positions: lower "
+            f"the template ({template} tokens), --max_record_tokens {args.max_record_tokens} and "
+            f"--max_new_tokens {args.max_new_tokens} exceed the model's {limit} positions: lower "
             "--max_record_tokens or --max_new_tokens"
         )
 

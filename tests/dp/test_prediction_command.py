@@ -65,12 +65,18 @@ def test_each_record_is_in_at_most_one_batch(dp_corpus, dp_model_dir, tmp_path, 
     assert all(p.split("<eos>")[0] in records for p in prompts)  # the template around a record
 
 
-def test_a_budget_too_small_or_too_many_samples_is_one_line(dp_corpus, dp_model_dir, tmp_path, invoke):
+def test_a_budget_too_small_too_many_samples_or_too_long_is_one_line(
+    dp_corpus, dp_model_dir, tmp_path, invoke
+):
     err = one_line_error(invoke, PP, pp_argv(dp_corpus, dp_model_dir, tmp_path / "a", "--epsilon", "0.5"))
     assert "covers " in err and "private tokens per record at --max_temperature 1 " in err
     err = one_line_error(invoke, PP, pp_argv(dp_corpus, dp_model_dir, tmp_path / "b", "--num_samples", "30"))
     assert "30 x --batch_size 8 = 240 private prompts, but the corpus has 200 records" in err
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing left behind
+    err = one_line_error(
+        invoke, PP, pp_argv(dp_corpus, dp_model_dir, tmp_path / "c", "--max_record_tokens", "510")
+    )
+    assert "--max_record_tokens 510 and --max_new_tokens 8 exceed the model's 512 positions" in err
+    assert not any((tmp_path / name).exists() for name in "abc")  # nothing left behind
 
 
 def test_a_killed_job_resumes_with_the_same_streams(
