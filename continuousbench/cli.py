@@ -42,6 +42,10 @@ COMMANDS: Table = {
     "train-generator": ("continuousbench.dp.train", "Train a (DP) generator on a corpus."),
     "synthesize": ("continuousbench.dp.synthesize", "Sample a synthetic corpus from a generator."),
     "pe": ("continuousbench.dp.pe_command", "Private Evolution: a DP corpus from API calls and noisy votes."),
+    "private-prediction": (
+        "continuousbench.dp.prediction_command",
+        "Private prediction: a DP corpus decoded token by token from batches of private prompts.",
+    ),
     "evaluate": ("continuousbench.harness.run", "Continue pretraining on a corpus, then score QA."),
     "mauve": (
         "continuousbench.diagnostics.mauve",

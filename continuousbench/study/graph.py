@@ -109,11 +109,13 @@ def expand(study: Study, out: Path) -> list[Job]:
                      options=opts)  # fmt: skip
         corpora[gen.name] = (str(corpus), (made,))
         g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-2].recipe, **study.synthesis})  # generator's model
-    for pe in study.pe:
-        corpus = out / "synthetic" / pe.name
-        opts = {"release": release, "output_dir": corpus, **pe.options}
-        made = g.add("pe", pe.name, ["pe"], corpus, corpus / "README.md", after_release, pe.config, opts)
-        corpora[pe.name] = (str(corpus), (made,))
+    baselines = [("pe", s) for s in study.pe] + [("private-prediction", s) for s in study.private_prediction]
+    for kind, section in baselines:  # the training-free families: one command each, from the release
+        corpus = out / "synthetic" / section.name
+        opts = {"release": release, "output_dir": corpus, **section.options}
+        made = g.add(kind, section.name, [kind], corpus, corpus / "README.md", after_release, section.config,
+                     opts)  # fmt: skip
+        corpora[section.name] = (str(corpus), (made,))
     runs: dict[tuple[str, str, int], Path] = {}
     for ev in study.evaluators:
         for name in ev.corpora or ["none", *corpora]:

@@ -60,6 +60,10 @@ def tokens(job: Job) -> tuple[str, float]:
     if job.kind == "pe":  # every iteration writes `variations` candidates of each sample
         per = _number(r.get("max_new_tokens"), 256) * _number(r.get("num_samples"), 0)
         return "generate", per * (1 + _number(r.get("iterations"), 1) * _number(r.get("variations"), 1))
+    if job.kind == "private-prediction":  # every new token: a pass over each prompt row and the public row
+        rows = _number(r.get("batch_size"), 32) + 1
+        per = _number(r.get("max_record_tokens"), 256) + _number(r.get("max_new_tokens"), 256)
+        return "generate", _number(r.get("num_samples"), 0) * rows * per
     if job.kind == "memorization":  # prefix and suffix of --docs documents of each split
         per = _number(r.get("prefix_tokens"), 32) + _number(r.get("suffix_tokens"), 32)
         return "generate", 2 * _number(r.get("docs"), 500) * per

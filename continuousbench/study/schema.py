@@ -18,8 +18,8 @@ from continuousbench.errors import UserError
 
 Options = dict[str, Any]
 KINDS = (
-    "build", "train-generator", "synthesize", "pe", "evaluate", "mauve", "memorization", "audit", "report",
-    "compare", "proxies",
+    "build", "train-generator", "synthesize", "pe", "private-prediction", "evaluate", "mauve", "memorization",
+    "audit", "report", "compare", "proxies",
 )  # fmt: skip
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
 
@@ -64,9 +64,14 @@ class PrivateEvolution(Section):
     options: Options = Field(default_factory=dict)  # api, embedding_model, ...
 
 
+class PrivatePrediction(PrivateEvolution):
+    """A corpus made by ``continuousbench private-prediction`` (options: model, epsilon, ...)."""
+
+
 class Evaluator(Section):
     """An evaluator recipe, trained on each corpus of ``corpora`` (``none``: scored without training,
-    ``real``: the release's own corpus, else a generator's, PE's or the study's ``corpora`` name;
+    ``real``: the release's own corpus, else a generator's, PE's, private prediction's or the study's
+    ``corpora`` name;
     default: all of them)."""
 
     name: Name
@@ -110,6 +115,7 @@ class Study(Section):
     generators: list[Generator] = Field(default_factory=list)
     synthesis: Options = Field(default_factory=dict)  # options of every synthesize job
     pe: list[PrivateEvolution] = Field(default_factory=list)
+    private_prediction: list[PrivatePrediction] = Field(default_factory=list)
     corpora: dict[str, str] = Field(default_factory=dict)  # a participant's corpora: name -> path
     evaluators: list[Evaluator] = Field(default_factory=list)
     seeds: list[Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: [0], min_length=1)  # a run each
@@ -126,7 +132,8 @@ class Study(Section):
     def _check(self) -> Study:
         if (self.release is None) == (self.build is None):
             raise ValueError("give exactly one of release (an id or folder) and build")
-        names = [g.name for g in self.generators] + [p.name for p in self.pe] + list(self.corpora)
+        names = [g.name for g in self.generators] + [p.name for p in [*self.pe, *self.private_prediction]]
+        names += list(self.corpora)
         for name in names:
             if names.count(name) > 1 or name in ("none", "real"):
                 raise ValueError(f"corpus name {name!r} is used twice or reserved; rename it")
@@ -198,7 +205,7 @@ class Study(Section):
             return out
 
         data = self.model_dump(mode="json", exclude={"root"}, exclude_none=True)
-        for key in ("generators", "pe", "evaluators", "audit"):
+        for key in ("generators", "pe", "private_prediction", "evaluators", "audit"):
             data[key] = [absolute(s) for s in data[key]]
         for key in ("build", "mauve"):
             if key in data:

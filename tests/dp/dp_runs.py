@@ -1,5 +1,6 @@
-"""Arguments of the tiny DP runs the DP tests share, and the walk that finds a private statistic in a
-published folder (a module, not conftest: conftest names clash across test folders)."""
+"""Arguments of the tiny DP runs the DP tests share, the walk that finds a private statistic in a
+published folder, and a command's one error line (a module, not conftest: conftest names clash across
+test folders)."""
 
 import json
 from pathlib import Path
@@ -32,3 +33,12 @@ def walk_for_private_statistics(folder: Path, stats: list[float], secrets: list[
             if needle.encode() in data:
                 found.append(f"{path.relative_to(folder)}: {needle}")
     return found
+
+
+def one_line_error(invoke, command: str, argv: list[str]) -> str:
+    """``continuousbench <command> <argv>`` fails with exit status 2 and one error line (progress bars
+    aside); returns that line."""
+    result = invoke([command, *argv])
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    return errors[0]

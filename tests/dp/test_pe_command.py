@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+from dp_runs import one_line_error
 from test_pe import pld_epsilon
 
 from continuousbench.dp import pe_command
@@ -18,14 +19,6 @@ def pe_argv(corpus, model, api, out, *extra) -> list[str]:
         "--iterations", "3", "--num_samples", "12", "--sweep_num_samples", "8", "--max_new_tokens", "16",
         *extra,
     ]  # fmt: skip
-
-
-def one_line_error(invoke, argv) -> str:
-    """``continuousbench pe <argv>`` fails with exit status 2 and one error line (progress bars aside)."""
-    result = invoke(["pe", *argv])
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
-    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
-    return errors[0]
 
 
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke):
@@ -111,7 +104,7 @@ def test_killed_job_resumes_and_refuses_a_changed_configuration(
     assert "--resume" in capsys.readouterr().err
     assert not (out / "data").exists()
     assert len(list(out.glob(".pe-work/runs/final/iteration-*.parquet"))) == 2
-    err = one_line_error(invoke, [*argv, "--resume", "--iterations", "4"])
+    err = one_line_error(invoke, "pe", [*argv, "--resume", "--iterations", "4"])
     assert "changed configuration" in err and "iterations" in err
     calls["limit"] = math.inf
     pe_command.cli([*argv, "--resume"])

@@ -6,11 +6,11 @@ import yaml
 from continuousbench.harness.run import make_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-# Evaluator recipes: every config except the generators' and Private Evolution's (continuousbench.dp parsers).
+# Evaluator recipes: every config except the generators', PE's and private prediction's (dp parsers).
 RECIPES = sorted(
     p
     for p in (ROOT / "recipes" / "configs").glob("*.yaml")
-    if "generator" not in p.stem and "private-evolution" not in p.stem
+    if "generator" not in p.stem and not p.stem.startswith("private-")
 )
 # Paper Table 30: (dataset, size, tuning) -> (learning rate, sequence length)
 TABLE_30 = {

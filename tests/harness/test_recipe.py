@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "recipes" / "configs" / "geminon-tiny-demo.yaml"
 EVALUATOR_RECIPES = sorted(
     p for p in (ROOT / "recipes" / "configs").glob("*.yaml")
-    if "generator" not in p.stem and "private-evolution" not in p.stem
+    if "generator" not in p.stem and not p.stem.startswith("private-")
 )  # fmt: skip
 
 
