@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from continuousbench.dp.prediction import BatchDecoder, Mechanism
     from continuousbench.dp.prediction_prompts import cut_records, prompts
-    from continuousbench.training.modeling import load_for_inference
+    from continuousbench.loader import load_model
 
-    model, tokenizer, _ = load_for_inference(args.model, "--model")
+    model, tokenizer, _ = load_model(args.model, "--model")
     model.to(args.device)
     with tempfile.TemporaryDirectory() as folder:
         records = _records(args.release, folder)

@@ -152,10 +152,10 @@ def _decode(args: PredictionArguments, records: list[str], guarantee, work: Path
     from continuousbench.dp.prediction import BatchDecoder, Mechanism, floor_share
     from continuousbench.dp.prediction_prompts import cut_records, prompts
     from continuousbench.files import atomic_write
+    from continuousbench.loader import load_model
     from continuousbench.stages import ProgressLog
-    from continuousbench.training.modeling import load_for_inference
 
-    model, tokenizer, _ = load_for_inference(args.model, "--model", dtype=args.dtype)
+    model, tokenizer, _ = load_model(args.model, "--model", dtype=args.dtype)
     device = PartialState().device
     model.to(device)
     _check_length(args, model, tokenizer)
