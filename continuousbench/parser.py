@@ -177,9 +177,11 @@ class CommandParser(HfArgumentParser):
             raise UserError(
                 f"--config {path}: {key} = {value!r} has the wrong type (expected {expected}); fix the value"
             ) from None
-        if action.choices is not None and out not in action.choices:
+        values = out if action.nargs in ("+", "*") else [out]
+        wrong = [v for v in values if action.choices is not None and v not in action.choices]
+        if wrong:  # a list option checks each of its values, as argparse does on the command line
             raise UserError(
-                f"--config {path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}"
+                f"--config {path}: {key} = {wrong[0]!r} is not one of {', '.join(map(str, action.choices))}"
             )
         return out
 
