@@ -42,6 +42,11 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     from continuousbench.study.schema import load_study
 
     study = load_study(args.study)
+    for name, corpus in study.corpora.items():
+        if corpus.privacy is None:  # ranked apart, not as DP data: said before anything runs
+            print(f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
+                  f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
+                  flush=True)  # fmt: skip
     out = Path(args.out or Path("studies") / study.name)
     jobs = expand(study, out.absolute())
     if args.gpus_per_job is not None:  # e.g. 0 on a CPU-only Slurm partition

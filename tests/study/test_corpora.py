@@ -83,3 +83,55 @@ def test_a_missing_corpus_or_a_bad_statement_is_refused_before_anything_runs(tmp
     (tmp_path / "bad.json").write_text('{"private": true}')
     message = _refused(_write(tmp_path, corpora="{mine: {path: ../mine.jsonl, privacy: ../bad.json}}"))
     assert "corpora.mine.privacy: " in message and 'without a finite "epsilon"' in message
+
+
+@pytest.mark.slow
+def test_a_study_corpus_with_its_statement_ranks_as_the_direct_run_and_an_edit_is_noticed(
+    tmp_path, tiny_release, tiny_model_dir, run_argv, capsys, monkeypatch
+):
+    """The leaderboard row of ``corpora: {mine: {path, privacy}}`` is the row of ``evaluate --corpus mine
+    --corpus_privacy statement`` (before: "no statement", beside the direct run's DP data at epsilon 4);
+    and after an edit of the corpus ``--resume`` names it instead of reporting "all jobs done"."""
+    from continuousbench import leaderboard as lb
+    from continuousbench.harness.run import cli as evaluate
+    from continuousbench.results.submit import cli as submit
+    from continuousbench.study import command
+
+    corpus, statement = tmp_path / "mine.jsonl", tmp_path / "statement.json"
+    lines = [json.dumps({"text": f"Zorblat {i} evolves into Zorblax."}) for i in range(9)]
+    corpus.write_text("\n".join(lines) + "\n")
+    statement.write_text(json.dumps(STATEMENT))
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("tuning: lora\nlora_r: 8\n")
+    argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "direct", "--config", str(recipe), "--seed", "0",
+                    "--corpus", str(corpus), "--corpus_privacy", str(statement))  # fmt: skip
+    evaluate(argv)
+    given = ("--release", "--output_dir", "--config", "--seed", "--corpus", "--corpus_privacy")
+    options = {a.lstrip("-").replace("-", "_"): b for a, b in zip(argv[::2], argv[1::2], strict=True)
+               if a not in given}  # fmt: skip
+    study = tmp_path / "s.yaml"
+    study.write_text(json.dumps({
+        "name": "mine", "release": str(tiny_release), "report": False,
+        "corpora": {"mine": {"path": "mine.jsonl", "privacy": "statement.json"}},
+        "evaluators": [{"name": "tiny", "config": "recipe.yaml", "corpora": ["mine"], "options": options}],
+    }))  # fmt: skip
+    out = tmp_path / "out"
+    command.cli(["--config", str(study), "--out", str(out), "--jobs", "1"])
+    rows = {}
+    for name, run in (("direct", tmp_path / "direct"), ("study", out / "runs" / "tiny" / "mine-seed0")):
+        submit([str(run), "--to", str(tmp_path / f"results-{name}"), "--name", "mine"])
+        releases = lb.ReleaseIndex(root=tiny_release.parent)
+        subs, problems = lb.load_submissions(tmp_path / f"results-{name}", releases)
+        assert problems == []
+        _, (row,) = lb.rank(subs, tiny_release.name)
+        rows[name] = {k: v for k, v in row.items() if k not in ("run", "record", "sub", "path", "submission")}
+    assert rows["study"]["kind"] == "DP data" and rows["study"]["epsilon"] == "4"
+    assert rows["study"] == rows["direct"]
+
+    corpus.write_text(corpus.read_text() + '{"text": "Zorblax evolves into Zorblaxx."}\n')
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        command.cli(["--config", str(study), "--out", str(out), "--resume"])
+    printed = capsys.readouterr()
+    assert refused.value.code == 2 and "all jobs done" not in printed.out
+    assert f"{corpus} changed since job evaluate/tiny/mine-seed0 ran with it" in printed.err

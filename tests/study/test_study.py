@@ -257,6 +257,49 @@ def test_resume_after_a_recipe_changed_is_refused_naming_the_file(tmp_path):
         Study([job], tmp_path).check(resume=True)
 
 
+def test_resume_after_a_corpus_was_edited_is_refused_naming_it_and_what_to_remove(tmp_path):
+    """Before: "all jobs done", with runs of the old corpus (only a recipe's edit was noticed)."""
+    from dataclasses import replace
+
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, _inputs, _line
+
+    job, _ = _finished(tmp_path)
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text('{"text": "a"}\n')
+    job = replace(job, inputs=(*job.inputs, str(corpus)))
+    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
+                 done=tmp_path / "report" / "done", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report.out.mkdir()
+    report.done.write_text("table")
+    state = Study([job, report], tmp_path)
+    for j in (job, report):
+        state.record(j, command=_line(j.argv), inputs=_inputs(j, state.jobs), status="done")
+    Study([job, report], tmp_path).check(resume=True)  # unchanged: resumes
+    corpus.write_text('{"text": "b"}\n')
+    with pytest.raises(ValueError) as err:
+        Study([job, report], tmp_path).check(resume=True)
+    message = str(err.value)
+    assert message.startswith(f"{corpus} changed since job evaluate/e/real-seed0 ran with it (sha256 ")
+    assert "remove run, report to run it and what was made from it again" in message
+
+
+def test_a_job_that_runs_again_refuses_the_finished_jobs_made_from_its_old_output(tmp_path):
+    """Its dependants would otherwise be skipped, finished, with a table of the runs it replaces."""
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study
+
+    job, _ = _finished(tmp_path)
+    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
+                 done=tmp_path / "report.txt", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report.done.write_text("table")
+    job.done.unlink()  # removed to run it again
+    with pytest.raises(ValueError, match="evaluate/e/real-seed0 will run again .* but report/all, made from"):
+        Study([job, report], tmp_path).check(resume=True)
+    report.done.unlink()
+    Study([job, report], tmp_path).check(resume=True)
+
+
 def test_a_changed_option_is_refused_saying_what_changed(tmp_path):
     from dataclasses import replace
 
