@@ -98,18 +98,19 @@ def closed_book_questions(release: str | Path, **kw: Any):
     return concatenate_datasets([p.select_columns(common) for p in parts])
 
 
-def load_scoring_model(model: str):
+def load_scoring_model(model: str, option: str = "--model"):
     """(model, tokenizer) for scoring, on the GPU when there is one: a trainer's LoRA folder merged onto
-    its base, else a full model."""
+    its base, else a full model; a folder that is neither is one line naming ``option``."""
     import torch
 
-    from continuousbench.training.modeling import load_model_and_tokenizer, load_trained
+    from continuousbench.training.modeling import load_model_and_tokenizer, load_tokenizer, load_trained
 
     if (Path(model).expanduser() / "adapter_config.json").is_file():
-        net, tokenizer = load_trained(model, "--model")
+        net, tokenizer = load_trained(model, option)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
     else:
+        load_tokenizer(model, option)  # the usual mistake (a run folder: no tokenizer), named as given
         net, tokenizer = load_model_and_tokenizer(model, tuning="full")
     return net.to("cuda" if torch.cuda.is_available() else "cpu").eval(), tokenizer
 
@@ -119,7 +120,7 @@ def closed_book(model: str, qa, track: str, *, batch_size: int, max_new_tokens: 
     from continuousbench.harness.qa_eval import generate_answers, score_answers
     from continuousbench.stats import wilson_interval
 
-    net, tokenizer = load_scoring_model(model)
+    net, tokenizer = load_scoring_model(model, "--models")
     answers = generate_answers(
         net, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
     )

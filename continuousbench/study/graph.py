@@ -61,7 +61,12 @@ def read_recipe(path: str | None, job: str) -> dict[str, Any]:
             "folder); fix the study file"
         )
     recipe = load_yaml(Path(path).read_text(encoding="utf-8"), f"job {job}: config {path}") or {}
-    return recipe if isinstance(recipe, dict) else {}
+    if not isinstance(recipe, dict):
+        return {}
+    model = recipe.get("model")
+    if isinstance(model, str) and not Path(model).is_absolute() and (Path(path).parent / model).exists():
+        recipe["model"] = str((Path(path).parent / model).resolve())  # its command reads it from the recipe
+    return recipe
 
 
 class _Graph:
