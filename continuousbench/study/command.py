@@ -44,7 +44,7 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     from continuousbench.study import executors
     from continuousbench.study.check import check_jobs, check_release
     from continuousbench.study.graph import expand
-    from continuousbench.study.plan import show_plan
+    from continuousbench.study.plan import release_preset, release_rows, show_plan
     from continuousbench.study.runner import Study, run_to_end, submit_slurm
     from continuousbench.study.schema import load_study
 
@@ -104,23 +104,13 @@ def gpu_of(name: str):
     return GPUS[name]
 
 
-def release_preset(release: str | None) -> tuple[str, str] | None:
-    """(track, size) of a release id (a release not built yet is planned from its size preset)."""
-    from continuousbench.release.ids import ReleaseId
-
-    try:
-        rid = ReleaseId.parse(str(release))
-    except ValueError:
-        return None
-    return rid.track, rid.size
-
-
 def planned_build(release: str, jobs: list):
     """The build job of a release the study names but that is not built yet: ``--plan`` prices it, and
     every job that reads the release waits for it (a run still needs it built first)."""
     from dataclasses import replace
 
     from continuousbench.study.graph import Job
+    from continuousbench.study.plan import release_preset
 
     track, size = release_preset(release)
     rid = str(release)
@@ -129,21 +119,6 @@ def planned_build(release: str, jobs: list):
     build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json", gpus=0,
                 recipe={"track": track, "size": size})  # fmt: skip
     return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
-
-
-def release_rows(study, folder: str | None) -> tuple[str, dict | None]:
-    """(track, row counts) of the study's release: its manifest's, else its size preset's."""
-    from continuousbench.release.load import read_manifest
-    from continuousbench.study.costs import preset_rows
-
-    if folder is not None:
-        manifest = read_manifest(Path(folder))
-        return manifest["track"], manifest.get("rows")
-    if study.build is not None:
-        track, size = study.build.track, str(study.build.options.get("size", "small"))
-    else:
-        track, size = release_preset(study.release) or ("geminon", "small")
-    return track, preset_rows(track, size)
 
 
 def show_corpora(study) -> None:

@@ -41,11 +41,12 @@ GPUS: dict[str, Device] = {
 }
 DEFAULT_GPU = "a100-80gb"  # what the recipes were made for ("Made for one NVIDIA A100 80GB")
 # One fp32 CPU thread, fitted to the demo's jobs (docs/study.md): rates already effective (MFU 1).
-CPU = Device("one CPU thread", 50e9, 10e9, 24e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.18e-3)
-CPU_START_S = 3.0  # a CPU job's start: a forked job's imports, its model and data loaded (the demo's)
+CPU = Device("one CPU thread", 50e9, 10e9, 24e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
+CPU_START_S = 3.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
+BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/performance.md, forked jobs)
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
 # a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
-STEP_S, LAYER_S = 1.7e-3, 0.49e-3
+STEP_S, LAYER_S = 1.8e-3, 0.47e-3
 # DP-SGD's clipping costs passes: its step over the non-private step's (docs/performance.md, measured on
 # CPU; full fine-tuning not measured yet: ghost clipping's two-pass figure). per_sample holds per-record
 # gradients (small adapters, soft prompts), ghost runs a second backward pass.
@@ -54,7 +55,7 @@ PASS_FACTORS: dict[tuple[str, str], float] = {
     ("prompt", "ghost"): 1.18, ("full", "ghost"): 1.71, ("full", "per_sample"): 1.71,
 }  # fmt: skip
 # Geminon builds on one CPU (docs/performance.md: small 16.5 s, medium 42.8 s; tiny, the demo's).
-BUILD_CPU_S = {"tiny": 2.0, "small": 17.0, "medium": 43.0}
+BUILD_CPU_S = {"tiny": 0.5, "small": 17.0, "medium": 43.0}
 BYTES_PER_DOCUMENT = 180  # a release's parquet per document (Geminon small: 33.9 MiB, 200,120 documents)
 ANSWER_TOKENS = 16  # decode steps of a QA batch: it ends once every answer reached its newline
 CHARS_PER_TOKEN = 4  # text a token stands for (training.data's rule): prompts and corpora by characters
@@ -193,27 +194,35 @@ def prompt_tokens(track: str) -> float:
     return (len(few_shot_prefix(track)) + len("Q: What is the base stat total stat of Zorblax?\nA:")) / 4
 
 
-def _trained(r: dict, shape: Shape, rank_default: int = 128) -> tuple[float, float]:
-    """(bytes a trained model leaves, bytes of the checkpoints kept meanwhile: the best and the latest,
-    each with AdamW's two moments)."""
+def _trainable(r: dict, shape: Shape) -> float:
+    """Parameters a run trains: all (full), LoRA's adapters, or a soft prompt's (negligible)."""
     tuning = r.get("tuning", "lora")
     if tuning == "full":
+        return shape.parameters
+    return shape.lora_parameters(int(_number(r.get("lora_r"), 128))) if tuning == "lora" else 0.0
+
+
+def _trained(r: dict, shape: Shape) -> tuple[float, float]:
+    """(bytes a trained model leaves, bytes of the checkpoints kept meanwhile: the best and the latest,
+    each with AdamW's two moments); a full model in bf16, adapters in fp32."""
+    if r.get("tuning", "lora") == "full":
         return 2 * shape.parameters, 2 * 3 * 2 * shape.parameters
-    rank = int(_number(r.get("lora_r"), rank_default))
-    trainable = shape.lora_parameters(rank) if tuning == "lora" else 1e6  # a soft prompt: tiny
-    return 4 * trainable, 2 * 3 * 4 * trainable  # adapters train in fp32
+    trainable = max(_trainable(r, shape), 1e6)  # a soft prompt's folder: its config and tokenizer
+    return 4 * trainable, 2 * 3 * 4 * trainable
 
 
 def _training(r: dict, shape: Shape, batch: float) -> Work:
-    """Steps x batch x max_length tokens at 6N a token (full) or 4N (frozen weights: LoRA, soft
-    prompts), times the clipping's pass factor under DP-SGD."""
+    """Steps x batch x max_length tokens at 6 FLOPs a token for each trained parameter and 4 for each
+    frozen one (the backward pass still carries activation gradients through frozen weights; LoRA's own
+    matmuls count, which matters where its rank is a large share of the width), times the clipping's
+    pass factor under DP-SGD."""
     tokens = _steps(r) * batch * _length(r)
-    tuning = r.get("tuning", "lora")
-    per_token = 6 if tuning == "full" else 4
+    full = r.get("tuning", "lora") == "full"
+    per_token = 6 * shape.parameters if full else 4 * shape.parameters + 6 * _trainable(r, shape)
     if r.get("epsilon") is not None:
-        per_token *= PASS_FACTORS.get((tuning, r.get("clipping", "per_sample")), 1.71)
+        per_token *= PASS_FACTORS.get((r.get("tuning", "lora"), r.get("clipping", "per_sample")), 1.71)
     kept, meanwhile = _trained(r, shape)
-    return Work(flops=per_token * shape.parameters * tokens, tokens=tokens, disk=kept, scratch=meanwhile)
+    return Work(flops=per_token * tokens, tokens=tokens, disk=kept, scratch=meanwhile)
 
 
 def _dp_batch(r: dict) -> float:

@@ -44,7 +44,7 @@ def price(jobs: Sequence[Job], parameters: dict[str, float], device: costs.Devic
         on_cpu = job.gpus == 0 or job.kind in CPU_KINDS
         seconds = costs.seconds(work, shape, costs.CPU if on_cpu else device)
         if seconds is not None and on_cpu:
-            seconds += costs.CPU_START_S
+            seconds += costs.CPU_START_S if job.kind in costs.MODEL_KINDS else costs.BOOKKEEPING_START_S
         priced.append(Priced(job, model, work, None if seconds is None else seconds / 3600, on_cpu))
     return priced
 
@@ -131,3 +131,45 @@ MODEL_NOTE = (
     "reads the weights and the batch's KV cache at {mbu:.0%} of its bandwidth, at least {step:.1f} ms + "
     "{layer:.2f} ms a layer (eager generate); evaluation counts its validation and test QA passes"
 )
+
+
+def release_preset(release: str | None) -> tuple[str, str] | None:
+    """(track, size) of a release id (a release not built yet is planned from its size preset)."""
+    from continuousbench.release.ids import ReleaseId
+
+    try:
+        rid = ReleaseId.parse(str(release))
+    except ValueError:
+        return None
+    return rid.track, rid.size
+
+
+def release_rows(study, folder: str | None) -> tuple[str, dict | None]:
+    """(track, row counts) of the study's release: its manifest's, else its size preset's."""
+    from continuousbench.release.load import read_manifest
+    from continuousbench.study.costs import preset_rows
+
+    if folder is not None:
+        manifest = read_manifest(Path(folder))
+        return manifest["track"], manifest.get("rows")
+    if study.build is not None:
+        track, size = study.build.track, str(study.build.options.get("size", "small"))
+    else:
+        track, size = release_preset(study.release) or ("geminon", "small")
+    return track, preset_rows(track, size)
+
+
+def calibration(study_file: str | Path, measured: dict[str, float]) -> dict[str, tuple[float, float, int]]:
+    """Per job kind: (measured seconds, the plan's CPU estimate, jobs) over the jobs of ``study_file``
+    (a CPU study) that ``measured`` times: how far the CPU model is from what the jobs took."""
+    from continuousbench.study.graph import expand
+    from continuousbench.study.schema import load_study
+
+    study = load_study(study_file)
+    track, rows = release_rows(study, None)
+    kinds: dict[str, tuple[float, float, int]] = {}
+    for p in price(expand(study, Path(study_file).parent), study.parameters, costs.CPU, rows, track):
+        if p.job.name in measured and p.hours is not None:
+            took, guessed, count = kinds.get(p.job.kind, (0.0, 0.0, 0))
+            kinds[p.job.kind] = (took + measured[p.job.name], guessed + p.hours * 3600, count + 1)
+    return kinds
