@@ -235,8 +235,11 @@ def _dp_batch(r: dict) -> float:
 def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
     """The job's work (its kind's model; ``rows``: the release's row counts, for its QA passes)."""
     r, kind = job.recipe, job.kind
-    if kind == "build":
-        return Work(fixed_s=BUILD_CPU_S.get(str(r.get("size", "small")), 0.0), disk=_release_bytes(rows))
+    if kind == "build":  # a NEWS build's LLM stages run on its --llm endpoint: not priced ("?")
+        size = str(r.get("size", "small"))
+        if job.argv[1:2] == ("news",) or size not in BUILD_CPU_S:
+            return Work(flops=math.nan, disk=_release_bytes(rows))
+        return Work(fixed_s=BUILD_CPU_S[size], disk=_release_bytes(rows))
     if shape is None:
         return Work(flops=math.nan) if kind in MODEL_KINDS else Work()
     n = shape.parameters

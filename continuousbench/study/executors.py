@@ -99,7 +99,8 @@ def open_log(log: str | Path):
     path = Path(log)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.fchmod(fd, 0o600)  # a log made before, by an older version or another umask
+    if hasattr(os, "fchmod"):  # a log made before, by an older version or under another umask
+        os.fchmod(fd, 0o600)
     return os.fdopen(fd, "a", encoding="utf-8")
 
 

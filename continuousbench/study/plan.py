@@ -114,8 +114,9 @@ def show_plan(jobs: Sequence[Job], parameters: dict[str, float], *, device: cost
     disk, scratch = sum(p.work.disk for p in priced), max((p.work.scratch for p in priced), default=0.0)
     totals = {"gpu_hours": gpu_hours, "cpu_hours": cpu_hours, "wall_hours": {1: wall_clock(priced, 1),
               gpus: wall_clock(priced, gpus)}, "disk_bytes": disk + scratch}  # fmt: skip
-    note = f" (+ {unknown} jobs of unknown model size: add them under parameters:)" if unknown else ""
-    console.print(f"total: {gpu_hours:.1f} GPU-hours on {device.name}; {cpu_hours:.2f} CPU-hours for the "
+    note = (f" (+ {unknown} jobs priced '?': a model of unknown size, to add under parameters:, or a NEWS "
+            "build, whose LLM stages run on its endpoint)") if unknown else ""  # fmt: skip
+    console.print(f"total: {gpu_hours:.1f} GPU-hours on {device.name}; {cpu_hours:.3g} CPU-hours for the "
                   f"jobs without a GPU{note}")  # fmt: skip
     console.print(f"wall-clock: {totals['wall_hours'][1]:.1f} h on 1 GPU, {totals['wall_hours'][gpus]:.1f} h "
                   f"on {gpus} (--plan_gpus; a job waits for its inputs)")  # fmt: skip
