@@ -42,7 +42,8 @@ GPUS: dict[str, Device] = {
 DEFAULT_GPU = "a100-80gb"  # what the recipes were made for ("Made for one NVIDIA A100 80GB")
 # One fp32 CPU thread, fitted to the demo's jobs (docs/study.md): rates already effective (MFU 1).
 CPU = Device("one CPU thread", 50e9, 10e9, 24e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
-CPU_START_S = 3.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
+CPU_START_S = 2.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
+DP_SETUP_S = 5.0  # a DP run's noise calibration (accounting) and Opacus's imports (the quick demo's jobs)
 BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/performance.md, forked jobs)
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
 # a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
@@ -219,10 +220,12 @@ def _training(r: dict, shape: Shape, batch: float) -> Work:
     tokens = _steps(r) * batch * _length(r)
     full = r.get("tuning", "lora") == "full"
     per_token = 6 * shape.parameters if full else 4 * shape.parameters + 6 * _trainable(r, shape)
+    setup = 0.0
     if r.get("epsilon") is not None:
         per_token *= PASS_FACTORS.get((r.get("tuning", "lora"), r.get("clipping", "per_sample")), 1.71)
+        setup = DP_SETUP_S
     kept, meanwhile = _trained(r, shape)
-    return Work(flops=per_token * tokens, tokens=tokens, disk=kept, scratch=meanwhile)
+    return Work(flops=per_token * tokens, tokens=tokens, disk=kept, scratch=meanwhile, fixed_s=setup)
 
 
 def _dp_batch(r: dict) -> float:
@@ -240,8 +243,8 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
         if job.argv[1:2] == ("news",) or size not in BUILD_CPU_S:
             return Work(flops=math.nan, disk=_release_bytes(rows))
         return Work(fixed_s=BUILD_CPU_S[size], disk=_release_bytes(rows))
-    if shape is None:
-        return Work(flops=math.nan) if kind in MODEL_KINDS else Work()
+    if shape is None:  # proxies without a model computes no FID
+        return Work(flops=math.nan) if kind in MODEL_KINDS and kind != "proxies" else Work()
     n = shape.parameters
     if kind == "train-generator":
         private = r.get("epsilon") is not None
@@ -254,19 +257,23 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
                        _number(r.get("batch_size"), 32))  # fmt: skip
         made.disk = made.tokens * CHARS_PER_TOKEN
         return made
-    if kind == "pe":  # every iteration writes `variations` rewrites of each sample, and embeds them
+    if kind == "pe":  # the private corpus embedded once; every iteration writes `variations` rewrites of
+        # each sample and embeds them (with the API's model: the embedding model's size is not looked up)
         texts = _number(r.get("num_samples"), 2000) * (1 + _number(r.get("iterations"), 10) * _number(
             r.get("variations"), 6))  # fmt: skip
-        new = _number(r.get("max_new_tokens"), 256)
+        new, cap = _number(r.get("max_new_tokens"), 256), _number(r.get("embed_max_length"), 256)
+        private = (rows or {}).get("corpus", {}).get("train", 0) * cap / 2  # documents at half the cap
         made = _decode(texts, new, 32) if str(r.get("api", "")).startswith("transformers:") else Work()
-        return made + _prefill(texts * new, n)
+        return made + _prefill(texts * new + private, n) + Work(fixed_s=DP_SETUP_S)
     if kind == "memorization":  # prefix read, suffix decoded, for --docs documents of each split
         docs = 2 * _number(r.get("docs"), 500)
         prefix, suffix = _number(r.get("prefix_tokens"), 32), _number(r.get("suffix_tokens"), 32)
         return _prefill(docs * prefix, n) + _decode(docs, suffix, _number(r.get("batch_size"), 16), prefix)
-    if kind == "mauve":  # candidate and reference texts embedded, for each seed
+    if kind == "mauve":  # candidate and reference texts embedded, for each seed (texts at half the cap)
         seeds = len(r.get("seeds") or [0, 1, 2])
-        return _prefill(2 * seeds * _number(r.get("n_samples"), 1000) * _number(r.get("max_length"), 256), n)
+        return _prefill(2 * seeds * _number(r.get("n_samples"), 1000) * _length(r) / 2, n)
+    if kind == "proxies":  # FID: each scored corpus's texts and the real corpus's, embedded once
+        return _prefill((_number(r.get("corpora"), 3) + 1) * _number(r.get("n_samples"), 500) * 128, n)
     if kind == "gate":  # closed-book answers of every model (`release --plan`)
         answers = _number(r.get("models"), 0) * _number(r.get("questions"))
         prompt, new = prompt_tokens(track), _number(r.get("max_new_tokens"), 32)
@@ -274,7 +281,7 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
     return Work()
 
 
-MODEL_KINDS = ("train-generator", "evaluate", "synthesize", "pe", "memorization", "mauve", "gate")
+MODEL_KINDS = ("train-generator", "evaluate", "synthesize", "pe", "memorization", "mauve", "gate", "proxies")
 
 
 def _evaluate(r: dict, shape: Shape, rows: dict, track: str) -> Work:

@@ -204,6 +204,7 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     after = [j.name for j in g.jobs if j.kind in ("train-generator", "evaluate", "mauve", "report")]
     text = folder / "proxies.txt"
     g.add("proxies", "all", ["proxies"], folder / "proxies.json", text, after, options=options, stdout=text)
+    g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "corpora": len(scored)})  # --plan: its FID
 
 
 def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],
