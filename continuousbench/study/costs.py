@@ -17,32 +17,33 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from continuousbench.training.data import CHARS_PER_TOKEN  # prompts and corpora by characters
+
 
 @dataclass(frozen=True)
 class Device:
     name: str
     flops: float  # peak dense bf16 FLOP/s (a CPU thread: its fitted fp32 rate)
     bandwidth: float  # memory bandwidth, bytes/s
-    memory: float  # bytes
     mfu: float = 0.45  # share of peak FLOP/s a tuned training or prefill pass reaches (an assumption)
     mbu: float = 0.7  # share of the bandwidth a decode step's reads reach (an assumption)
     weight_bytes: int = 2  # bytes a parameter is read as (bf16; fp32 on CPU)
     row_s: float = 0.0  # a decode step's own work per sequence (sampling, small matmuls): a CPU's, serial
 
 
-# Vendors' datasheets (SXM parts unless named): dense bf16 tensor peak, HBM bandwidth, memory.
+# Vendors' datasheets (SXM parts unless named): dense bf16 tensor peak, HBM bandwidth.
 GPUS: dict[str, Device] = {
-    "a100-40gb": Device("NVIDIA A100 40GB", 312e12, 1.555e12, 40e9),
-    "a100-80gb": Device("NVIDIA A100 80GB", 312e12, 2.039e12, 80e9),
-    "h100": Device("NVIDIA H100 SXM 80GB", 989.4e12, 3.35e12, 80e9),
-    "h100-pcie": Device("NVIDIA H100 PCIe 80GB", 756e12, 2.0e12, 80e9),
-    "h200": Device("NVIDIA H200 141GB", 989.4e12, 4.8e12, 141e9),
-    "l40s": Device("NVIDIA L40S 48GB", 362e12, 0.864e12, 48e9),
+    "a100-40gb": Device("NVIDIA A100 40GB", 312e12, 1.555e12),
+    "a100-80gb": Device("NVIDIA A100 80GB", 312e12, 2.039e12),
+    "h100": Device("NVIDIA H100 SXM 80GB", 989.4e12, 3.35e12),
+    "h100-pcie": Device("NVIDIA H100 PCIe 80GB", 756e12, 2.0e12),
+    "h200": Device("NVIDIA H200 141GB", 989.4e12, 4.8e12),
+    "l40s": Device("NVIDIA L40S 48GB", 362e12, 0.864e12),
 }
 DEFAULT_GPU = "a100-80gb"  # what the recipes were made for ("Made for one NVIDIA A100 80GB")
 # One fp32 CPU thread, fitted to the demo's jobs (docs/study.md): rates already effective (MFU 1).
-CPU = Device("one CPU thread", 50e9, 10e9, 24e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
-CPU_START_S = 2.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
+CPU = Device("one CPU thread", 50e9, 10e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
+CPU_START_S = 1.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
 DP_SETUP_S = 5.0  # a DP run's noise calibration (accounting) and Opacus's imports (the quick demo's jobs)
 BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/performance.md, forked jobs)
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
@@ -59,7 +60,6 @@ PASS_FACTORS: dict[tuple[str, str], float] = {
 BUILD_CPU_S = {"tiny": 0.5, "small": 17.0, "medium": 43.0}
 BYTES_PER_DOCUMENT = 180  # a release's parquet per document (Geminon small: 33.9 MiB, 200,120 documents)
 ANSWER_TOKENS = 16  # decode steps of a QA batch: it ends once every answer reached its newline
-CHARS_PER_TOKEN = 4  # text a token stands for (training.data's rule): prompts and corpora by characters
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,8 @@ def prompt_tokens(track: str) -> float:
     """Tokens of a QA prompt: the track's few-shot examples and one question."""
     from continuousbench.harness.prompts import few_shot_prefix
 
-    return (len(few_shot_prefix(track)) + len("Q: What is the base stat total stat of Zorblax?\nA:")) / 4
+    question = "Q: What is the base stat total stat of Zorblax?\nA:"
+    return (len(few_shot_prefix(track)) + len(question)) / CHARS_PER_TOKEN
 
 
 def _trainable(r: dict, shape: Shape) -> float:
