@@ -44,7 +44,7 @@ DEFAULT_GPU = "a100-80gb"  # what the recipes were made for ("Made for one NVIDI
 # One fp32 CPU thread, fitted to the demo's jobs (docs/study.md): rates already effective (MFU 1).
 CPU = Device("one CPU thread", 50e9, 10e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
 CPU_START_S = 1.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
-DP_SETUP_S = 5.0  # a DP run's noise calibration (accounting) and Opacus's imports (the quick demo's jobs)
+DP_SETUP_S = 7.0  # a DP run's noise calibration and Opacus (quick demo: a 4-step DP generator, 6.8 s more)
 BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/performance.md, forked jobs)
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
 # a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
@@ -273,8 +273,8 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
     if kind == "mauve":  # candidate and reference texts embedded, for each seed (texts at half the cap)
         seeds = len(r.get("seeds") or [0, 1, 2])
         return _prefill(2 * seeds * _number(r.get("n_samples"), 1000) * _length(r) / 2, n)
-    if kind == "proxies":  # FID: each scored corpus's texts and the real corpus's, embedded once
-        return _prefill((_number(r.get("corpora"), 3) + 1) * _number(r.get("n_samples"), 500) * 128, n)
+    if kind == "proxies":  # FID: a sample of each scored corpus and of the real one, embedded once
+        return _prefill(_number(r.get("texts"), 2000) * 128, n)
     if kind == "gate":  # closed-book answers of every model (`release --plan`)
         answers = _number(r.get("models"), 0) * _number(r.get("questions"))
         prompt, new = prompt_tokens(track), _number(r.get("max_new_tokens"), 32)

@@ -204,7 +204,10 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     after = [j.name for j in g.jobs if j.kind in ("train-generator", "evaluate", "mauve", "report")]
     text = folder / "proxies.txt"
     g.add("proxies", "all", ["proxies"], folder / "proxies.json", text, after, options=options, stdout=text)
-    g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "corpora": len(scored)})  # --plan: its FID
+    made = {j.name.split("/", 1)[1]: j.recipe for j in g.jobs if j.kind in ("synthesize", "pe")}
+    per_side = options.get("n_samples", 500)  # --plan: the texts its FID embeds, each corpus's and the real
+    texts = per_side + sum(min(per_side, int(made[n].get("num_samples", per_side))) for n in scored)
+    g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "texts": texts})
 
 
 def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],
