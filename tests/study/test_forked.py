@@ -57,6 +57,7 @@ def probe(argv: list[str]) -> None:
         ctypes.string_at(0)
     if argv == ["wait"]:
         try:
+            print("waiting for an interrupt", flush=True)
             while True:
                 time.sleep(0.05)
         except KeyboardInterrupt:
@@ -103,10 +104,7 @@ def test_stopping_the_study_interrupts_a_forked_job_as_ctrl_c(tmp_path):
     runner = threading.Thread(target=lambda: codes.append(
         executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)))  # fmt: skip
     runner.start()
-    deadline = time.monotonic() + 60
-    while "native bytes" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline and runner.is_alive(), "the job never started"
-        time.sleep(0.05)
+    _started(log, runner)  # inside its loop: an interrupt before it would end it by the signal instead
     executors.interrupt(live, grace=0)
     runner.join(30)
     assert codes == [130]
@@ -135,7 +133,7 @@ def test_an_unknown_way_to_start_jobs_is_refused_in_one_line(monkeypatch):
 
 def _started(log: Path, runner: threading.Thread) -> None:
     deadline = time.monotonic() + 60
-    while "native bytes" not in (log.read_text() if log.exists() else ""):
+    while "waiting for an interrupt" not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline and runner.is_alive(), "the job never started"
         time.sleep(0.05)
 
