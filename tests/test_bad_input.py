@@ -527,8 +527,8 @@ CLI = [
          "gpus.evaluate: Input should be greater than or equal to 0", id="study-negative-gpus"),
     case(lambda e: study(e, f"name: s\nrelease: {e.release()}\nevaluators: [{{name: e, config: no.yaml}}]\n"),
          2, "job evaluate/e/none-seed0: its config no.yaml does not exist", id="study-plan-missing-recipe"),
-    case(lambda e: study(e, "name: s\nrelease: geminon-tiny-2031q1\n"), 2,
-         "release geminon-tiny-2031q1 not found under", id="study-plan-missing-release"),
+    case(lambda e: study(e, "name: s\nrelease: geminon-tiny-2031q1\n", "--out", "s"), 2,
+         "release geminon-tiny-2031q1 not found under", id="study-missing-release"),  # --plan: a build job
     case(lambda e: study(e, f"name: s\nrelease: {e.release()}\nevaluators: [{{name: e, "
                             f"config: {DEMO_RECIPE}, options: {{model: {DEMO / 'base'}, stepz: 50}}}}]\n"), 2,
          "s.yaml: job evaluate/e/none-seed0: unknown argument(s) ['--stepz', '50']",
@@ -560,11 +560,19 @@ CLI = [
          2, "missing-folder/x does not exist", id="gate-previous-missing"),
     case(lambda e: ["gate", "--release", str(e.release()), "--gates", "fast"], 2, "unknown gate 'fast'",
          id="gate-unknown-gate"),
+    case(lambda e: ["gate", "--release", str(e.release()), "--gates", "unsolvable", "--models",
+                    str(e.file("run/results.json", "{}").parent)], 2, "--models run has no tokenizer",
+         id="gate-model-without-tokenizer"),  # named as given (before: --model)
+    case(lambda e: ["proxies", "--study", str(e.file("study/manifest.json", "{}").parent)], 2,
+         "--study study made no corpus (no synthetic/): proxies ranks the corpora a study's generators",
+         id="proxies-study-of-own-corpora"),  # before: "not a study output folder"
     case(lambda e: ["contamination", "--model", str(e.model()), "--release", str(e.release()), "--control",
                     str(e.release())], 2, "is the release itself", id="contamination-control-is-release"),
     case(lambda e: ["contamination", "--release", str(e.release())], 2, "give both",
          id="contamination-no-model"),
     case(["release", "--quarter", "2027q5"], 2, "bad quarter '2027q5'", id="release-malformed-quarter"),
+    case(["release", "--quarter", "2026q1", "--size", "huge"], 2, "sizes of geminon: tiny, small, medium;",
+         id="release-unknown-size"),  # before: large too, a NEWS size
     case(["release", "--quarter", "2999q1", "--tracks", "news"], 2, "ends on 2999-03-31",
          id="release-news-quarter-not-ended"),
     case(["release", "--quarter", "2026q1", "--tracks", "news"], 2, "needs --warc",
@@ -596,6 +604,7 @@ CLI = [
         ("tg-lora-targets-unknown", ["--lora_targets", "heads"], "--lora_targets"),
         ("tg-sweep-unknown-key", ["--sweep", "lr=1e-4,2e-4"], "--sweep key 'lr' is not an option"),
         ("tg-sweep-plan-key", ["--sweep", "max_steps=2,4"], "--sweep key 'max_steps' cannot be swept"),
+        ("tg-sweep-alias-key", ["--sweep", "steps=2,4"], "--sweep key 'steps' cannot be swept"),
         ("tg-sweep-and-lr-sweep", ["--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"],
          "--lr_sweep and --sweep both"),
         ("tg-sweep-over-budget", ["--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",

@@ -169,6 +169,9 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
 
     study = Path(args.study).expanduser()
     if not (study / "synthetic").is_dir():
+        if (study / "manifest.json").is_file():  # a study of a participant's own corpora alone
+            raise UserError(f"--study {args.study} made no corpus (no synthetic/): proxies ranks the "
+                            "corpora a study's generators and PE made, not a participant's own")  # fmt: skip
         raise UserError(f"--study {args.study} has no synthetic/ folder: pass a `continuousbench study` "
                         "output folder")  # fmt: skip
     evaluator, qa = _qa(study, args.evaluator, args.part, args.matcher)

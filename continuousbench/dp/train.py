@@ -120,7 +120,9 @@ def _grid(args: GeneratorArguments, config: GeneratorConfig) -> dict[str, list[f
     from continuousbench.dp import sweep
 
     if args.sweep:
-        return sweep.parse(args.sweep, {f.name for f in dataclasses.fields(config)})
+        names = {f.name for f in dataclasses.fields(config)}  # and their aliases: steps for max_steps
+        names |= {a.lstrip("-") for f in dataclasses.fields(config) for a in f.metadata.get("aliases", [])}
+        return sweep.parse(args.sweep, names)
     if not args.lr_sweep:
         return {"learning_rate": [config.learning_rate]}
     try:

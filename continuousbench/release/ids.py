@@ -19,11 +19,19 @@ _QUARTER = re.compile(r"\d{4}q[1-4]")
 _PATTERN = re.compile(
     r"(?P<track>[a-z]+)-(?P<size>[a-z]+)-(?P<year>\d{4})q(?P<quarter>\d)(?:-heldout-(?P<heldout>[a-z]+))?"
 )
+TRACK_SIZES: dict[str, tuple[str, ...]] = {"geminon": SIZES[:3], "news": SIZES}
 EXPECTED = (
-    "expected {track}-{size}-{YYYY}q{N}[-heldout-{split}], e.g. geminon-small-2026q1 "
-    f"(tracks: {', '.join(TRACKS)}; sizes: {', '.join(SIZES)}; quarter 1-4; held-out splits, Geminon "
+    "expected {{track}}-{{size}}-{{YYYY}}q{{N}}[-heldout-{{split}}], e.g. geminon-small-2026q1 "
+    f"(tracks: {', '.join(TRACKS)}; sizes{{of}}: {{sizes}}; quarter 1-4; held-out splits, Geminon "
     f"only: {', '.join(HELDOUT_SPLITS)})"
 )
+
+
+def expected(track: str | None = None) -> str:
+    """The id's format, with the sizes of ``track`` when it is one (``large`` is NEWS's alone)."""
+    sizes = TRACK_SIZES.get(track or "")
+    listed = ", ".join(sizes) if sizes else "tiny, small, medium (NEWS also large)"
+    return EXPECTED.format(of=f" of {track}" if sizes else "", sizes=listed)
 
 
 @dataclass(frozen=True)
@@ -39,12 +47,12 @@ class ReleaseId:
     def __post_init__(self) -> None:
         if (
             self.track not in TRACKS
-            or self.size not in SIZES
+            or self.size not in TRACK_SIZES.get(self.track, ())
             or not 1000 <= self.year <= 9999
             or self.quarter not in (1, 2, 3, 4)
             or (self.heldout is not None and (self.track != "geminon" or self.heldout not in HELDOUT_SPLITS))
         ):
-            raise UserError(f"bad release id {self}: {EXPECTED}")
+            raise UserError(f"bad release id {self}: {expected(self.track)}")
 
     @classmethod
     def parse(cls, text: str | ReleaseId) -> ReleaseId:
@@ -53,13 +61,13 @@ class ReleaseId:
             return text
         match = _PATTERN.fullmatch(str(text).strip())
         if match is None:
-            raise UserError(f"bad release id {text!r}: {EXPECTED}")
+            raise UserError(f"bad release id {text!r}: {expected()}")
         try:
             return cls(
                 match["track"], match["size"], int(match["year"]), int(match["quarter"]), match["heldout"]
             )
         except ValueError:
-            raise UserError(f"bad release id {text!r}: {EXPECTED}") from None
+            raise UserError(f"bad release id {text!r}: {expected(match['track'])}") from None
 
     @property
     def period(self) -> str:

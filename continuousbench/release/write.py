@@ -194,8 +194,8 @@ def release_lock(rid: ReleaseId, root: Path) -> Iterator[None]:
     """Hold release ``rid``'s lock under ``root`` (``<root>/.work/<rid>.lock``) for the block: its build
     and its writing. A second build of it refuses at once in one line naming the first's pid; two would
     share one work folder and race to publish. Taken again by the writer inside a build, it goes on."""
-    busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build "
-            "into another --out")  # fmt: skip
+    busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build it "
+            "under another release root")  # fmt: skip
     try:
         with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy, Path(root) / str(rid)):
             yield

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.errors import UserError
 from continuousbench.news.slurm_options import ClusterArguments
 
 
@@ -30,6 +31,12 @@ class StudyArguments:
         default=None, metadata=bounds("[0, 64]", "GPUs of each GPU job (default: the study's gpus, else 1).")
     )
     ray_cpus: int | None = field(default=None, metadata=bounds("[1, 4096]", "CPUs of a local Ray (ray)."))
+    gpu: str = field(
+        default="a100-80gb",
+        metadata={"help": "--plan: the GPU jobs are priced on (a100-40gb, a100-80gb, h100, h100-pcie, h200, "
+                  "l40s; default: the recipes' A100 80GB)."},
+    )  # fmt: skip
+    plan_gpus: int = field(default=8, metadata=bounds("[1, 4096]", "--plan: GPUs of the wall-clock shown."))
 
 
 def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
@@ -37,22 +44,37 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     from continuousbench.study import executors
     from continuousbench.study.check import check_jobs, check_release
     from continuousbench.study.graph import expand
-    from continuousbench.study.plan import print_plan
+    from continuousbench.study.plan import release_preset, release_rows, show_plan
     from continuousbench.study.runner import Study, run_to_end, submit_slurm
     from continuousbench.study.schema import load_study
 
     study = load_study(args.study)
+    for name, corpus in study.corpora.items():
+        if corpus.privacy is None:  # ranked apart, not as DP data: said before anything runs
+            print(f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
+                  f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
+                  flush=True)  # fmt: skip
     out = Path(args.out or Path("studies") / study.name)
     jobs = expand(study, out.absolute())
     if args.gpus_per_job is not None:  # e.g. 0 on a CPU-only Slurm partition
         jobs = [replace(job, gpus=args.gpus_per_job if job.gpus else 0) for job in jobs]
     if not args.plan:
         cluster.check_cluster()  # before the jobs' own checks: a study that cannot be queued stops here
+    device = gpu_of(args.gpu)
     if study.build is None:
-        check_release(study.path(study.release), f"--config {args.study}")
+        try:
+            folder = check_release(study.path(study.release), f"--config {args.study}")
+        except UserError:
+            if not args.plan or release_preset(study.release) is None:
+                raise
+            build, jobs = planned_build(study.release, jobs)  # priced before it exists
+            jobs, folder = [build, *jobs], None
     check_jobs(jobs, f"--config {args.study}")  # each job parsed by its command, before anything runs
     if args.plan:
-        return {"gpu_hours": print_plan(jobs, study.parameters), "jobs": [j.name for j in jobs]}
+        track, rows = release_rows(study, folder if study.build is None else None)
+        totals = show_plan(jobs, study.parameters, device=device, rows=rows, track=track, gpus=args.plan_gpus)
+        show_corpora(study)
+        return {**totals, "jobs": [j.name for j in jobs]}
     folder = check_writable_dir(out.absolute(), "--out")
     lock_folder(folder, "study")  # a second study into this folder is refused at once, naming this pid
     state = Study(jobs, folder)
@@ -71,6 +93,39 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     if report is not None and report.done.is_file():  # the finished study's table, as the demo prints it
         print(report.done.read_text(encoding="utf-8"), end="", flush=True)
     return {"statuses": statuses}
+
+
+def gpu_of(name: str):
+    """``--gpu``'s row of the table, or one line listing the names."""
+    from continuousbench.study.costs import GPUS
+
+    if name not in GPUS:
+        raise UserError(f"--gpu {name} is not in the table; use one of {', '.join(GPUS)}")
+    return GPUS[name]
+
+
+def planned_build(release: str, jobs: list):
+    """The build job of a release the study names but that is not built yet: ``--plan`` prices it, and
+    every job that reads the release waits for it (a run still needs it built first)."""
+    from dataclasses import replace
+
+    from continuousbench.study.graph import Job
+    from continuousbench.study.plan import release_preset
+
+    track, size = release_preset(release)
+    rid = str(release)
+    print(f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
+          f"{size}); a run needs it built first, or give the study build: instead of release:")  # fmt: skip
+    build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json", gpus=0,
+                recipe={"track": track, "size": size})  # fmt: skip
+    return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
+
+
+def show_corpora(study) -> None:
+    """The participant's corpora as their jobs read them: each path whole, and its statement or none."""
+    for name in study.corpora:
+        source, statement = study.corpus(name)
+        print(f"corpus {name}: {source}; privacy statement: {statement or 'none (listed as no statement)'}")
 
 
 make_parser, _cli = command(

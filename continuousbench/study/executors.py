@@ -29,21 +29,23 @@ def execute(
     exit status. ``stdout``: the command's standard output is kept there (written once it succeeded).
     ``live``: the child is in it while it runs, so a stopped study can interrupt it. ``fork``: the child
     is forked from a server that imported the heavy libraries once (:mod:`continuousbench.study.forked`)
-    instead of being a fresh ``python -m continuousbench.cli``; it calls ``entry`` (``module:function``)."""
+    instead of being a fresh ``python -m continuousbench.cli``; it calls ``entry`` (``module:function``).
+    A child killed by a signal (or orphaned by its fork server) gets a last line in its log saying so:
+    what it printed last may be a progress bar."""
     from continuousbench.files import write_text
 
-    Path(log).parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a", encoding="utf-8") as out:
+    with open_log(log) as out:
         out.write(f"$ continuousbench {redact(subprocess.list2cmdline(list(argv)))}\n")  # no key in a log
         out.flush()
+        env = {**os.environ, **(env or {})}
         if fork:
             from continuousbench.study.forked import ForkedJob
 
-            child = ForkedJob(argv, log, stdout, {**os.environ, **(env or {})}, entry)  # writes ``stdout``
-        else:
+            child = ForkedJob(argv, log, stdout, env, entry)  # writes ``stdout``
+        else:  # faulthandler: a crash in native code leaves the Python stack in the log
             command = [sys.executable, "-m", "continuousbench.cli", *argv]
             child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out,
-                                     text=True, env={**os.environ, **(env or {})})  # fmt: skip
+                                     text=True, env={**env, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
         if live is not None:
             live.add(child)
         try:
@@ -54,10 +56,52 @@ def execute(
         finally:
             if live is not None:
                 live.discard(child)
+        ending = exit_line(child.returncode, getattr(child, "lost", False))
+        if ending:
+            out.write(f"[continuousbench study] {ending}\n")
     if stdout and child.returncode == 0 and not fork:
         Path(stdout).parent.mkdir(parents=True, exist_ok=True)
         write_text(stdout, printed)
     return child.returncode
+
+
+# What a job killed by a signal most likely met, for its log's last line and the study's progress line.
+SIGNAL_CAUSES = {
+    "SIGSEGV": "a crash in native code (torch, a tokenizer, a driver); the Python stack above shows where",
+    "SIGBUS": "a crash in native code, or a memory-mapped file that shrank (a dataset rewritten meanwhile)",
+    "SIGABRT": "a native library aborted (its message is above)",
+    "SIGKILL": "often the out-of-memory killer (see `dmesg`) or a scheduler's limit; lower its batch sizes",
+    "SIGTERM": "stopped from outside (a scheduler's time limit, `kill`)",
+    "SIGINT": "interrupted as Ctrl-C: it keeps its finished work for --resume",
+}
+
+
+def exit_line(code: int | None, lost: bool = False) -> str | None:
+    """How a child ended, when its own output may not say it: killed by a signal (by name, with its
+    likely cause) or orphaned by its fork server; None for an exit status."""
+    import signal
+
+    if lost:
+        return ("the study's fork server ended while this job ran (killed?); the job was stopped as Ctrl-C "
+                "stops it (it keeps its finished work) and waited for; --resume runs it again")  # fmt: skip
+    if code is None or code >= 0:
+        return None
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"killed by signal {-code}"
+    return f"killed by {name}" + (f": {SIGNAL_CAUSES[name]}" if name in SIGNAL_CAUSES else "")
+
+
+def open_log(log: str | Path):
+    """A job's log, opened to append, created readable by its owner alone (0600, in a 0700 folder): a
+    job's standard error may hold what its command printed about private records (docs/study.md)."""
+    path = Path(log)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    if hasattr(os, "fchmod"):  # a log made before, by an older version or under another umask
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def interrupt(children: set, grace: float = 5.0, patience: float = 120.0) -> None:
@@ -106,7 +150,9 @@ class LocalExecutor:
     """``parallel`` jobs at once in child processes: one GPU each (``CUDA_VISIBLE_DEVICES``) where GPUs
     exist, else one CPU thread each. ``fork`` (the default where the platform has a fork server): each job
     forked from a server that imported torch and co. once; else each a fresh interpreter, as on Ray and
-    Slurm (``CONTINUOUSBENCH_JOB_START=subprocess`` asks for that)."""
+    Slurm (``CONTINUOUSBENCH_JOB_START=subprocess`` asks for that). A job whose recipe sets ``env:`` is
+    always a fresh interpreter: the server's libraries read their variables (``HF_HUB_OFFLINE``,
+    ``OMP_NUM_THREADS``, ...) when it imported them, before the recipe could set them."""
 
     name = "local"
 
@@ -132,7 +178,7 @@ class LocalExecutor:
             if self.stopping:  # the study was stopped while this job waited for a GPU
                 return 130
             return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env, self.live,
-                           self.fork)  # fmt: skip
+                           self.fork and not job.recipe.get("env"))  # fmt: skip
         finally:
             for gpu in held:
                 self.gpus.put(gpu)
@@ -199,6 +245,7 @@ class SlurmExecutor:
 
     def __init__(self, folder: Path, cluster: ClusterArguments):
         cluster.check_cluster()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # submitit's logs: a job's stderr too
         try:
             import submitit
         except ImportError:

@@ -30,7 +30,7 @@ class Job:
     out: Path  # the job's folder (or file)
     done: Path
     after: tuple[str, ...] = ()
-    inputs: tuple[str, ...] = ()  # recipe files: their digests go into the manifest
+    inputs: tuple[str, ...] = ()  # files it reads (recipe, own corpus, statement): sha256 in the manifest
     gpus: int = 1
     stdout: Path | None = None  # where the command's standard output is kept (compare prints JSON)
     recipe: dict[str, Any] = field(default_factory=dict, compare=False)  # for --plan: the options it runs
@@ -61,7 +61,12 @@ def read_recipe(path: str | None, job: str) -> dict[str, Any]:
             "folder); fix the study file"
         )
     recipe = load_yaml(Path(path).read_text(encoding="utf-8"), f"job {job}: config {path}") or {}
-    return recipe if isinstance(recipe, dict) else {}
+    if not isinstance(recipe, dict):
+        return {}
+    model = recipe.get("model")
+    if isinstance(model, str) and not Path(model).is_absolute() and (Path(path).parent / model).exists():
+        recipe["model"] = str((Path(path).parent / model).resolve())  # its command reads it from the recipe
+    return recipe
 
 
 class _Graph:
@@ -69,7 +74,9 @@ class _Graph:
         self.study, self.out, self.jobs = study, out, []
 
     def add(self, kind: str, what: str, command: list[str], out: Path, done: Path, after=(), config=None,
-            options=None, stdout=None) -> str:  # fmt: skip
+            options=None, stdout=None, reads=()) -> str:  # fmt: skip
+        """Add a job; ``reads``: the files it reads beyond its recipe (a participant's corpus, its
+        statement), whose digests the manifest keeps too."""
         name = f"{kind}/{what}"
         config = self.study.path(config) if config else None
         options = {k: self.study.option(v) for k, v in (options or {}).items()}
@@ -77,7 +84,7 @@ class _Graph:
         gpus = self.study.gpus.get(kind, 0 if kind in CPU_KINDS else 1)
         full = [*command, *(["--config", config] if config else []), *argv(options or {})]
         log = self.out / "logs" / f"{name.replace('/', '--')}.log"
-        inputs = (config,) if config else ()
+        inputs = (*((config,) if config else ()), *reads)
         job = Job(name, kind, tuple(full), out, done, tuple(after), inputs, gpus, stdout, recipe, log)
         self.jobs.append(job)
         return name
@@ -98,7 +105,11 @@ def expand(study: Study, out: Path) -> list[Job]:
     else:
         release = study.path(study.release)
     corpora: dict[str, tuple[str, tuple[str, ...]]] = {"real": (release, after_release)}  # name -> path, job
-    corpora.update({name: (study.path(path), after_release) for name, path in study.corpora.items()})
+    own: dict[str, tuple[str, ...]] = {}  # a participant's corpus -> the files its jobs read
+    for name in study.corpora:
+        source, statement = study.corpus(name)
+        corpora[name] = (source, after_release)
+        own[name] = tuple(f for f in (source, statement) if f and Path(f).is_absolute())
     for gen in study.generators:
         folder, corpus = out / "generators" / gen.name, out / "synthetic" / gen.name
         opts = {"release": release, "output_dir": folder, "epsilon": gen.epsilon, **gen.options}
@@ -122,14 +133,16 @@ def expand(study: Study, out: Path) -> list[Job]:
             path, made = corpora.get(name, (None, after_release))
             for seed in study.seeds:
                 run = out / "runs" / ev.name / f"{name}-seed{seed}"
+                statement = study.corpus(name)[1] if name in own else None
                 opts = {"release": release, "output_dir": run, "seed": seed,
-                        "corpus": path if name not in ("none", "real") else None, **ev.options}  # fmt: skip
+                        "corpus": path if name not in ("none", "real") else None, "corpus_privacy": statement,
+                        **ev.options}  # fmt: skip
                 if name == "none":  # scored as it is: no training options
                     unused = ("eval_steps", "save_steps", "replay_corpus")
                     opts = {k: v for k, v in opts.items() if k not in unused}
                     opts["steps"] = 0
                 g.add("evaluate", f"{ev.name}/{name}-seed{seed}", ["evaluate"], run, run / "results.json",
-                      made, ev.config, opts)  # fmt: skip
+                      made, ev.config, opts, reads=own.get(name, ()))  # fmt: skip
                 runs[ev.name, name, seed] = run
     mauve: dict[str, Path] = {}  # corpus -> its MAUVE file
     if study.mauve is not None:
@@ -141,7 +154,7 @@ def expand(study: Study, out: Path) -> list[Job]:
                     "output": file, **study.mauve.options}  # fmt: skip
             if len(mauve) > 1:  # the real corpus's disjoint halves (the ceiling): once, in the first file
                 opts.setdefault("with_reference", False)
-            g.add("mauve", name, ["mauve"], file, file, made, options=opts)
+            g.add("mauve", name, ["mauve"], file, file, made, options=opts, reads=own.get(name, ())[:1])
     probed: dict[str, Path] = {}  # generator -> its memorisation probe's file
     for name in study.memorization.generators if study.memorization else ():
         file = probed[name] = out / "memorization" / f"{name}.json"
@@ -170,13 +183,13 @@ def expand(study: Study, out: Path) -> list[Job]:
     if study.report and runs:
         spec = study.report if isinstance(study.report, Report) else Report()
         _report(g, spec, runs, mauve, compared, probed)
-        _proxies(g, study, release, [n for n in corpora if n != "real"], runs)
+        _proxies(g, study, release, [n for n in corpora if n not in ("real", *own)], runs)
     return g.jobs
 
 
 def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: dict) -> None:
     """The proxy table (``report/proxies.txt``): QA against MAUVE, validation loss, FID and leakage, for
-    the first evaluator that scored at least three synthetic corpora."""
+    the first evaluator that scored at least three of the corpora the study made (``synthetic``)."""
     from continuousbench.diagnostics.proxies import MIN_CORPORA
 
     for ev in study.evaluators:
@@ -193,6 +206,11 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     after = [j.name for j in g.jobs if j.kind in ("train-generator", "evaluate", "mauve", "report")]
     text = folder / "proxies.txt"
     g.add("proxies", "all", ["proxies"], folder / "proxies.json", text, after, options=options, stdout=text)
+    corpus_kinds = ("synthesize", "pe", "private-prediction")
+    made = {j.name.split("/", 1)[1]: j.recipe for j in g.jobs if j.kind in corpus_kinds}
+    per_side = options.get("n_samples", 500)  # --plan: the texts its FID embeds, each corpus's and the real
+    texts = per_side + sum(min(per_side, int(made[n].get("num_samples", per_side))) for n in scored)
+    g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "texts": texts})
 
 
 def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],

@@ -1,79 +1,30 @@
-"""``study --plan``: the job graph with GPU-hours per job, estimated from tokens x parameters.
+"""``study --plan``: the job graph with each job's cost, the wall-clock on N GPUs and the disk it needs.
 
-FLOPs: training 6·N·T for full fine-tuning (forward 2·N·T, backward 4·N·T) and 4·N·T with frozen weights
-(LoRA, prompt tuning: the backward pass still carries activation gradients through every layer but
-computes no weight gradients); DP-SGD counted the same, its T taken at the Poisson cap
-``physical_batch_size`` when the expected batch is ``auto``, so an upper bound; generation
-2·N·T (T new tokens; prompts and QA scoring are left out), MAUVE embedding 2·N·T. Throughput: 45% MFU of
-an H100 SXM's dense bf16 peak (989.4 TFLOP/s), i.e. 445 TFLOP/s per GPU, the floor a tuned run reaches.
-
-A job without a GPU (``gpus: 0``) gets CPU-hours instead: 10 s to start plus FLOPs at 50 GFLOP/s (one
-fp32 thread), fitted to the demo's job times in docs/demo.md (2-core AVX512 machine): 0.49 CPU-hours
-estimated for the demo's 21 jobs, 0.30 measured; DP training at the Poisson cap is the largest
-over-estimate. A model's size comes from ``parameters:``, the paper's models, or a local model folder's
-safetensors.
+Each job is priced by its kind's model (:mod:`continuousbench.study.costs`: training and prefill by
+FLOPs, decoding by bandwidth and batching, DP-SGD with its clipping's pass factor, an evaluation with its
+validation and test QA passes) on the ``--gpu`` of the table (default: the A100 80GB the recipes were
+made for); a job without a GPU on one CPU thread. The wall-clock places the jobs on ``--plan_gpus``
+GPUs in the graph's order, each as soon as its inputs exist and a GPU is free.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
-from functools import cache
+from dataclasses import dataclass
 from pathlib import Path
 
+from continuousbench.study import costs
 from continuousbench.study.graph import CPU_KINDS, Job
 
-PEAK_FLOPS = 989.4e12  # H100 SXM dense bf16
-MFU = 0.45
-THROUGHPUT = PEAK_FLOPS * MFU
-# Published parameter counts of the paper's models; a study adds others under ``parameters:``.
-PARAMETERS = {"google/gemma-3-1b-pt": 1.0e9, "google/gemma-3-1b-it": 1.0e9, "google/gemma-3-4b-pt": 4.3e9,
-              "google/gemma-3-4b-it": 4.3e9}  # fmt: skip
-CPU_FLOPS = 50e9  # one fp32 thread, fitted to the demo's job times (module docstring)
-CPU_START_S = 10.0  # a job's process start and model load (the demo's untrained evaluate: 9.9 s)
-FORMULA = (
-    "GPU-hours = FLOPs / (45% MFU x 989.4 TFLOP/s H100 bf16 dense = 445 TFLOP/s) / 3600; "
-    "FLOPs = 6·N·tokens for full fine-tuning, 4·N·tokens for LoRA and prompt tuning (DP at the Poisson cap), "
-    "2·N·tokens for generation and embedding"
-)
 
-
-def _number(value, default: float = 0.0) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def tokens(job: Job) -> tuple[str, float]:
-    """("train" or "generate", the job's token count) from its recipe and options."""
-    r = job.recipe
-    if job.kind in ("train-generator", "evaluate"):
-        steps = _number(r.get("steps", r.get("max_steps")), 10000)
-        batch = r.get("expected_batch_size", r.get("samples_per_step", 32))
-        if "epsilon" in r and r.get("epsilon") is not None and not isinstance(batch, (int, float)):
-            batch = r.get("physical_batch_size", 512)
-        return "train", steps * _number(batch, 32) * _number(r.get("max_length"), 256)
-    if job.kind == "synthesize":
-        return "generate", _number(r.get("num_samples"), 0) * _number(r.get("max_new_tokens"), 256)
-    if job.kind == "pe":  # every iteration writes `variations` candidates of each sample
-        per = _number(r.get("max_new_tokens"), 256) * _number(r.get("num_samples"), 0)
-        return "generate", per * (1 + _number(r.get("iterations"), 1) * _number(r.get("variations"), 1))
-    if job.kind == "private-prediction":  # every new token: a pass over each prompt row and the public row
-        rows = _number(r.get("batch_size"), 32) + 1
-        per = _number(r.get("max_record_tokens"), 256) + _number(r.get("max_new_tokens"), 256)
-        return "generate", _number(r.get("num_samples"), 0) * rows * per
-    if job.kind == "memorization":  # prefix and suffix of --docs documents of each split
-        per = _number(r.get("prefix_tokens"), 32) + _number(r.get("suffix_tokens"), 32)
-        return "generate", 2 * _number(r.get("docs"), 500) * per
-    if job.kind == "mauve":
-        seeds = len(r.get("seeds") or [0, 1, 2])
-        return "generate", 2 * seeds * _number(r.get("n_samples"), 1000) * _number(r.get("max_length"), 256)
-    if job.kind == "gate":  # closed-book answers of every model (`release --plan`)
-        answers = _number(r.get("models"), 0) * _number(r.get("questions"))
-        return "generate", answers * _number(r.get("max_new_tokens"))
-    return "none", 0.0
+@dataclass(frozen=True)
+class Priced:
+    job: Job
+    model: str | None
+    work: costs.Work
+    hours: float | None  # on its device: a GPU, or one CPU thread (``on_cpu``)
+    on_cpu: bool
 
 
 def model_of(job: Job) -> str | None:
@@ -82,88 +33,144 @@ def model_of(job: Job) -> str | None:
     return r.get("model") or (api.split(":", 1)[1] if api.startswith("transformers:") else None)
 
 
-@cache
-def folder_parameters(model: str) -> float | None:
-    """Parameters of a local model folder, counted from its safetensors headers (no weights read)."""
-    files = sorted(Path(model).glob("*.safetensors")) if Path(model).is_dir() else []
-    if not files:
-        return None
-    from safetensors import safe_open
-
-    total = 0
-    for file in files:
-        with safe_open(str(file), "np") as f:
-            total += sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())  # noqa: SIM118
-    return float(total)
-
-
-def flops(job: Job, parameters: dict[str, float]) -> float | None:
-    """The job's FLOPs (0 for bookkeeping jobs), None where its model's size is unknown."""
-    kind, count = tokens(job)
-    if job.kind in CPU_KINDS or not count:
-        return 0.0
-    model = model_of(job) or ""
-    n = {**PARAMETERS, **parameters}.get(model) or folder_parameters(model)
-    if n is None:
-        return None
-    # forward 2N a token; training adds the backward: 4N for the input gradients, 2N more for a full
-    # model's weight gradients (LoRA and prompt tuning compute almost no weight gradient)
-    per_token = 2 if kind != "train" else 6 if job.recipe.get("tuning", "lora") == "full" else 4
-    return per_token * n * count
+def price(jobs: Sequence[Job], parameters: dict[str, float], device: costs.Device, rows: dict | None,
+          track: str) -> list[Priced]:  # fmt: skip
+    """Each job's work and hours: on ``device``, or on one CPU thread for a job without a GPU."""
+    priced = []
+    for job in jobs:
+        model = model_of(job)
+        shape = costs.shape_of(model, parameters) if model else None
+        work = costs.work(job, shape, rows, track)
+        on_cpu = job.gpus == 0 or job.kind in CPU_KINDS
+        seconds = costs.seconds(work, shape, costs.CPU if on_cpu else device)
+        if seconds is not None and on_cpu:
+            seconds += costs.CPU_START_S if job.kind in costs.MODEL_KINDS else costs.BOOKKEEPING_START_S
+        priced.append(Priced(job, model, work, None if seconds is None else seconds / 3600, on_cpu))
+    return priced
 
 
-def gpu_hours(job: Job, parameters: dict[str, float]) -> float | None:
-    """The job's estimate, 0 for CPU jobs, None where its model's size is unknown."""
-    if job.kind in CPU_KINDS or job.gpus == 0:
-        return 0.0
-    found = flops(job, parameters)
-    return None if found is None else found / THROUGHPUT / 3600
-
-
-def cpu_hours(job: Job, parameters: dict[str, float]) -> float | None:
-    """A job without a GPU: start-up plus FLOPs on one CPU thread (0 for GPU jobs; None: size unknown)."""
-    if job.gpus and job.kind not in CPU_KINDS:
-        return 0.0
-    found = flops(job, parameters)
-    return None if found is None else (CPU_START_S + found / CPU_FLOPS) / 3600
+def wall_clock(priced: Sequence[Priced], gpus: int) -> float:
+    """Hours until the last job ends with ``gpus`` GPUs: each job in the graph's order, as soon as its
+    inputs are made and (a GPU job) a GPU is free; CPU jobs need no GPU. Unknown jobs count 0."""
+    free = [0.0] * gpus
+    ends: dict[str, float] = {}
+    for p in priced:
+        ready = max((ends[a] for a in p.job.after if a in ends), default=0.0)
+        hours = p.hours or 0.0
+        if p.on_cpu:
+            ends[p.job.name] = ready + hours
+            continue
+        first = min(range(gpus), key=free.__getitem__)
+        start = max(ready, free[first])
+        free[first] = ends[p.job.name] = start + hours
+    return max(ends.values(), default=0.0)
 
 
 def shown(path: str | None) -> str:
-    """A model as the plan shows it: a path normalised (``a/../b`` -> ``b``), never cut; ids unchanged."""
+    """A model as the plan shows it: a local path whole and normalised (``a/../b`` -> ``b``), never cut;
+    ids unchanged."""
     if not path:
         return "-"
-    return os.path.normpath(path) if os.sep in path and Path(path).exists() else path
+    return str(Path(path).resolve()) if os.sep in path and Path(path).exists() else path
 
 
-def print_plan(jobs: Sequence[Job], parameters: dict[str, float]) -> float:
-    """Print the graph (job, after, tokens, GPU-hours, and CPU-hours for jobs without a GPU) and the
-    totals; returns the total GPU-hours."""
+def _gb(size: float) -> str:
+    return f"{size / 1e9:.3g} GB" if size >= 1e8 else f"{size / 1e6:.2g} MB"
+
+
+def print_plan(jobs: Sequence[Job], parameters: dict[str, float], **kwargs) -> float:
+    """:func:`show_plan`, returning the total GPU-hours (``release --plan``)."""
+    return show_plan(jobs, parameters, **kwargs)["gpu_hours"]
+
+
+def show_plan(jobs: Sequence[Job], parameters: dict[str, float], *, device: costs.Device | None = None,
+              rows: dict | None = None, track: str = "geminon", gpus: int = 8) -> dict:  # fmt: skip
+    """Print the graph (job, inputs, model, tokens, GPUs, GPU-hours on ``device``, CPU-hours, disk) and
+    the totals; returns them (GPU-hours, CPU-hours, wall-clock on 1 and ``gpus`` GPUs, disk)."""
     from rich.console import Console
     from rich.table import Table
 
-    cpu = [cpu_hours(job, parameters) for job in jobs]
-    on_cpu = any(job.gpus == 0 and job.kind not in CPU_KINDS for job in jobs)
-    table = Table(title=f"{len(jobs)} jobs", caption=FORMULA)
-    columns = ("job", "after", "model", "tokens", "GPUs", "GPU-hours", *(("CPU-hours",) if on_cpu else ()))
-    whole = {"job": max(len(j.name) for j in jobs), "model": max(len(shown(model_of(j))) for j in jobs)}
+    device = device or costs.GPUS[costs.DEFAULT_GPU]
+    priced = price(jobs, parameters, device, rows, track)
+    on_cpu = any(p.on_cpu and p.work.flops for p in priced)
+    table = Table(title=f"{len(jobs)} jobs, priced on one {device.name} per GPU job")
+    columns = ("job", "after", "model", "tokens", "GPUs", "GPU-hours", *(("CPU-hours",) if on_cpu else ()),
+               "disk")  # fmt: skip
+    whole = {"job": max(len(j.name) for j in jobs), "model": max(len(shown(p.model)) for p in priced)}
     for col in columns:  # job and model whole, on one line (a path cut is no path); `after` folds
         table.add_column(col, justify="left" if col in ("job", "after", "model") else "right",
                          no_wrap=col in whole, min_width=whole.get(col), overflow="fold")  # fmt: skip
-    total, unknown = 0.0, 0
-    for job, cpu_h in zip(jobs, cpu, strict=True):
-        hours = gpu_hours(job, parameters)
-        _, count = tokens(job)
-        total += hours or 0.0
-        unknown += hours is None or cpu_h is None
-        extra = ("?" if cpu_h is None else f"{cpu_h:.2f}",) if on_cpu else ()
-        table.add_row(job.name, ", ".join(job.after) or "-", shown(model_of(job)),
-                      f"{count:.3g}" if count else "-", str(job.gpus),
-                      "?" if hours is None else f"{hours:.2f}", *extra)  # fmt: skip
-    console = Console(width=max(160, Console().width, sum(whole.values()) + 90))
+    for p in priced:
+        hours = "?" if p.hours is None else f"{p.hours:.2f}"
+        table.add_row(p.job.name, ", ".join(p.job.after) or "-", shown(p.model),
+                      f"{p.work.tokens:.3g}" if p.work.tokens else "-", str(p.job.gpus),
+                      "0.00" if p.on_cpu else hours, *((hours if p.on_cpu else "0.00",) if on_cpu else ()),
+                      _gb(p.work.disk) if p.work.disk else "-")  # fmt: skip
+    console = Console(width=max(160, Console().width, sum(whole.values()) + 100))
     console.print(table)
-    note = f" (+ {unknown} jobs of unknown model size: add them under parameters:)" if unknown else ""
-    cpu_total = sum(h or 0.0 for h in cpu)
-    on_cpus = (f"; {cpu_total:.2f} CPU-hours for the jobs without a GPU (one thread each: 10 s start + "
-               f"FLOPs at {CPU_FLOPS / 1e9:.0f} GFLOP/s)") if on_cpu else ""  # fmt: skip
-    console.print(f"total: {total:.1f} GPU-hours{on_cpus}{note}")
-    return total
+    gpu_hours = sum(p.hours or 0.0 for p in priced if not p.on_cpu)
+    cpu_hours = sum(p.hours or 0.0 for p in priced if p.on_cpu)
+    unknown = sum(p.hours is None for p in priced)
+    disk, scratch = sum(p.work.disk for p in priced), max((p.work.scratch for p in priced), default=0.0)
+    totals = {"gpu_hours": gpu_hours, "cpu_hours": cpu_hours, "wall_hours": {1: wall_clock(priced, 1),
+              gpus: wall_clock(priced, gpus)}, "disk_bytes": disk + scratch}  # fmt: skip
+    note = (f" (+ {unknown} jobs priced '?': a model of unknown size, to add under parameters:, or a NEWS "
+            "build, whose LLM stages run on its endpoint)") if unknown else ""  # fmt: skip
+    console.print(f"total: {gpu_hours:.1f} GPU-hours on {device.name}; {cpu_hours:.3g} CPU-hours for the "
+                  f"jobs without a GPU{note}")  # fmt: skip
+    console.print(f"wall-clock: {totals['wall_hours'][1]:.1f} h on 1 GPU, {totals['wall_hours'][gpus]:.1f} h "
+                  f"on {gpus} (--plan_gpus; a job waits for its inputs)")  # fmt: skip
+    console.print(f"disk: {_gb(disk)} kept, {_gb(disk + scratch)} at most while a job keeps its checkpoints")
+    console.print(MODEL_NOTE.format(mfu=device.mfu, mbu=device.mbu, step=costs.STEP_S * 1e3,
+                                    layer=costs.LAYER_S * 1e3))  # fmt: skip
+    return totals
+
+
+MODEL_NOTE = (
+    "model (docs/study.md): training 6·N·tokens (full) or 4·N·tokens (LoRA, prompt tuning), x the clipping's "
+    "pass factor under DP-SGD; prefill 2·N·tokens; FLOPs at {mfu:.0%} of the GPU's bf16 peak; a decode step "
+    "reads the weights and the batch's KV cache at {mbu:.0%} of its bandwidth, at least {step:.1f} ms + "
+    "{layer:.2f} ms a layer (eager generate); evaluation counts its validation and test QA passes"
+)
+
+
+def release_preset(release: str | None) -> tuple[str, str] | None:
+    """(track, size) of a release id (a release not built yet is planned from its size preset)."""
+    from continuousbench.release.ids import ReleaseId
+
+    try:
+        rid = ReleaseId.parse(str(release))
+    except ValueError:
+        return None
+    return rid.track, rid.size
+
+
+def release_rows(study, folder: str | None) -> tuple[str, dict | None]:
+    """(track, row counts) of the study's release: its manifest's, else its size preset's."""
+    from continuousbench.release.load import read_manifest
+    from continuousbench.study.costs import preset_rows
+
+    if folder is not None:
+        manifest = read_manifest(Path(folder))
+        return manifest["track"], manifest.get("rows")
+    if study.build is not None:
+        track, size = study.build.track, str(study.build.options.get("size", "small"))
+    else:
+        track, size = release_preset(study.release) or ("geminon", "small")
+    return track, preset_rows(track, size)
+
+
+def calibration(study_file: str | Path, measured: dict[str, float]) -> dict[str, tuple[float, float, int]]:
+    """Per job kind: (measured seconds, the plan's CPU estimate, jobs) over the jobs of ``study_file``
+    (a CPU study) that ``measured`` times: how far the CPU model is from what the jobs took."""
+    from continuousbench.study.graph import expand
+    from continuousbench.study.schema import load_study
+
+    study = load_study(study_file)
+    track, rows = release_rows(study, None)
+    kinds: dict[str, tuple[float, float, int]] = {}
+    for p in price(expand(study, Path(study_file).parent), study.parameters, costs.CPU, rows, track):
+        if p.job.name in measured and p.hours is not None:
+            took, guessed, count = kinds.get(p.job.kind, (0.0, 0.0, 0))
+            kinds[p.job.kind] = (took + measured[p.job.name], guessed + p.hours * 3600, count + 1)
+    return kinds

@@ -7,6 +7,8 @@ stopped mid-way through its own command's ``--resume``.
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 import time
 from collections.abc import Sequence
@@ -29,10 +31,25 @@ def command_of(job: Job) -> list[str]:
     return [*job.argv, "--resume"] if stopped else list(job.argv)
 
 
+def digest(path: str | Path) -> str:
+    """sha256 of a file, or of a folder's files (each one's path in it and sha256, in order); "missing"."""
+    import hashlib
+
+    path = Path(path)
+    if path.is_file():
+        return sha256_file(path)
+    if not path.is_dir():
+        return "missing"
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    lines = "".join(f"{p.relative_to(path).as_posix()}\0{sha256_file(p)}\n" for p in files)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
 def _inputs(job: Job, jobs: dict[str, Job]) -> dict[str, str]:
-    """Digests of the job's recipes and of its inputs' done markers."""
+    """Digests of what the job reads: its recipe, a participant's corpus and statement, and its inputs'
+    done markers."""
     files = [*job.inputs, *(str(jobs[a].done) for a in job.after)]
-    return {f: sha256_file(f) for f in files if Path(f).is_file()}
+    return {f: digest(f) for f in files if Path(f).exists()}
 
 
 class Study:
@@ -46,7 +63,9 @@ class Study:
 
     def check(self, resume: bool) -> None:
         """Refuse a second start over a study's folder (``--resume`` continues it), and a finished job
-        whose recorded command differs from the study file's (its output answers another question)."""
+        that would no longer answer the study file's question: its recorded command differs from the
+        file's, a file it read changed since (a recipe, a corpus, a statement, an input's output), or a
+        job it was made from runs again. Each is one line naming what changed and what to remove."""
         if self.manifest["jobs"] and not resume:
             raise UserError(
                 f"{self.out} holds a study already ({MANIFEST}); pass --resume to run what failed or never "
@@ -62,23 +81,42 @@ class Study:
                         f"({changed_options(recorded, _line(job.argv))}); remove {job.out} to run it again, "
                         "or use another --out"
                     )
-                self._check_recipes(job, entry.get("inputs", {}))
+                self._check_inputs(job, entry.get("inputs", {}))
+        for job in self.jobs.values():
+            stale = [] if job.done.exists() else self._made_from(job.name)
+            if stale:
+                raise UserError(
+                    f"job {job.name} will run again (no {job.done.name} in {job.out}) but {stale[0].name}, "
+                    f"made from its old output, finished; {self._remove(stale)} to run them again too, or "
+                    f"restore {job.out}"
+                )
 
-    @staticmethod
-    def _check_recipes(job: Job, recorded: dict[str, str]) -> None:
-        """A finished job's recipe files must still be the ones it ran with (their sha256 is in the
-        manifest): a changed recipe would leave its runs answering another question, unseen."""
-        for recipe in job.inputs:
-            before = recorded.get(recipe)
-            if before is None:
-                continue
-            now = sha256_file(recipe) if Path(recipe).is_file() else "missing"
+    def _check_inputs(self, job: Job, recorded: dict[str, str]) -> None:
+        """A finished job's inputs must still be the files it ran with (their sha256 is in the manifest):
+        a changed recipe or an edited corpus would leave its runs answering another question, unseen."""
+        for file, before in recorded.items():
+            now = digest(file)
             if now != before:
                 raise UserError(
-                    f"{recipe} changed since job {job.name} ran with it (sha256 {before[:12]} in "
-                    f"{MANIFEST}, {now[:12]} now); restore it, or remove {job.out} to run the job again "
-                    "with the new recipe, or use another --out"
+                    f"{file} changed since job {job.name} ran with it (sha256 {before[:12]} in {MANIFEST}, "
+                    f"{now[:12]} now); restore it, or {self._remove([job, *self._made_from(job.name)])} to "
+                    "run it and what was made from it again with the new file, or use another --out"
                 )
+
+    def _made_from(self, name: str) -> list[Job]:
+        """The finished jobs that read ``name``'s output, directly or through others (the jobs are in
+        the order they run: a job's inputs come before it)."""
+        found: list[Job] = []
+        for job in self.jobs.values():
+            if job.done.exists() and (name in job.after or any(f.name in job.after for f in found)):
+                found.append(job)
+        return found
+
+    def _remove(self, jobs: list[Job]) -> str:
+        """``remove <the jobs' outputs>``, relative to the study folder, the first four named."""
+        outs = list(dict.fromkeys(os.path.relpath(j.out, self.out) for j in jobs))
+        more = f" and {len(outs) - 4} more" if len(outs) > 4 else ""
+        return f"remove {', '.join(outs[:4])}{more}"
 
     def record(self, job: Job, **entry) -> None:
         self.manifest["jobs"].setdefault(job.name, {}).update(entry)
@@ -153,11 +191,41 @@ def run_to_end(study: Study, executor, rerun: str) -> dict[str, str]:
     failed = [name for name, status in statuses.items() if status != "done"]
     if failed:
         more = ", ..." if len(failed) > 5 else ""
+        first = next((n for n in failed if study.jobs[n].log.is_file()), failed[0])
+        why = study.manifest["jobs"].get(first, {}).get("error", "failed")
         raise UserError(
-            f"{len(failed)} of {len(statuses)} jobs failed ({', '.join(failed[:5])}{more}); fix the cause "
-            f"named in the first failed job's log, then {rerun}"
+            f"{len(failed)} of {len(statuses)} jobs failed ({', '.join(failed[:5])}{more}); the first, "
+            f"{first}: {why}, see its log {study.jobs[first].log}{last_words(study.jobs[first].log)}; fix "
+            f"the cause, then {rerun}"
         )
     return statuses
+
+
+def failure(code: int | None, job: Job) -> str:
+    """Why a job failed, for its progress line and the manifest: a signal by its name and likely cause,
+    an exit status, or a command that ended well without writing its done marker."""
+    from continuousbench.study.executors import exit_line
+
+    if code:
+        return exit_line(code) or f"exit status {code}"
+    return f"no {job.done.name} written"
+
+
+PROGRESS = re.compile(r"\d+%\||\d+(\.\d+)?(it/s|s/it)\]|^\[continuousbench study\]")
+
+
+def last_words(log: Path, width: int = 240) -> str:
+    """``; it ends: "<line>"``: the last line of a job's log that is not a progress bar (a tqdm bar
+    redraws itself with carriage returns) nor the study's own note, cut to ``width``; "" if none."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 64_000))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.rsplit("\r", 1)[-1].strip() for line in text.splitlines()]
+    words = next((line for line in reversed(lines) if line and not PROGRESS.search(line)), "")
+    return f'; it ends: "{words[:width]}"' if words else ""
 
 
 def run_jobs(study: Study, executor) -> dict[str, str]:
@@ -206,8 +274,9 @@ def run_jobs(study: Study, executor) -> dict[str, str]:
                 study.progress(f"{job.name} done in {wall:.0f} s")
             else:
                 failed[job.name] = str(job.log)
-                why = f"exit status {code}" if code else f"no {job.done.name} written"
-                study.progress(f"{job.name} FAILED ({why}): see its log {job.log}")
+                why = failure(code, job)
+                study.record(job, error=why)
+                study.progress(f"{job.name} FAILED ({why}): see its log {job.log}{last_words(job.log)}")
     return {name: study.status(name) for name in jobs}
 
 

@@ -12,7 +12,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from continuousbench.errors import UserError
 
@@ -68,6 +76,20 @@ class PrivatePrediction(PrivateEvolution):
     """A corpus made by ``continuousbench private-prediction`` (options: model, epsilon, ...)."""
 
 
+class Corpus(Section):
+    """A participant's corpus (``corpora: {name: {path: ..., privacy: ...}}``, or ``{name: path}``): a
+    file, folder or Hub dataset id, and the privacy statement it is ranked under (a JSON file,
+    docs/results-format.md), passed to its runs as ``evaluate --corpus_privacy``. Without a statement
+    its runs are listed as "no statement", and the study says so."""
+
+    path: str
+    privacy: str | None = None
+
+
+def _corpus(value: Any) -> Any:
+    return {"path": value} if isinstance(value, str) else value
+
+
 class Evaluator(Section):
     """An evaluator recipe, trained on each corpus of ``corpora`` (``none``: scored without training,
     ``real``: the release's own corpus, else a generator's, PE's, private prediction's or the study's
@@ -116,7 +138,7 @@ class Study(Section):
     synthesis: Options = Field(default_factory=dict)  # options of every synthesize job
     pe: list[PrivateEvolution] = Field(default_factory=list)
     private_prediction: list[PrivatePrediction] = Field(default_factory=list)
-    corpora: dict[str, str] = Field(default_factory=dict)  # a participant's corpora: name -> path
+    corpora: dict[Name, Annotated[Corpus, BeforeValidator(_corpus)]] = Field(default_factory=dict)  # your own
     evaluators: list[Evaluator] = Field(default_factory=list)
     seeds: list[Annotated[int, Field(ge=0)]] = Field(default_factory=lambda: [0], min_length=1)  # a run each
     mauve: Mauve | None = None
@@ -152,8 +174,11 @@ class Study(Section):
             if unknown:
                 raise ValueError(
                     f"evaluator {ev.name} trains on unknown corpora {sorted(unknown)}; the names known are "
-                    f"{', '.join(sorted(known))} (a corpus of your own: corpora: {{name: path}})"
+                    f"{', '.join(sorted(known))} (a corpus of your own: corpora: "
+                    "{name: {path: ..., privacy: ...}})"
                 )
+        for name in self.corpora:
+            self._check_corpus(name)
         probed = set(self.memorization.generators if self.memorization else ())
         if probed - {g.name for g in self.generators}:
             raise ValueError(f"memorization probes unknown generators {sorted(probed - set(names))}")
@@ -177,6 +202,39 @@ class Study(Section):
                 raise ValueError(f"report findings map each of {', '.join(ROLES)} to a row of report.rows")
             if len(self.seeds) != 1:
                 raise ValueError("report findings are checked on one seed's runs; give one seed")
+
+    def _check_corpus(self, name: str) -> None:
+        """A corpus of ``corpora`` found, and its statement a valid one, before any job runs (a missing
+        file would otherwise fail its job after the generators trained)."""
+        from continuousbench.results.record import stated_privacy
+
+        source, statement = self.corpus(name)
+        if Path(source).is_absolute() and not Path(source).exists():
+            raise ValueError(f"corpora.{name}: {source} does not exist (paths are read from the study file's "
+                             "folder; a Hub dataset is owner/name)")  # fmt: skip
+        if statement is not None:
+            if not Path(statement).is_file():
+                raise ValueError(f"corpora.{name}.privacy: {statement} is not a file; give the corpus's "
+                                 "privacy statement, a JSON file (docs/results-format.md)")  # fmt: skip
+            try:
+                stated_privacy(source, statement)
+            except ValueError as err:
+                raise ValueError(f"corpora.{name}.privacy: {err}") from None
+
+    def corpus(self, name: str) -> tuple[str, str | None]:
+        """(source, statement) of corpus ``name`` of ``corpora``, as its jobs get them: a local path whole
+        (read from the study file's folder, resolved), a Hub dataset id as given; the statement's path
+        whole, or None."""
+        given = self.corpora[name]
+        statement = None if given.privacy is None else self._whole(given.privacy)
+        return self._whole(given.path, hub=True), statement
+
+    def _whole(self, value: str, hub: bool = False) -> str:
+        from continuousbench.hub import hub_repo_id
+
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else self.root / path
+        return value if hub and not path.exists() and hub_repo_id(value) else str(path.resolve())
 
     def path(self, value: str) -> str:
         """A path of the study file, relative to its folder; ids and absolute paths unchanged."""
@@ -212,7 +270,10 @@ class Study(Section):
                 data[key] = absolute(data[key])
         if "release" in data:
             data["release"] = self.path(data["release"])
-        data["corpora"] = {k: self.path(v) for k, v in data["corpora"].items()}
+        data["corpora"] = {}
+        for name in self.corpora:
+            source, statement = self.corpus(name)
+            data["corpora"][name] = {"path": source, **({"privacy": statement} if statement else {})}
         data["synthesis"] = {k: self.option(v) for k, v in data["synthesis"].items()}
         return data
 

@@ -7,15 +7,19 @@ The demo's arguments are passed on unchanged; only the study's local executor is
 transformers and trl again (~7 s of CPU each: most of a quick job's cost). The child-process
 executor itself is tested by tests/study and by the test's rerun through the installed console script.
 Run by a wheel's venv, it imports the wheel's ``continuousbench`` (this folder is on ``sys.path``, the
-source tree is not) and prints where it was imported from, last.
+source tree is not) and prints where it was imported from, last. Each job's CPU seconds (this process's,
+one torch thread) are kept in ``<out>.job-cpu.json`` beside the demo's folder: the plan's CPU estimates
+are checked against them (tests/demo/test_demo.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -38,6 +42,7 @@ class OneProcessExecutor:
 
         future: Future = Future()
         job.log.parent.mkdir(parents=True, exist_ok=True)
+        cpu = time.process_time()
         with open(job.log, "a", encoding="utf-8") as log:
             log.write(f"$ continuousbench {' '.join(argv)}\n")
             code, kept = 0, io.StringIO()  # kept: the standard output a job keeps (compare's JSON)
@@ -52,6 +57,9 @@ class OneProcessExecutor:
         if job.stdout and code == 0:  # as the local executor's child writes it: once it succeeded
             Path(job.stdout).parent.mkdir(parents=True, exist_ok=True)
             Path(job.stdout).write_text(kept.getvalue(), encoding="utf-8")
+        times = Path(f"{job.log.parents[1]}.job-cpu.json")  # <out>/logs/<job>.log -> <out>.job-cpu.json
+        spent = json.loads(times.read_text()) if times.is_file() else {}
+        times.write_text(json.dumps({**spent, job.name: round(time.process_time() - cpu, 2)}, indent=1))
         future.set_result(code)
         return future, f"pid-{os.getpid()}"
 

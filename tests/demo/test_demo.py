@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from continuousbench.demo import demo
+from continuousbench.study.graph import expand
 from continuousbench.study.schema import load_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +147,18 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     # The console script's rerun skipped every finished stage and left the same table.
     assert json.loads(results_before)["runs"] == rows
 
+    # The plan's CPU model against each job's own CPU seconds (one_process_demo.py keeps them beside the
+    # demo's folder): every job kind within 2x, or within a second for a kind of sub-second jobs (compare
+    # takes 0.04 s in one process, 0.4 s forked: start-up, which the plan does not try to split finer)
+    # (docs/study.md, "Calibration on CPU").
+    from continuousbench.study.plan import calibration
+
+    kinds = calibration(out / "study.yaml", json.loads(Path(f"{out}.job-cpu.json").read_text()))
+    assert set(kinds) == {job.kind for job in expand(study, out)}
+    off = {kind: (round(took, 2), round(guessed, 2)) for kind, (took, guessed, _) in kinds.items()
+           if not 0.5 <= took / guessed <= 2 and abs(took - guessed) > 1}  # fmt: skip
+    assert not off, f"kinds whose measured CPU seconds are off the plan's by more than 2x: {off}"
+
 
 def test_settings_mismatch_is_refused(tmp_path):
     out = tmp_path / "demo"
@@ -196,7 +209,6 @@ def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, 
     `continuousbench study` expands to the same jobs) and prints what the report job wrote; the table and
     the findings come from the report job's command line, not from the demo."""
     from continuousbench.study import runner
-    from continuousbench.study.graph import expand
     from continuousbench.study.schema import load_study
 
     ran: list[list] = []

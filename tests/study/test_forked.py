@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -44,8 +45,19 @@ def probe(argv: list[str]) -> None:
         pass
     sys.stderr.flush()
     os.write(2, b"native bytes on fd 2\n")
+    if argv == ["cuda"]:  # the GPU smoke test: the job's own device, CUDA untouched by the server's imports
+        print(f"preload initialised CUDA: {forked.CUDA_AT_PRELOAD}")
+        print(f"on {torch.cuda.get_device_name()}: {float(torch.ones(4, device='cuda').sum())}")
+        raise SystemExit(0)
+    if argv == ["segv"]:  # a crash in native code, after a progress bar
+        import ctypes
+
+        for _ in tqdm(range(3), desc="the last progress bar"):
+            pass
+        ctypes.string_at(0)
     if argv == ["wait"]:
         try:
+            print("waiting for an interrupt", flush=True)
             while True:
                 time.sleep(0.05)
         except KeyboardInterrupt:
@@ -92,10 +104,7 @@ def test_stopping_the_study_interrupts_a_forked_job_as_ctrl_c(tmp_path):
     runner = threading.Thread(target=lambda: codes.append(
         executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)))  # fmt: skip
     runner.start()
-    deadline = time.monotonic() + 60
-    while "native bytes" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline and runner.is_alive(), "the job never started"
-        time.sleep(0.05)
+    _started(log, runner)  # inside its loop: an interrupt before it would end it by the signal instead
     executors.interrupt(live, grace=0)
     runner.join(30)
     assert codes == [130]
@@ -120,3 +129,99 @@ def test_an_unknown_way_to_start_jobs_is_refused_in_one_line(monkeypatch):
         executors.LocalExecutor(1)
     monkeypatch.setenv(forked.START_ENV, "subprocess")
     assert not executors.LocalExecutor(1).fork
+
+
+def _started(log: Path, runner: threading.Thread) -> None:
+    deadline = time.monotonic() + 60
+    while "waiting for an interrupt" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and runner.is_alive(), "the job never started"
+        time.sleep(0.05)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, and the parent-death signal")
+def test_a_killed_fork_server_leaves_no_job_running_and_the_study_waits_for_it(tmp_path):
+    """SIGKILL of the fork server: its running job is interrupted as Ctrl-C (it keeps its work) and waited
+    for before the study goes on, so no next job starts beside it. Before: the job ran on as an orphan
+    and the next one started at once, despite --jobs 1."""
+    log, live, codes = tmp_path / "job.log", set(), []
+    runner = threading.Thread(target=lambda: codes.append(
+        executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)))  # fmt: skip
+    runner.start()
+    _started(log, runner)
+    (job,) = live
+    os.kill(_parent(job.pid), signal.SIGKILL)  # the fork server
+    runner.join(60)
+    assert not runner.is_alive() and codes
+    stat = Path(f"/proc/{job.pid}/stat")  # gone by the time execute returned (or a zombie its new parent
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # has yet to reap)
+    lines = log.read_text().splitlines()
+    assert lines[-2] == "interrupted: work kept", log.read_text()  # stopped as Ctrl-C stops it
+    assert lines[-1].startswith("[continuousbench study] the study's fork server ended while this job ran")
+    assert executors.execute(["0"], str(log), None, fork=True, entry=PROBE) == 0  # a new server serves
+
+
+def test_a_job_killed_by_a_signal_says_so_last_in_its_log_with_the_python_stack(tmp_path):
+    """Before: "exit status -11", and the log ended in a progress bar."""
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import failure, last_words
+
+    log = tmp_path / "job.log"
+    code = executors.execute(["segv"], str(log), None, fork=True, entry=PROBE)
+    assert code == -signal.SIGSEGV
+    text = log.read_text()
+    assert "Fatal Python error: Segmentation fault" in text and "in probe" in text  # faulthandler's stack
+    last = text.splitlines()[-1]
+    assert last.startswith("[continuousbench study] killed by SIGSEGV: a crash in native code")
+    assert oct(log.stat().st_mode & 0o777) == "0o600"  # a job's stderr may hold what it read
+    job = Job(name="j", kind="j", argv=("x",), out=tmp_path, done=tmp_path / "done", log=log)
+    assert failure(code, job).startswith("killed by SIGSEGV: a crash in native code")
+    ends = last_words(log)
+    assert ends.startswith('; it ends: "') and "progress bar" not in ends and "%|" not in ends
+
+
+def test_a_job_whose_recipe_sets_env_is_started_as_a_fresh_interpreter(tmp_path, monkeypatch):
+    """The server imported the libraries before a recipe's ``env:`` could reach them (HF_HUB_OFFLINE,
+    OMP_NUM_THREADS, ... read at import); before, a forked job silently ignored it."""
+    from continuousbench.study.graph import Job
+
+    forks = []
+    monkeypatch.setattr(executors, "execute", lambda *args: forks.append(args[5]) or 0)
+    executor = executors.LocalExecutor(1, fork=True)
+    for recipe in ({}, {"env": {"HF_HUB_OFFLINE": "1"}}):
+        job = Job(name="j", kind="report", argv=("x",), out=tmp_path, done=tmp_path / "d", gpus=0,
+                  recipe=recipe, log=tmp_path / "log")  # fmt: skip
+        executor._run(job, job.argv)
+    executor.pool.shutdown()
+    assert forks == [executor.fork, False] and executor.fork == forked.available()
+
+
+def test_a_server_whose_imports_initialised_cuda_forks_no_job(tmp_path, monkeypatch):
+    """A library that probes the GPU at import would leave every forked job unable to choose or use its
+    GPU: each job refuses in one line. (CPU torch: a preloaded module stands in for such a library.)"""
+    forked.stop_server()
+    monkeypatch.setattr(forked, "PRELOAD", ["torch", "cuda_at_import"])  # tests/study/cuda_at_import.py
+    path = os.pathsep.join([str(Path(__file__).parent), *filter(None, [os.environ.get("PYTHONPATH")])])
+    monkeypatch.setenv("PYTHONPATH", path)  # the server's own sys.path (Python < 3.12 gives it no other)
+    try:
+        log = tmp_path / "job.log"
+        assert executors.execute(["0"], str(log), None, fork=True, entry=PROBE) == 1
+        last = log.read_text().splitlines()[-1]
+        assert last.startswith("error: the study's fork server initialised CUDA while importing torch")
+        assert "CONTINUOUSBENCH_JOB_START=subprocess" in last
+    finally:
+        forked.stop_server()
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_forked_job_uses_the_gpu_the_study_gave_it(tmp_path):
+    """GPU smoke test: the server's imports left CUDA alone, and a forked job computes on its own GPU."""
+    log = tmp_path / "job.log"
+    assert not forked.CUDA_AT_PRELOAD
+    code = executors.execute(["cuda"], str(log), None, {"CUDA_VISIBLE_DEVICES": "0"}, fork=True, entry=PROBE)
+    text = log.read_text()
+    assert code == 0, text[-2000:]
+    assert "preload initialised CUDA: False" in text and ": 4.0" in text

@@ -144,33 +144,46 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     assert _table(out) == _table(local_study)
 
 
-def test_plan_lists_every_job_of_fig3_with_gpu_hours_and_runs_nothing(tmp_path, capsys, monkeypatch):
+def test_plan_lists_every_job_of_fig3_priced_on_the_recipes_gpu_and_runs_nothing(tmp_path, capsys,
+                                                                                monkeypatch):  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CONTINUOUSBENCH_HUB_REPO", "org/releases")  # where its release comes from
-    plan = command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
+    fig3 = str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml")
+    plan = command.cli(["--config", fig3, "--plan"])
     jobs = set(plan["jobs"])
     for gen in ("syn", "dp-syn-eps100", "dp-syn-eps10"):
         assert {f"train-generator/{gen}", f"synthesize/{gen}", f"evaluate/1b-full/{gen}-seed0"} <= jobs
     assert {"evaluate/1b-full/none-seed0", "evaluate/1b-full/real-seed0", "report/all", "proxies/all"} <= jobs
+    assert len(jobs) == 16  # docs/study.md says so
     text = capsys.readouterr().out
-    assert "6·N·tokens" in text and "445 TFLOP/s" in text
-    # the full-parameter evaluator (the paper's GEMINON regime), 10,000 steps x 32 x 256 tokens:
-    # 6 x 1e9 x 8.19e7 / 445e12 / 3600 = 0.31 GPU-hours; the LoRA generator's 4·N·T: 0.20
-    assert "0.31" in text and "0.20" in text and f"total: {plan['gpu_hours']:.1f} GPU-hours" in text
-    assert 3 < plan["gpu_hours"] < 4.5
+    assert "priced on one NVIDIA A100 80GB per GPU job" in text and "6·N·tokens (full)" in text
+    assert f"total: {plan['gpu_hours']:.1f} GPU-hours on NVIDIA A100 80GB" in text
+    # synthesis by its decode steps: 6,250 batches of 32 x 256 steps at eager generate's floor (before:
+    # 0.06 GPU-hours of FLOPs on an H100); the whole study well above the 3.6 GPU-hours of FLOPs alone
+    assert re.search(r"synthesize/syn .* 6\.23 ", text) and 25 < plan["gpu_hours"] < 50
+    assert plan["wall_hours"][8] < plan["wall_hours"][1] and plan["wall_hours"][1] >= plan["gpu_hours"]
+    assert "wall-clock:" in text and "disk:" in text and plan["disk_bytes"] > 5e9
+    h200 = command.cli(["--config", fig3, "--plan", "--gpu", "h200"])
+    assert h200["gpu_hours"] < plan["gpu_hours"]
+    with pytest.raises(SystemExit):
+        command.cli(["--config", fig3, "--plan", "--gpu", "v100"])
+    assert "--gpu v100 is not in the table; use one of a100-40gb, a100-80gb" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing written
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "recipes" / "paper").glob("*.yaml")))
 def test_every_paper_study_expands_with_known_model_sizes(name):
+    from continuousbench.study import costs
     from continuousbench.study.check import check_jobs
     from continuousbench.study.graph import expand
-    from continuousbench.study.plan import gpu_hours
+    from continuousbench.study.plan import price
     from continuousbench.study.schema import load_study
 
     study = load_study(ROOT / "recipes" / "paper" / name)
     jobs = expand(study, Path("/tmp/plan"))
-    assert jobs and all(gpu_hours(j, study.parameters) is not None for j in jobs)
+    priced = price(jobs, study.parameters, costs.GPUS["a100-80gb"], costs.preset_rows("geminon", "small"),
+                   "geminon")  # fmt: skip
+    assert jobs and all(p.hours is not None for p in priced), [p.job.name for p in priced if p.hours is None]
     for job in jobs:  # every recipe a job names exists
         assert all(Path(p).is_file() for p in job.inputs), job.name
     check_jobs(jobs, name)  # and every job's command line parses, recipe included
@@ -207,12 +220,20 @@ def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
     assert executor.peak == 2
 
 
-def test_plan_refuses_a_release_it_cannot_find(tmp_path, monkeypatch, capsys):
+def test_plan_prices_a_release_not_built_yet_as_its_build_job_and_a_run_refuses_it(tmp_path, monkeypatch,
+                                                                                    capsys):  # fmt: skip
+    """Before: --plan refused ("release ... not found"), so a study could not be priced before its release
+    existed, although building it is part of what the plan is for."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CONTINUOUSBENCH_HUB_REPO", raising=False)
+    fig3 = str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml")
+    plan = command.cli(["--config", fig3, "--plan"])
+    assert plan["jobs"][0] == "build/geminon-small-2026q1" and len(plan["jobs"]) == 17
+    printed = capsys.readouterr().out
+    assert "release geminon-small-2026q1 is not built yet: planned as its build job" in printed
     with pytest.raises(SystemExit):
-        command.cli(["--config", str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml"), "--plan"])
+        command.cli(["--config", fig3, "--out", str(tmp_path / "out")])
     assert "release geminon-small-2026q1 not found under" in capsys.readouterr().err
 
 
@@ -224,7 +245,7 @@ def test_plan_of_a_cpu_study_gives_cpu_hours_and_whole_normalised_paths(tmp_path
     (tmp_path / "cpu.yaml").write_text(text + "gpus: {evaluate: 0}\n")
     plan = command.cli(["--config", str(tmp_path / "cpu.yaml"), "--plan"])
     out = capsys.readouterr().out
-    total = re.search(r"total: 0\.0 GPU-hours; ([0-9.]+) CPU-hours", out)
+    total = re.search(r"total: 0\.0 GPU-hours on NVIDIA A100 80GB; ([0-9.e-]+) CPU-hours", out)
     assert plan["gpu_hours"] == 0 and total and float(total.group(1)) > 0, out[-800:]
     assert f" {DEMO / 'base'} " in out and "../demo" not in out and "…" not in out
 
@@ -255,6 +276,49 @@ def test_resume_after_a_recipe_changed_is_refused_naming_the_file(tmp_path):
     recipe.write_text("steps: 3\n")
     with pytest.raises(ValueError, match=f"{recipe} changed since job evaluate/e/real-seed0 ran with it"):
         Study([job], tmp_path).check(resume=True)
+
+
+def test_resume_after_a_corpus_was_edited_is_refused_naming_it_and_what_to_remove(tmp_path):
+    """Before: "all jobs done", with runs of the old corpus (only a recipe's edit was noticed)."""
+    from dataclasses import replace
+
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study, _inputs, _line
+
+    job, _ = _finished(tmp_path)
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text('{"text": "a"}\n')
+    job = replace(job, inputs=(*job.inputs, str(corpus)))
+    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
+                 done=tmp_path / "report" / "done", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report.out.mkdir()
+    report.done.write_text("table")
+    state = Study([job, report], tmp_path)
+    for j in (job, report):
+        state.record(j, command=_line(j.argv), inputs=_inputs(j, state.jobs), status="done")
+    Study([job, report], tmp_path).check(resume=True)  # unchanged: resumes
+    corpus.write_text('{"text": "b"}\n')
+    with pytest.raises(ValueError) as err:
+        Study([job, report], tmp_path).check(resume=True)
+    message = str(err.value)
+    assert message.startswith(f"{corpus} changed since job evaluate/e/real-seed0 ran with it (sha256 ")
+    assert "remove run, report to run it and what was made from it again" in message
+
+
+def test_a_job_that_runs_again_refuses_the_finished_jobs_made_from_its_old_output(tmp_path):
+    """Its dependants would otherwise be skipped, finished, with a table of the runs it replaces."""
+    from continuousbench.study.graph import Job
+    from continuousbench.study.runner import Study
+
+    job, _ = _finished(tmp_path)
+    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
+                 done=tmp_path / "report.txt", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report.done.write_text("table")
+    job.done.unlink()  # removed to run it again
+    with pytest.raises(ValueError, match="evaluate/e/real-seed0 will run again .* but report/all, made from"):
+        Study([job, report], tmp_path).check(resume=True)
+    report.done.unlink()
+    Study([job, report], tmp_path).check(resume=True)
 
 
 def test_a_changed_option_is_refused_saying_what_changed(tmp_path):
