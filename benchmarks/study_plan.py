@@ -50,9 +50,10 @@ def _step_ms(model, batch: int, rounds: int = 3) -> float:
 
 def floor() -> None:
     import torch
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     from continuousbench.demo.demo import SHIPPED_BASE
+    from continuousbench.loader import load_model
 
     torch.set_num_threads(1)
     print("| model | batch | CPU ms per decode step |")
@@ -61,7 +62,7 @@ def floor() -> None:
         config = LlamaConfig(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
                              num_attention_heads=4, num_key_value_heads=4)  # fmt: skip
         print(f"| Llama h=64, {layers} layers | 8 | {_step_ms(LlamaForCausalLM(config).eval(), 8):.2f} |")
-    base = AutoModelForCausalLM.from_pretrained(SHIPPED_BASE).eval()
+    base = load_model(str(SHIPPED_BASE), dtype=torch.float32, device="cpu")[0]
     for batch in (8, 64):
         print(f"| the demo's base model (4 layers, h=128) | {batch} | {_step_ms(base, batch):.2f} |")
 

@@ -561,8 +561,9 @@ CLI = [
     case(lambda e: ["gate", "--release", str(e.release()), "--gates", "fast"], 2, "unknown gate 'fast'",
          id="gate-unknown-gate"),
     case(lambda e: ["gate", "--release", str(e.release()), "--gates", "unsolvable", "--models",
-                    str(e.file("run/results.json", "{}").parent)], 2, "--models run has no tokenizer",
-         id="gate-model-without-tokenizer"),  # named as given (before: --model)
+                    str(e.file("run/results.json", "{}").parent)], 2,
+         "--models run is an evaluate run without a trained model", id="gate-model-without-tokenizer"),
+    # named as given (before: --model), and what it is (before: "has no tokenizer")
     case(lambda e: ["proxies", "--study", str(e.file("study/manifest.json", "{}").parent)], 2,
          "--study study made no corpus (no synthetic/): proxies ranks the corpora a study's generators",
          id="proxies-study-of-own-corpora"),  # before: "not a study output folder"
