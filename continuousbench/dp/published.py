@@ -16,7 +16,8 @@ GUARANTEE = {
     "private", "epsilon", "delta", "noise_multiplier", "sampling_probability", "expected_batch_size",
     "steps", "dataset_size", "sampling", "physical_batch", "truncation_analysis", "truncation_probability",
     "clip_norm", "event_json", "iterations", "private_runs", "mechanisms", "unit", "unit_description",
-    "adjacency", "accountant", "epsilon_per_run", "runs_accounted", "lr_sweep_accounted", "statement", "kind",
+    "adjacency", "accountant", "epsilon_per_run", "steps_per_run", "runs_accounted", "lr_sweep_accounted",
+    "statement", "kind",
 }  # fmt: skip
 CONFIGURATION = {
     "dp_sgd", "learning_rate", "target_epsilon", "sampling_plan", "secure_noise", "max_tokens_per_record",
