@@ -214,8 +214,8 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
         from continuousbench.dp.plan import make_plan
 
         count = len(settings_list)
-        logger.info("calibrating the noise for epsilon %g in all (%d run%s composed) on %d records",
-                    config.epsilon, count, "s" if count > 1 else "", len(train))  # fmt: skip
+        shown = f"{config.epsilon:g}" + (f" in all ({count} runs composed)" if count > 1 else "")
+        logger.info("calibrating the noise for epsilon %s on %d records", shown, len(train))
         plan = processes.on_main(lambda: make_plan(len(train), config, runs=count), procs)
         logger.info("DP plan: %s", plan)
     try:
