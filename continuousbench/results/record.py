@@ -186,7 +186,9 @@ class Recipe(_Strict):
         None, description="schema 4: what the recipe set, as applied (hardware knobs, seed, epsilon left out)"
     )
     name: str | None = Field(None, description="schema 4: the canonical recipe's name; null: not canonical")
-    canonical: bool | None = Field(None, description="schema 4: made with a canonical recipe, unchanged")
+    canonical: bool | None = Field(
+        None, description="schema 4: canonical when recorded (readers recompute it: results.canonical)"
+    )
     why_not_canonical: str | None = Field(None, description="schema 4: why the run is not canonical")
 
     @model_validator(mode="after")
@@ -199,8 +201,9 @@ class Recipe(_Strict):
 
 
 _TARGET = (
-    "the epsilon asked for (--epsilon); epsilon is the one met, at or just below it. The leaderboard's "
-    "epsilon filter groups by it (records without it: by epsilon at two significant figures)"
+    "the epsilon asked for (--epsilon; a sweep's: its total); epsilon is the one met, at or just below it. "
+    "The leaderboard's epsilon bucket is this when epsilon is within it, else epsilon rounded up at two "
+    "significant figures"
 )
 
 
@@ -364,7 +367,7 @@ class Submitted(_Strict):
 
     name: str = Field(description="the submission's name (default: the run's parent and run folders)")
     run_folder: str = Field(description="the run folder's last two parts, e.g. dp-direct/real-seed0")
-    canonical: bool = Field(description="made with a canonical recipe, unchanged (recipe.canonical)")
+    canonical: bool = Field(description="made with a canonical recipe, recomputed from recipe.settings")
     privacy_statement: bool = Field(description="the corpus (or the DP model) states a privacy guarantee")
 class Forgetting(_Strict):
     """The mixed-in general corpus and its held-out sample's mean document loss before and after training."""
