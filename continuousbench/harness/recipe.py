@@ -25,12 +25,10 @@ from. An option changed on the command line makes a different, non-canonical rec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from datetime import date
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +36,7 @@ from continuousbench.errors import UserError
 from continuousbench.files import sha256_file, write_text
 from continuousbench.results.canonical import LIST_FILE, current, digest, published
 from continuousbench.training.arguments import REPLAY_FRACTION, HarnessArguments, ModelArguments
+from continuousbench.training.identity import content_digest
 from continuousbench.training.options import DP_KEYS
 
 if TYPE_CHECKING:
@@ -68,20 +67,6 @@ HARDWARE = {
     "per_device_train_batch_size", "gradient_accumulation_steps", "bf16", "micro_batch_size", "clipping",
     "secure_noise", "seed", "insecure_noise_seed", "epsilon",
 }  # fmt: skip
-# Files that make a local model what it is (a README, notes or a replay corpus beside it do not).
-MODEL_FILES = (
-    "config.json",
-    "generation_config.json",
-    "*.safetensors",
-    "*.bin",
-    "*.index.json",
-    "tokenizer*",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "vocab.*",
-    "merges.txt",
-    "adapter_config.json",
-)
 MODEL_KEYS = ("model", "tuning", "lora_r", "lora_alpha", "lora_targets", "dtype", "attn_implementation")
 HARNESS_KEYS = (
     "track", "replay_corpus", "replay_fraction", "max_document_blocks", "qa_eval_limit", "qa_test_limit",
@@ -123,35 +108,9 @@ def check(h: HarnessArguments) -> None:
 
 def _named(value: str | None, key: str) -> str | None:
     """A local model or replay corpus by its contents (``sha256:<hex>``); a Hub id as given."""
-    if value is None:
-        return None
-    path = Path(value).expanduser().resolve()
-    if not path.exists():
+    if value is None or not Path(value).expanduser().exists():
         return value
-    stat = path.stat()
-    return "sha256:" + _contents(str(path), key == "model", stat.st_mtime_ns, stat.st_size)
-
-
-@cache  # (path, mtime, size): a run names its model twice (its settings, then why it is not canonical)
-def _contents(path: str, model: bool, *_: int) -> str:
-    """sha256 over (relative name, sha256) of a file, or of a folder's files: a model's MODEL_FILES, a
-    corpus's every file but hidden ones and its card."""
-    root = Path(path)
-    if root.is_file():
-        return sha256_file(root)
-    if model:
-        files = {f for pattern in MODEL_FILES for f in root.glob(pattern)}
-    else:
-        files = {f for f in root.rglob("*") if f.name != "README.md" and not _hidden(f.relative_to(root))}
-    listing = [(str(f.relative_to(root)), sha256_file(f)) for f in sorted(files) if f.is_file()]
-    if not listing:
-        what = "model files" if model else "files"
-        raise UserError(f"{path} holds no {what} to name the recipe's input by: check the path")
-    return hashlib.sha256(json.dumps(listing).encode("utf-8")).hexdigest()
-
-
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts)
+    return "sha256:" + content_digest(value, model=key == "model")
 
 
 def settings(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, path: str | None) -> dict:
