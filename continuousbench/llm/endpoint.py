@@ -181,12 +181,22 @@ class EndpointGenerator:
     def _client(self):
         return self._clients[-1]
 
-    def _trace(self, event: str, info: dict) -> None:
-        """httpcore's trace hook: keep each new connection's socket, so that :meth:`_halt` can wake it."""
-        if event == "connection.connect_tcp.complete":
+    def _tracer(self, stop: threading.Event):
+        """httpcore's trace hook for a request of a call: keep each new connection's socket, so that
+        :meth:`_halt` can wake it; one connected after the call stopped is shut down at once (it is kept
+        before the check, and the stop is set before the sockets are shut: one of the two sees the other)."""
+
+        def trace(event: str, info: dict) -> None:
+            if event != "connection.connect_tcp.complete":
+                return
             sock = info["return_value"].get_extra_info("socket")
             if sock is not None:
                 self._sockets.add(sock)
+                if stop.is_set():
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+        return trace
 
     def _halt(self, stop: threading.Event) -> None:
         """Stop every request of a call now: its stop event for the retry loops, the sockets shut down (a
@@ -260,7 +270,7 @@ class EndpointGenerator:
         return {"endpoint": self.endpoint, "model": self.model, "served": served,
                 "answered_by": self.answered_by}  # fmt: skip
 
-    def _wait_until_free(self, url: str) -> None:
+    def _wait_until_free(self, url: str, stop: threading.Event) -> None:
         """Before resending to a server that does not stream (so closing the connection did not stop its
         work on the abandoned answer): one request for a single token, which a server answering one
         request at a time answers only once it is done with the abandoned one, so the resend does not
@@ -270,21 +280,21 @@ class EndpointGenerator:
         with self._probing:
             self.stats["probed_busy_server"] += 1
             with contextlib.suppress(httpx.HTTPError, TimeoutError):
-                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False})
+                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False}, stop)
 
     def _retry(self, why: str) -> None:
         """Note that this request's last try failed for ``why`` and is sent again (progress line, stats)."""
         self._retrying[threading.get_ident()] = why
         self.stats[f"retried_{why.replace(' ', '_').lower()}"] += 1
 
-    def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    def _post(self, url: str, body: dict[str, Any], stop: threading.Event) -> tuple[int, bytes]:
         """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
         read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline.
         Past it the connection is closed: a server streaming the answer stops generating it (vLLM,
         llama.cpp, transformers serve), so the retry does not queue behind an answer nobody reads."""
         deadline = time.monotonic() + self.request_timeout
-        chunks = []
-        with self._client.stream("POST", url, json=body, extensions={"trace": self._trace}) as response:
+        chunks, traced = [], {"trace": self._tracer(stop)}
+        with self._client.stream("POST", url, json=body, extensions=traced) as response:
             for chunk in response.iter_bytes():
                 chunks.append(chunk)
                 if time.monotonic() > deadline:
@@ -320,12 +330,12 @@ class EndpointGenerator:
             if attempt:
                 self._retry(why)
                 if why == "timeout" and self.streams is False:  # the abandoned answer is still computed
-                    self._wait_until_free(url)
+                    self._wait_until_free(url, stop)
                 if stop.wait(self.backoff * 2 ** (attempt - 1)):
                     continue  # stopped during the backoff: the check above ends the loop
             attempt += 1
             try:
-                status, response = self._post(url, body)
+                status, response = self._post(url, body, stop)
             except (httpx.HTTPError, TimeoutError) as err:  # refused, reset, timed out, stalled: retried
                 last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
                 why = "timeout" if isinstance(err, (TimeoutError, httpx.TimeoutException)) else "connection"
