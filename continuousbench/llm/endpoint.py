@@ -239,6 +239,9 @@ class EndpointGenerator:
     def _fail(self, what: str) -> GenerationError:
         return GenerationError(f"endpoint {self.endpoint} {what}")
 
+    def _stopped(self) -> Stopped:
+        return Stopped(f"endpoint {self.endpoint} stopped: another request of the call failed, or Ctrl-C")
+
     def _url(self, route: str) -> str:
         """``base_url`` with ``/route`` after its path and before its query (``.../v1/models?key=...``)."""
         import httpx
@@ -322,7 +325,7 @@ class EndpointGenerator:
         attempt, last, why = 0, "no answer", ""
         while attempt < self.retries:
             if stop.is_set():  # another request of the call failed, or the call was interrupted
-                raise Stopped(f"endpoint {self.endpoint}: stopped, another request failed or Ctrl-C")
+                raise self._stopped()
             body = self._payload(prompt, sampling | {"max_new_tokens": budget})
             form = self._form(schema)
             if form is not None:
@@ -373,6 +376,8 @@ class EndpointGenerator:
                 attempt -= 1
                 continue
             return text or ""
+        if stop.is_set():  # the last try was cut short by the stop
+            raise self._stopped()
         raise self._fail(f"did not answer after {self.retries} tries ({last})")
 
     @property
@@ -421,8 +426,9 @@ class EndpointGenerator:
                         self.stats["answered"] += 1
                 keep(finished)
                 failed = [f.exception() for f in done if not isinstance(f.exception(), Truncated | None)]
-                if failed:  # the failure itself, not a request it stopped
-                    raise next((e for e in failed if not isinstance(e, Stopped)), failed[0])
+                real = [e for e in failed if not isinstance(e, Stopped)]
+                if real or (failed and not pending):  # the failure itself, not a request it stopped (a
+                    raise (real or failed)[0]  # request may stop between the stop and its failure's report)
                 if pending and time.monotonic() - shown >= self.progress_every:
                     shown = time.monotonic()
                     running = min(len(pending), self.max_in_flight)
