@@ -90,6 +90,19 @@ def finished_run(tmp_path_factory, tiny_release, tiny_model_dir):
 
 
 @pytest.fixture(scope="session")
+def canonical_recipe() -> dict:
+    """results.json ``recipe`` of a run made with the demo's canonical evaluator recipe, as the harness
+    records it (a record given it ranks in the leaderboard's main table: its settings hash to a digest
+    of the published list)."""
+    from continuousbench.harness import recipe as recipes
+
+    path = str(Path(__file__).resolve().parents[1] / "recipes" / "configs" / "geminon-tiny-demo.yaml")
+    record = recipes.record(*recipes._parse_alone(path), path)
+    assert record["canonical"]
+    return record
+
+
+@pytest.fixture(scope="session")
 def run_argv():
     """:func:`tiny_run_argv`, for tests (conftest modules are not importable)."""
     return tiny_run_argv

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,12 @@ def echo(body: dict[str, Any]) -> str:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the default 5 drops bursts of connections (the client retries after 1 s)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up (a call that stopped shuts its connections) is not the server's error;
+        anything else is printed as before."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class FakeOpenAIServer:

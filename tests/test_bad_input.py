@@ -580,8 +580,8 @@ CLI = [
          id="release-news-no-warc"),
     # --- the fixed harness and a participant's corpus ---
     case(lambda e: ["compare", e.finished_run("a", light=True), e.edited_run("b", lambda r: r["recipe"]
-                    .update(sha256="f" * 64, settings={**r["recipe"]["settings"], "max_steps": 3}))], 2,
-         "b with non-canonical ffffffff (max_steps 2 vs 3): a difference would mix the corpus with the",
+                    .update(settings={**r["recipe"]["settings"], "max_steps": 3}))], 2,
+         "(max_steps 2 vs 3): a difference would mix the corpus with the recipe",
          id="compare-different-recipes"),
     case(lambda e: e.evaluate("--replay_fraction", "0.3"), 2,
          "replay_fraction 0.3 is set but no replay corpus is given", id="evaluate-replay-fraction-alone"),
@@ -608,9 +608,6 @@ CLI = [
         ("tg-sweep-alias-key", ["--sweep", "steps=2,4"], "--sweep key 'steps' cannot be swept"),
         ("tg-sweep-and-lr-sweep", ["--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"],
          "--lr_sweep and --sweep both"),
-        ("tg-sweep-over-budget", ["--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",
-                                  "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
-         "the 3 runs of the sweep compose to epsilon"),
     )],
     case(lambda e: without_lora(e.train_generator("--tuning", "prompt", "--num_virtual_tokens", "0")), 2,
          "--num_virtual_tokens 0 is out of range", id="tg-prompt-zero-virtual-tokens"),  # not silently 20

@@ -233,3 +233,58 @@ def test_no_resend_to_a_server_still_computing_what_it_cannot_cancel(fake_openai
     assert gen.generate(["a", "slow"]) == [" ".join(["word"] * n) for n in (4, 10)]
     assert gen.streams is False and gen.stats["probed_busy_server"] == 1
     assert [r["max_tokens"] for r in server.requests] == [256, 256, 1, 256]  # the probe before the resend
+
+
+def test_the_first_failure_stops_the_call_at_once(fake_openai_server):
+    """One request refused (HTTP 400, not retried) while the others wait on a server that does not answer
+    them: the call fails within seconds instead of waiting out their timeouts and retries; the next call
+    runs on a fresh client."""
+    import threading
+
+    hang = threading.Event()
+
+    def reply(body) -> str:
+        return "late" if hang.wait(120) else ""
+
+    server = fake_openai_server(fail_first=1, fail_status=400, reply=reply)
+    gen = EndpointGenerator(server.url, "fake", max_in_flight=4, request_timeout=60, retries=4, backoff=0.0)
+    start = time.monotonic()
+    with pytest.raises(GenerationError, match=r"refused the request \(HTTP 400"):
+        gen.generate([f"p{i}" for i in range(8)])
+    assert time.monotonic() - start < 5
+    assert len(server.requests) <= 4  # at most the four in flight: the queued ones were never sent
+    hang.set()
+    assert gen.generate(["again"]) == ["late"]
+
+
+def test_ctrl_c_returns_within_seconds_from_a_server_that_never_answers(fake_openai_server):
+    """SIGINT to a process whose requests all wait on a silent server (600 s timeouts, 4 tries each): it
+    exits within 5 s, the reads blocked on the server woken by their sockets' shutdown."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = fake_openai_server(latency=3600)
+    script = (
+        "from continuousbench.llm import make_generator\n"
+        f"gen = make_generator('completions:{server.url}#fake', max_in_flight=4, request_timeout=600)\n"
+        "gen.generate(['p'] * 16)\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 4 and time.monotonic() < deadline:  # four requests in flight
+            time.sleep(0.05)
+        assert len(server.requests) == 4 and proc.poll() is None
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - start
+    finally:
+        proc.kill()
+    assert elapsed < 5, f"Ctrl-C took {elapsed:.1f} s"
+    assert proc.returncode != 0 and "KeyboardInterrupt" in stderr

@@ -90,11 +90,10 @@ def demo_study(*, quick: bool, seed: int, bf16: bool, base: Path | None):
     """The packaged study with the demo's command line applied: ``quick``'s smaller jobs, ``seed`` for
     every seed (MAUVE's draws from it on), ``bf16`` for every ``bf16`` option of the file, and the base
     model at ``base`` (None: the shipped one)."""
-    import yaml
-
+    from continuousbench.strict_yaml import load_yaml
     from continuousbench.study.schema import Study
 
-    data = yaml.safe_load(STUDY.read_text(encoding="utf-8"))
+    data = load_yaml(STUDY.read_text(encoding="utf-8"), str(STUDY))
     for key, options in QUICK.items() if quick else ():
         section, _, name = key.partition("/")
         found = next(s for s in data[section] if s["name"] == name) if name else data[section]

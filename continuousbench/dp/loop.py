@@ -329,8 +329,10 @@ def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DP
     while run.step < plan.steps:
         loss, count = train_step(run, config.micro_batch_size)
         if run.step % log_every == 0 and procs.main:
-            # a raw statistic of private records: shown to the operator, written nowhere
-            logger.info(
+            logger.info("%s", progress.line(run.step))
+            # un-noised statistics of the private records (the loss, this process's Poisson batch size):
+            # DEBUG only, since INFO reaches job logs and consoles that others read (docs/generators.md)
+            logger.debug(
                 "%s: private training loss %.4f on this process's %d records (not published)",
                 progress.line(run.step), loss / max(count, 1), count,
             )  # fmt: skip

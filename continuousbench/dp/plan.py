@@ -1,8 +1,12 @@
 """The DP plan of a run, made once from the settings and the dataset size, then pinned with every checkpoint.
 
 :class:`DPPlan` is everything the guarantee depends on - the :class:`SamplingPlan` (n, q, sampling, cap,
-truncation analysis), the noise multiplier, the steps, delta and the clipping norm. The accountant, the
-sampler and the statement all read it, and a resumed run refuses to continue under a different one.
+truncation analysis), the noise multiplier, the steps of one run, how many runs read the data (a sweep),
+delta and the clipping norm. The accountant, the sampler and the statement all read it, and a resumed run
+refuses to continue under a different one.
+
+``--epsilon`` is the budget of the whole job: the noise of a sweep of ``runs`` runs is calibrated so that
+all of them composed meet it (as Private Evolution's ``--epsilon`` covers all its runs), never each run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ class DPPlan:
     steps: int
     delta: float
     clip_norm: float
+    runs: int = 1  # runs of ``steps`` steps each on the same data (a sweep), all inside the one budget
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -31,11 +36,13 @@ class DPPlan:
     def from_dict(cls, data: dict[str, Any]) -> DPPlan:
         return cls(**{**data, "sampling": SamplingPlan(**data["sampling"])})
 
-    def account(self, runs: int = 1) -> accounting.PrivacyGuarantee:
-        """The guarantee of ``runs`` runs of this plan on the same data (a sweep), composed: the same
-        steps ``runs`` times over (``steps`` in the result is their total)."""
+    def account(self, runs: int | None = None) -> accounting.PrivacyGuarantee:
+        """The guarantee of ``runs`` runs of this plan on the same data composed (default: all the plan's
+        runs, the published guarantee of a sweep; 1: one run alone). Identical runs compose as one run
+        of their steps summed, so ``steps`` and ``event_json`` of the result are the whole job's."""
+        total = self.steps * (self.runs if runs is None else runs)
         return accounting.account(
-            self.sampling, self.noise_multiplier, self.steps * runs, self.delta, clip_norm=self.clip_norm
+            self.sampling, self.noise_multiplier, total, self.delta, clip_norm=self.clip_norm
         )
 
 
@@ -112,10 +119,11 @@ def choose_expected_batch(
     return best[1], best[2]
 
 
-def make_plan(n: int, config) -> DPPlan:
-    """Calibrate the noise for ``config`` (a GeneratorConfig) on ``n`` records; ``auto`` picks the batch."""
+def make_plan(n: int, config, runs: int = 1) -> DPPlan:
+    """Calibrate the noise for ``config`` (a GeneratorConfig) on ``n`` records so that ``runs`` runs of
+    ``config.max_steps`` steps each (a sweep) meet ``config.epsilon`` together; ``auto`` picks the batch."""
     delta = accounting.check_delta(config.delta, n) if config.delta else accounting.default_delta(n)
-    steps, cap = config.max_steps, config.physical_batch_size
+    steps, cap = config.max_steps * runs, config.physical_batch_size  # what the budget must cover
     truncated = config.sampling == "truncated_poisson"
     analysis = config.truncation_analysis if truncated else None
     if config.expected_batch_size == "auto":
@@ -125,7 +133,7 @@ def make_plan(n: int, config) -> DPPlan:
             n, cap, steps, config.epsilon, delta, truncation_analysis=analysis
         )
         sampling = SamplingPlan(n, float(batch), config.sampling, cap, analysis)
-        return DPPlan(sampling, sigma, steps, delta, config.clip_norm)
+        return DPPlan(sampling, sigma, config.max_steps, delta, config.clip_norm, runs)
     try:
         batch = float(config.expected_batch_size)
     except ValueError:
@@ -148,4 +156,4 @@ def make_plan(n: int, config) -> DPPlan:
         sampling=sampling.sampling,
         truncation_analysis=analysis or "pld",
     )
-    return DPPlan(sampling, sigma, steps, delta, config.clip_norm)
+    return DPPlan(sampling, sigma, config.max_steps, delta, config.clip_norm, runs)

@@ -16,7 +16,8 @@ GUARANTEE = {
     "private", "epsilon", "delta", "noise_multiplier", "sampling_probability", "expected_batch_size",
     "steps", "dataset_size", "sampling", "physical_batch", "truncation_analysis", "truncation_probability",
     "clip_norm", "event_json", "iterations", "private_runs", "mechanisms", "unit", "unit_description",
-    "adjacency", "accountant", "epsilon_per_run", "runs_accounted", "lr_sweep_accounted", "statement", "kind",
+    "adjacency", "accountant", "epsilon_per_run", "steps_per_run", "runs_accounted", "lr_sweep_accounted",
+    "statement", "kind",
     # private prediction (dp/prediction_accounting.py)
     "rho", "rho_em", "rho_svt", "private_tokens", "logit_clip", "temperature", "svt_threshold", "svt_noise",
     "batches",

@@ -46,7 +46,7 @@ class RunFacts:
         return math.prod(len(v) for v in self.grid.values()) if self.grid else 1
     validation_records: int | None = None
     delta_given: bool = False  # --delta passed (else 1/n^1.1)
-    sweep_epsilon: float | None = None  # the runs of a learning-rate sweep composed (None: one run)
+    epsilon_per_run: float | None = None  # a sweep's: one run alone (the guarantee is all runs composed)
     versions: dict[str, str] = field(default_factory=dict)
     trained: str = "LoRA adapter weights"  # what DP-SGD trained (adapters.describe_trained)
 
@@ -138,13 +138,14 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
     tuning = (
         f"The setting {chosen} was chosen among {runs} runs ({grid}) on the same corpus by validation loss; "
         f"only the selected run is published, and the guarantee above is that of all {runs} runs composed "
-        f"(PLD composition); each run alone is ({g.epsilon:.4g}, {g.delta:.3g})-DP."
-        if runs > 1 and facts.sweep_epsilon is not None
+        f"(PLD composition; the noise was calibrated so that together they meet the budget); each run "
+        f"alone is ({facts.epsilon_per_run:.4g}, {g.delta:.3g})-DP."
+        if runs > 1 and facts.epsilon_per_run is not None
         else "Hyperparameter tuning, if any was done before this run, is not accounted for."
     )
     scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
     length = facts.max_length or "the training sequence length in"
-    headline = statement_headline(g, facts.secret, "This generator", sweep=(runs, facts.sweep_epsilon))
+    headline = statement_headline(g, facts.secret, "This generator", sweep=(runs, facts.epsilon_per_run))
     return f"""## Privacy statement
 
 {headline}
@@ -188,15 +189,14 @@ def statement_headline(
 ) -> str:
     """The statement's first sentence: the guarantee, or - under a public test seed - that there is none.
 
-    ``sweep``: (runs, their composed epsilon) when the published model was chosen among several runs on
-    the same data: the guarantee is then the composed one, the per-run value beside it.
+    ``sweep``: (runs, one run's epsilon) when the published model was chosen among several runs on the
+    same data: ``g`` is then the runs composed, and the per-run value is shown beside it.
     """
-    runs, composed = sweep
-    epsilon = composed if composed is not None else g.epsilon
+    runs, alone = sweep
+    epsilon = g.epsilon
     per_run = (
-        f" (the {runs} runs of its sweep composed; each run alone: ({g.epsilon:.4g}, "
-        f"{g.delta:.3g}))"
-        if composed is not None
+        f" (the {runs} runs of its sweep composed; each run alone: ({alone:.4g}, {g.delta:.3g}))"
+        if alone is not None
         else ""
     )
     if secret:
@@ -219,15 +219,16 @@ def accounting_table(g: PrivacyGuarantee, facts: RunFacts) -> str:
         if facts.delta_given
         else f"1/n^1.1 with n = {g.dataset_size}, the number of training records, which is treated as public"
     )
+    sweep = facts.epsilon_per_run is not None
     rows = [
-        *([("epsilon of the whole sweep", f"{facts.sweep_epsilon:.4g} ({facts.runs} runs "
-            "composed, PLD)")] if facts.sweep_epsilon is not None else []),
-        ("epsilon" + (" of one run" if facts.sweep_epsilon is not None else ""), f"{g.epsilon:.4g}"),
+        ("epsilon" + (" of the whole sweep" if sweep else ""),
+         f"{g.epsilon:.4g}" + (f" ({facts.runs} runs composed, PLD)" if sweep else "")),
+        *([("epsilon of one run", f"{facts.epsilon_per_run:.4g}")] if sweep else []),
         ("delta", f"{g.delta:.3g}"),
         ("delta's origin", delta_origin),
         ("accountant", "privacy loss distributions (PLD), `dp_accounting.pld.PLDAccountant`"),
         ("noise multiplier (sigma)", f"{g.noise_multiplier:.6g}"),
-        ("steps", str(g.steps)),
+        ("steps", f"{g.steps} ({facts.runs} runs of {g.steps // facts.runs})" if sweep else str(g.steps)),
         ("expected batch size (q x n)", f"{g.expected_batch_size:.6g} (q = {g.sampling_probability:.6g})"),
         ("dataset size n", str(g.dataset_size)),
         (

@@ -2,9 +2,10 @@
 learning rate and the clipping norm must be swept).
 
 ``--sweep learning_rate=1e-4,2e-4,clip_norm=1e-3,1e-2`` is a 2 x 2 grid: a ``key=`` starts a setting and
-the values after it are its choices. Every run reads the private corpus, so the published generator's
-guarantee is that of all runs composed (:meth:`~continuousbench.dp.plan.DPPlan.account`); only settings
-that leave the DP plan's noise unchanged may be swept. ``--lr_sweep`` is the learning-rate-only grid.
+the values after it are its choices. Every run reads the private corpus, so ``--epsilon`` is the budget of
+the whole sweep: the noise is calibrated for all runs composed (:func:`~continuousbench.dp.plan.make_plan`
+with ``runs``), and that composition is the published generator's guarantee. Only settings that leave the
+DP plan's noise unchanged may be swept. ``--lr_sweep`` is the learning-rate-only grid.
 """
 
 from __future__ import annotations
@@ -74,19 +75,6 @@ def configure(config, plan, settings: dict[str, float]):
     if plan is not None and "clip_norm" in settings:
         plan = dataclasses.replace(plan, clip_norm=settings["clip_norm"])
     return run_config, plan
-
-
-def composed_check(plan, count: int, budget: float | None) -> None:
-    """Refuse, before any training, a grid whose composed epsilon exceeds ``--max_total_epsilon``."""
-    if plan is None or budget is None:
-        return
-    total = plan.account(runs=count).epsilon
-    if total > budget:
-        raise UserError(
-            f"the {count} runs of the sweep compose to epsilon {total:.4g} "
-            f"(each {plan.account().epsilon:.4g}), over --max_total_epsilon {budget:g}; sweep fewer values "
-            "or raise the budget"
-        )
 
 
 def record(grid: dict[str, list[float]], results: dict[str, dict[str, Any]], chosen: str) -> dict[str, Any]:

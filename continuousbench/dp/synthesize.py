@@ -223,13 +223,15 @@ def _merge_shards(work: Path, processes: int) -> list[str]:
 def _sample_endpoint(args: SynthesisArguments, staged, classes: list[str | None]) -> list[str]:
     from continuousbench.files import check_writable_dir
     from continuousbench.llm import GenerationError, make_generator
+    from continuousbench.training.identity import content_digest
 
     _, tokenizer = load_generator(args.generator, with_model=False)
     cache = staged.work / "cache"
     if args.cache_dir:  # shared between runs: checked before any request
         cache = check_writable_dir(Path(args.cache_dir), "--cache_dir")
+    weights = {"generator_sha256": content_digest(args.generator, model=True)}  # what the server samples
     generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache,
-                               request_timeout=args.request_timeout)  # fmt: skip
+                               cache_identity=weights, request_timeout=args.request_timeout)  # fmt: skip
     try:
         generator.check()
     except GenerationError:

@@ -5,7 +5,8 @@ generator and evaluator share Tables 29/30, 10,000 steps). A finite ``--epsilon`
 with DP-SGD (:mod:`.loop`; Table 31, 3,000 steps), noise calibrated by our PLD accountant to
 (epsilon, delta). Either way the checkpoint with the lowest validation loss is kept, and the folder
 gets a model card with the privacy statement. ``--lr_sweep 5e-5,1e-4`` trains one run per learning
-rate and publishes only the best by validation loss.
+rate and publishes only the best by validation loss; ``--epsilon`` is then the sweep's total budget (the
+noise is calibrated for all runs composed) and ``privacy.json`` states that composition.
 
 The output folder is a :class:`~continuousbench.files.StagedOutput`: runs, checkpoints and the secret
 noise state live in the hidden ``.train-generator-work/``; the finished generator replaces only what
@@ -67,19 +68,16 @@ class GeneratorArguments:
         default=512, metadata=bounds("[1, inf)", "Validation records scored per DP evaluation (None: all).")
     )
     lr_sweep: str | None = field(
-        default=None, metadata={"help": "Comma-separated learning rates, one run each; best by val loss."}
+        default=None,
+        metadata={"help": "Learning rates (a,b): one run each, all inside --epsilon; best by val loss."},
     )
     sweep: str | None = field(
         default=None,
         metadata={
-            "help": "A grid, one run per combination, best by validation loss, all runs accounted: "
+            "help": "A grid, one run per combination, best by validation loss, all runs inside --epsilon: "
             "learning_rate=1e-4,2e-4,clip_norm=1e-3,1e-2 (keys: learning_rate, clip_norm, weight_decay, "
             "warmup_steps, adam_beta1, adam_beta2)."
         },
-    )
-    max_total_epsilon: float | None = field(
-        default=None,
-        metadata=bounds("(0, inf)", "Refuse a sweep whose runs compose to more than this (before training)."),
     )
     resume: bool = field(default=False, metadata={"help": "Continue a killed run from its last checkpoint."})
     overwrite: bool = field(
@@ -230,11 +228,11 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     if config.private:
         from continuousbench.dp.plan import make_plan
 
-        logger.info("calibrating the noise for epsilon %g on %d records", config.epsilon, len(train))
-        plan = processes.on_main(lambda: make_plan(len(train), config), procs)
+        count = len(settings_list)
+        shown = f"{config.epsilon:g}" + (f" in all ({count} runs composed)" if count > 1 else "")
+        logger.info("calibrating the noise for epsilon %s on %d records", shown, len(train))
+        plan = processes.on_main(lambda: make_plan(len(train), config, runs=count), procs)
         logger.info("DP plan: %s", plan)
-        budget = args.max_total_epsilon
-        processes.on_main(lambda: sweep.composed_check(plan, len(settings_list), budget), procs)
     try:
         runs = {
             sweep.run_name(s): _one_run(
@@ -290,29 +288,30 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
         "private": False, "learning_rate": chosen["learning_rate"], "validation": validation,
         "tuning": model_args.tuning, "trained": trained, "selection": sweeps.record(grid, runs, best),
     }  # fmt: skip
-    guarantee, statement = None, privacy_statement(None)
+    statement = privacy_statement(None)
     if plan is not None:
-        guarantee = plan.account()
-        sweep = plan.account(runs=len(runs)) if len(runs) > 1 else None  # the choice saw every run
+        assert plan.runs == len(runs), "the noise was calibrated for another number of runs"
+        guarantee = plan.account()  # every run composed: the choice saw them all
+        one_run = plan.account(runs=1) if plan.runs > 1 else None
         facts = RunFacts(
             base_model=model_args.model, tokenizer=chosen["tokenizer"], max_length=config.max_length or 256,
             randomness=chosen["randomness"], secret=chosen["secret"], grid=grid, selected=chosen["settings"],
             validation_records=chosen["validation_records"], delta_given=config.delta is not None,
-            versions=versions(), sweep_epsilon=sweep.epsilon if sweep else None, trained=trained,
+            versions=versions(), epsilon_per_run=one_run and one_run.epsilon, trained=trained,
         )  # fmt: skip
         statement = privacy_statement(guarantee, facts)
         validation["best_step"] = chosen["best_step"]
         record.update(
-            private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),
-            target_epsilon=config.epsilon,  # asked for, per run; "epsilon" is what the adapter meets
+            private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),  # the event and steps of all runs
+            target_epsilon=config.epsilon,  # the budget asked for (a sweep's total); "epsilon" is the one met
             sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
             max_tokens_per_record=facts.max_length,
-            tokenizer=facts.tokenizer, lr_sweep_accounted=sweep is not None, versions=facts.versions,
+            tokenizer=facts.tokenizer, lr_sweep_accounted=one_run is not None, versions=facts.versions,
         )  # fmt: skip
         if "clip_norm" in chosen["settings"]:
             record["clip_norm"] = chosen["settings"]["clip_norm"]
-        if sweep is not None:  # "epsilon" is what the published adapter satisfies: the sweep's
-            record.update(epsilon=sweep.epsilon, epsilon_per_run=guarantee.epsilon, runs_accounted=len(runs))
+        if one_run is not None:
+            record.update(epsilon_per_run=one_run.epsilon, steps_per_run=plan.steps, runs_accounted=plan.runs)
     write_json(staged.work / PRIVACY_FILE, publishable(record))
     details = {
         "base_model": model_args.model,

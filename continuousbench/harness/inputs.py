@@ -85,6 +85,7 @@ def load_qa(folder: str, part: str, split: str, limit: int | None, seed: int, op
 
 def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_path: str):
     """(training text, record): the candidate corpus, the replay mixture if any, long documents cut."""
+    from continuousbench.results.privacy_check import delta_problem
     from continuousbench.results.record import stated_privacy
     from continuousbench.training.data import (
         CHARS_PER_TOKEN,
@@ -97,6 +98,9 @@ def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_
     source = h.corpus or release_path
     privacy, stated_in = stated_privacy(source, h.corpus_privacy)  # a bad statement fails before training
     corpus = load_corpus(source, h.text_column, h.corpus_split, option="--corpus")
+    problem = delta_problem(privacy, len(corpus), given=h.corpus_privacy is not None)
+    if problem:  # refused rather than ranked as DP data (docs/results-format.md)
+        raise UserError(f"{stated_in}: {problem}; state a delta below 1/n, or evaluate without the statement")
     record = {
         "source": source, "path": resolved(source), "documents": len(corpus),
         "fingerprint": corpus_fingerprint(corpus), "replay": None, "privacy": privacy,

@@ -12,6 +12,7 @@ from continuousbench.leaderboard.ranking import (
     NO_STATEMENT,
     NON_PRIVATE,
     NON_PRIVATE_DATA,
+    NOT_DP,
     OTHER,
     OTHER_CORPUS,
     PART,
@@ -39,7 +40,8 @@ from continuousbench.leaderboard.ranking import (
 from continuousbench.leaderboard.releases import ReleaseIndex
 
 __all__ = [
-    "ALL", "CANONICAL", "DP_DATA", "DP_MODEL", "NO_STATEMENT", "NON_PRIVATE", "NON_PRIVATE_DATA", "OTHER",
+    "ALL", "CANONICAL", "DP_DATA", "DP_MODEL", "NO_STATEMENT", "NON_PRIVATE", "NON_PRIVATE_DATA", "NOT_DP",
+    "OTHER",
     "OTHER_CORPUS", "PALETTE", "PART", "SHORT", "ReleaseIndex", "Submission", "card_url", "choices",
     "epsilon_bucket", "epsilon_label", "generator_label", "is_canonical", "kind_label", "left_out_html",
     "links", "load_submissions", "method_label", "model_label", "primary_metric", "rank", "releases",

@@ -83,7 +83,7 @@ def _number(value) -> tuple[str, str]:
 def _epsilon(record: dict) -> str:
     """The sort value of the ε column: the requested budget, non-private as infinite, no statement last."""
     bucket = lb.epsilon_bucket(record)
-    special = {lb.NON_PRIVATE: "Infinity", lb.NO_STATEMENT: ""}
+    special = {lb.NON_PRIVATE: "Infinity", lb.NOT_DP: "Infinity", lb.NO_STATEMENT: ""}
     return special[bucket] if bucket in special else repr(float(bucket))
 
 

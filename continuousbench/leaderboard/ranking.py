@@ -13,17 +13,23 @@ row says so).
 
 Each row also says what kind of thing was made private (:func:`kind_label`): a corpus (DP data, a
 non-private synthetic corpus, or a corpus without a statement) or the evaluator itself (a DP *model*,
-``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method). Budgets are
-filtered by the epsilon that was asked for (:func:`epsilon_bucket`: calibration lands just below it,
-e.g. 9.99361 for 10), with the achieved value shown in the row.
+``evaluate --epsilon``, paper App. E: a diagnostic upper bound, not a DP synthesis method).
 
 A record is left out, with one line saying why, when it does not follow the schema, when it claims a
 release other than the folder it sits in, when that release is unknown here (neither built under the
 release root nor a tag of the releases' Hub repo: :class:`~continuousbench.leaderboard.releases.
-ReleaseIndex`), or when it repeats another record.
+ReleaseIndex`), when it repeats another record, or when another record of the same corpus, recipe and
+release stands for it (one row per corpus: :mod:`.rows`). A release with a canonical evaluation (NEWS:
+support >= 200) is ranked on those questions, with their own n and interval (:mod:`.rows`).
 
-The fixed harness: the main table ranks the runs made with a canonical recipe (``recipe.canonical``);
-the others are ranked apart (``rank(..., recipes=OTHER)``), each saying why it is not canonical. Every
+Budgets are bucketed by the epsilon each statement achieves (:func:`epsilon_bucket`): a record whose
+achieved epsilon exceeds the one it asked for is in the bucket of the achieved one, never inside the
+smaller one, and a statement whose delta is not below 1/n has a bucket of its own (no DP guarantee).
+
+The fixed harness: the main table ranks the runs made with a canonical recipe, recomputed from each
+record's settings and the published list of canonical digests (:func:`~continuousbench.results.
+canonical.standing`; the record's own ``recipe.canonical`` is not trusted); the others are ranked apart
+(``rank(..., recipes=OTHER)``), each saying why it is not canonical. Every
 row names what was made (:func:`method_label`: no training, train on real, a synthetic corpus and its
 generator, direct DP fine-tuning) and the run folder it came from.
 
@@ -43,7 +49,10 @@ from urllib.parse import quote
 
 from continuousbench.hub import hub_repo_id
 from continuousbench.leaderboard.releases import HUB, ReleaseIndex
+from continuousbench.leaderboard.rows import PART, one_per_corpus, ranked_accuracy, ranked_outcomes
 from continuousbench.results import record as results
+from continuousbench.results.canonical import recipe_label, standing
+from continuousbench.results.privacy_check import NOT_DP  # noqa: F401 (the leaderboard's name for it)
 from continuousbench.results.record import (  # noqa: F401 (the leaderboard's names for them)
     DP_DATA,
     DP_MODEL,
@@ -61,7 +70,6 @@ from continuousbench.stats import paired_difference
 
 ALL = "all"
 CANONICAL, OTHER = "canonical", "other recipes"  # the main table, and the runs listed apart
-PART = "qa_public"  # ranked part: the facts a corpus can teach (singletons are shown beside)
 ALPHA = 0.05
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM match"}
 
@@ -125,7 +133,8 @@ def load_submissions(
             continue
         seen[digest] = where
         subs.append(Submission(file.stem, record, where, at))
-    return subs, problems
+    subs, repeated = one_per_corpus(subs)
+    return subs, problems + repeated
 
 
 def left_out_html(problems: list[str]) -> str:
@@ -181,14 +190,13 @@ def method_label(record: dict) -> str:
 
 
 def is_canonical(record: dict) -> bool:
-    """Made with a canonical recipe, unchanged (schema 4's ``recipe.canonical``; older records: no)."""
-    return bool((record.get("recipe") or {}).get("canonical"))
+    """Made with a recipe that is canonical now, recomputed from the record's settings (never its flag)."""
+    return standing(record).canonical
 
 
-def why_apart(record: dict) -> str:
-    """Why a run is not in the main table."""
-    recipe = record.get("recipe") or {}
-    return recipe.get("why_not_canonical") or "recorded before recipes were named (schema < 4)"
+def why_apart(record: dict) -> str | None:
+    """Why a run is not in the main table (None: it is)."""
+    return standing(record).why_apart
 
 
 def model_label(record: dict) -> str:
@@ -265,21 +273,14 @@ def _accuracy(record: dict, part: str, metric: str) -> dict | None:
     return record["metrics"].get(part, {}).get("metrics", {}).get(metric)
 
 
-def _outcomes(record: dict, metric: str) -> dict[str, bool] | None:
-    q = (record.get("questions") or {}).get(PART)
-    if not q or metric not in q["outcomes"]:
-        return None
-    return {i: bit == "1" for i, bit in zip(q["ids"], q["outcomes"][metric], strict=True)}
-
-
 def separation(upper: dict, lower: dict, metric: str) -> dict:
-    """Can ``lower`` be told apart from ``upper`` on the ranked part? Paired when both carry outcomes."""
-    a, b = _outcomes(upper, metric), _outcomes(lower, metric)
+    """Can ``lower`` be told apart from ``upper`` on the ranked questions? Paired when both carry outcomes."""
+    a, b = ranked_outcomes(upper, metric), ranked_outcomes(lower, metric)
     common = sorted(set(a) & set(b)) if a and b else []
     if common:
         d = paired_difference([a[i] for i in common], [b[i] for i in common])
         return {"method": "mcnemar", "p_value": d["p_value"], "separable": d["p_value"] < ALPHA, "n": d["n"]}
-    hi, lo = _accuracy(upper, PART, metric)["ci95"], _accuracy(lower, PART, metric)["ci95"]
+    hi, lo = ranked_accuracy(upper, metric)["ci95"], ranked_accuracy(lower, metric)["ci95"]
     return {"method": "interval overlap", "p_value": None, "separable": lo[1] < hi[0], "n": None}
 
 
@@ -311,13 +312,13 @@ def rank(
     ]  # fmt: skip
 
     def key(s: Submission) -> tuple:
-        acc = _accuracy(s.record, PART, metric)
+        acc = ranked_accuracy(s.record, metric)
         value = None if acc is None else acc["accuracy"]
         return (value is None, -(value or 0.0), s.name)  # best first, unscored last, then by name
 
     rows, previous, place = [], None, 0
     for position, sub in enumerate(sorted(kept, key=key), start=1):
-        acc = _accuracy(sub.record, PART, metric)
+        acc = ranked_accuracy(sub.record, metric)
         value = None if acc is None else acc["accuracy"]
         if not rows or value != rows[-1]["accuracy"]:
             place = position  # competition ranking: 1, 2, 2, 4
@@ -332,7 +333,7 @@ def rank(
             "rank": place, "submission": sub.name, "path": sub.path,
             "run": (sub.record.get("submitted") or {}).get("run_folder") or "-",
             "method": method_label(sub.record), "canonical": is_canonical(sub.record),
-            "recipe": results.recipe_label(sub.record), "why_apart": why_apart(sub.record),
+            "recipe": recipe_label(sub.record), "why_apart": why_apart(sub.record),
             "generator": generator_label(sub.record), "base_model": model_label(sub.record),
             "tuning": sub.record["tuning"], "kind": kind_label(sub.record),
             "epsilon": epsilon_label(sub.record),
@@ -365,7 +366,9 @@ def table(rows: list[dict], metric: str):
         "MCQ 95% CI": [f"[{pct(r['mcq_ci95'][0])}, {pct(r['mcq_ci95'][1])}]" if r["mcq_ci95"] else "-"
                        for r in rows],
     } if any(r["mcq"] is not None for r in rows) else {}  # fmt: skip
-    apart = {"not canonical": [r["why_apart"] for r in rows]} if any(not r["canonical"] for r in rows) else {}
+    apart = {}
+    if any(not r["canonical"] for r in rows):
+        apart = {"not canonical": [r["why_apart"] or "-" for r in rows]}
     return pd.DataFrame(
         {
             "#": [r["rank"] for r in rows],

@@ -66,13 +66,14 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
     """Build a backend from a spec: ``transformers:<path>``, ``endpoint:<url>[#model]`` (chat),
     ``completions:<url>[#model]`` (raw text) or ``offline:<name>``. ``cache_dir`` puts the endpoint and
     transformers backends behind the one answer cache (:class:`continuousbench.llm.cache.Cached`; offline
-    functions are computed, not paid for, and keep none); the other ``options`` go to the endpoint
+    functions are computed, not paid for, and keep none), ``cache_identity`` adds to its keys what the
+    backend cannot know (the served weights' sha256); the other ``options`` go to the endpoint
     backends (``max_in_flight``, ``retries``, ``request_timeout``, ``backoff``) and are ignored by the
     others."""
     from continuousbench.credentials import redact, reveal
 
     kind, _, target = reveal(spec).partition(":")  # a redacted spec of the command line: its key again
-    cache_dir = options.pop("cache_dir", None)
+    cache_dir, identity = options.pop("cache_dir", None), options.pop("cache_identity", None)
     backend: TextGenerator
     match kind:
         case "transformers" if target:
@@ -98,4 +99,4 @@ def make_generator(spec: str, **options: Any) -> TextGenerator:
         return backend
     from continuousbench.llm.cache import Cached
 
-    return Cached(backend, cache_dir)
+    return Cached(backend, cache_dir, identity)

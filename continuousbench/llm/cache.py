@@ -25,7 +25,8 @@ class ResponseCache:
     """Answers already paid for, on disk: a killed stage resumes without asking the backend again.
 
     SQLite (one file, safe across processes); keys are sha256 of (the backend's identity - an endpoint's
-    URL without credentials, model and api -, prompt, sampling, n-th repeat of that prompt in the call), so
+    URL without credentials, model and api, and what the caller adds, such as the served weights' sha256 -,
+    prompt, sampling, n-th repeat of that prompt in the call), so
     sampling the same prompt 1,000 times caches 1,000 answers, and two servers that call their models by
     one name never answer for each other.
     """
@@ -95,14 +96,19 @@ def cache_keys(identity: dict[str, Any], prompts: Sequence[str], sampling: dict[
 class Cached:
     """``backend`` behind the answer cache in ``cache_dir``: cached answers (and truncations) are not asked
     again; ``stats`` (the backend's own counter when it has one) counts ``cached`` hits. Every other
-    attribute is the backend's (``check``, ``close``, ``structured_output``, ``fingerprint``...)."""
+    attribute is the backend's (``check``, ``close``, ``structured_output``, ``fingerprint``...).
 
-    def __init__(self, backend: TextGenerator, cache_dir: Path | str):
+    ``identity`` adds what the backend cannot know to the keys: which weights the server answers with
+    (synthesis from an adapter served under a fixed name keys on the adapter's sha256, so a retrained
+    adapter never gets the old one's answers)."""
+
+    def __init__(self, backend: TextGenerator, cache_dir: Path | str, identity: dict[str, Any] | None = None):
         self.backend, self.name = backend, backend.name
         self.cache = ResponseCache(cache_dir)
         stats = getattr(backend, "stats", None)
         self.stats: Counter = stats if isinstance(stats, Counter) else Counter()
-        self._identity = getattr(backend, "cache_identity", None) or {"backend": backend.name}
+        own = getattr(backend, "cache_identity", None) or {"backend": backend.name}
+        self._identity = {**own, **(identity or {})}
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute == "backend":  # not set yet (a copy being built): no recursion

@@ -1,8 +1,9 @@
 """The OpenAI-compatible backend (``endpoint:`` and ``completions:`` specs of
 :func:`continuousbench.llm.make_generator`): plain HTTP, a bounded number of requests in flight, the one
 retry layer (backoff), structured output where the server offers it, truncated answers detected, slow
-answers abandoned (their streams closed), progress lines while a batch runs. The answer cache is the one
-wrapper of :mod:`continuousbench.llm.cache`, fed answer by answer through :meth:`EndpointGenerator.answer`.
+answers abandoned (their streams closed), progress lines while a batch runs, and a call that stops within
+moments of its first failure or of Ctrl-C. The answer cache is the one wrapper of
+:mod:`continuousbench.llm.cache`, fed answer by answer through :meth:`EndpointGenerator.answer`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -44,6 +46,10 @@ _SETTLED: dict[tuple[str, str | None], str] = {}
 
 class Truncated(Exception):
     """The answer stopped at its token budget (finish_reason "length")."""
+
+
+class Stopped(GenerationError):
+    """A request given up because another request of its call failed or the call was interrupted."""
 
 
 
@@ -120,6 +126,12 @@ class EndpointGenerator:
     sent as given and shown redacted (``endpoint``). ``stats`` counts answers, cache hits and drops by
     reason (the answer cache adds its hits, ``cached``); a progress line goes to stderr every
     ``progress_every`` seconds of a batch.
+
+    A call stops at its first failure or interruption (Ctrl-C) instead of waiting out every request in
+    flight (up to ``retries`` x ``request_timeout`` each, plus backoff): queued requests are cancelled,
+    a stop event ends every retry loop and backoff wait, the sockets of the requests in flight are shut
+    down (a read blocked on a silent server returns at once; closing a client does not wake it), and
+    the client is closed and replaced by a fresh one for later calls.
     """
 
     base_url: str
@@ -134,8 +146,6 @@ class EndpointGenerator:
     progress_every: float = 10.0
 
     def __post_init__(self) -> None:
-        import httpx
-
         if self.api not in ("chat", "completions"):
             raise ValueError(f"api must be 'chat' or 'completions', got {self.api!r}")
         if self.max_in_flight < 1:
@@ -145,14 +155,9 @@ class EndpointGenerator:
         self.base_url = self.base_url.rstrip("/")
         self.endpoint = redact(self.base_url)  # what messages, names, cache keys and records show
         self.name = self.name or f"endpoint:{self.model or self.endpoint}"
-        api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        limits = httpx.Limits(
-            max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight
-        )
-        timeout = httpx.Timeout(self.request_timeout, connect=min(self.connect_timeout, self.request_timeout))
-        self._client = httpx.Client(headers=headers, timeout=timeout, limits=limits, trust_env=False)
-        weakref.finalize(self, self._client.close)  # closed even when a caller forgets close()
+        self._clients = [self._new_client()]  # the last one is in use; a stop closes and replaces it
+        weakref.finalize(self, lambda clients: clients[-1].close(), self._clients)  # even without close()
+        self._sockets: weakref.WeakSet = weakref.WeakSet()  # the connections' sockets (see _halt)
         self._forms: list[str] = list(SCHEMA_FORMS)  # shrinks as the server refuses forms
         self._lock = threading.Lock()
         self._retrying: dict[int, str] = {}  # request (thread id) -> why its last try failed
@@ -160,6 +165,49 @@ class EndpointGenerator:
         self._probing = threading.Lock()
         self.answered_by: str | None = None  # the first answer's ``model`` field (the server's own name)
         self.stats: Counter = Counter()
+
+    def _new_client(self):
+        import httpx
+
+        api_key = next((os.environ[k] for k in API_KEY_ENV if os.environ.get(k)), None)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        limits = httpx.Limits(
+            max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight
+        )
+        timeout = httpx.Timeout(self.request_timeout, connect=min(self.connect_timeout, self.request_timeout))
+        return httpx.Client(headers=headers, timeout=timeout, limits=limits, trust_env=False)
+
+    @property
+    def _client(self):
+        return self._clients[-1]
+
+    def _tracer(self, stop: threading.Event):
+        """httpcore's trace hook for a request of a call: keep each new connection's socket, so that
+        :meth:`_halt` can wake it; one connected after the call stopped is shut down at once (it is kept
+        before the check, and the stop is set before the sockets are shut: one of the two sees the other)."""
+
+        def trace(event: str, info: dict) -> None:
+            if event != "connection.connect_tcp.complete":
+                return
+            sock = info["return_value"].get_extra_info("socket")
+            if sock is not None:
+                self._sockets.add(sock)
+                if stop.is_set():
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+        return trace
+
+    def _halt(self, stop: threading.Event) -> None:
+        """Stop every request of a call now: its stop event for the retry loops, the sockets shut down (a
+        thread blocked reading a server that never answers wakes with an error), the client closed and a
+        fresh one for whatever comes next."""
+        stop.set()
+        for sock in list(self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._clients.append(self._new_client())
+        self._clients.pop(0).close()
 
     def close(self) -> None:
         self._client.close()
@@ -190,6 +238,9 @@ class EndpointGenerator:
 
     def _fail(self, what: str) -> GenerationError:
         return GenerationError(f"endpoint {self.endpoint} {what}")
+
+    def _stopped(self) -> Stopped:
+        return Stopped(f"endpoint {self.endpoint} stopped: another request of the call failed, or Ctrl-C")
 
     def _url(self, route: str) -> str:
         """``base_url`` with ``/route`` after its path and before its query (``.../v1/models?key=...``)."""
@@ -222,7 +273,7 @@ class EndpointGenerator:
         return {"endpoint": self.endpoint, "model": self.model, "served": served,
                 "answered_by": self.answered_by}  # fmt: skip
 
-    def _wait_until_free(self, url: str) -> None:
+    def _wait_until_free(self, url: str, stop: threading.Event) -> None:
         """Before resending to a server that does not stream (so closing the connection did not stop its
         work on the abandoned answer): one request for a single token, which a server answering one
         request at a time answers only once it is done with the abandoned one, so the resend does not
@@ -232,35 +283,40 @@ class EndpointGenerator:
         with self._probing:
             self.stats["probed_busy_server"] += 1
             with contextlib.suppress(httpx.HTTPError, TimeoutError):
-                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False})
+                self._post(url, self._payload("OK", {"max_new_tokens": 1}) | {"stream": False}, stop)
 
     def _retry(self, why: str) -> None:
         """Note that this request's last try failed for ``why`` and is sent again (progress line, stats)."""
         self._retrying[threading.get_ident()] = why
         self.stats[f"retried_{why.replace(' ', '_').lower()}"] += 1
 
-    def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    def _post(self, url: str, body: dict[str, Any], stop: threading.Event) -> tuple[int, bytes]:
         """(status, body) of one POST whose whole answer must arrive within ``request_timeout``: httpx's
         read timeout restarts at every byte, so a server dripping one byte at a time needs this deadline.
         Past it the connection is closed: a server streaming the answer stops generating it (vLLM,
         llama.cpp, transformers serve), so the retry does not queue behind an answer nobody reads."""
         deadline = time.monotonic() + self.request_timeout
-        chunks = []
-        with self._client.stream("POST", url, json=body) as response:
+        chunks, traced = [], {"trace": self._tracer(stop)}
+        with self._client.stream("POST", url, json=body, extensions=traced) as response:
             for chunk in response.iter_bytes():
                 chunks.append(chunk)
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"answer still arriving after {self.request_timeout:g} s (stalled)")
         return response.status_code, b"".join(chunks)
 
-    def _one(self, prompt: str, sampling: dict[str, Any]) -> str:
-        """One answer; raises :class:`Truncated` when it stays cut at its budget, else GenerationError."""
+    def _one(self, prompt: str, sampling: dict[str, Any], stop: threading.Event | None = None) -> str:
+        """One answer; raises :class:`Truncated` when it stays cut at its budget, else GenerationError
+        (also as soon as ``stop`` is set: the call it belongs to failed or was interrupted)."""
+        stop = stop or threading.Event()
         try:
-            return self._ask(prompt, sampling)
+            return self._ask(prompt, sampling, stop)
+        except GenerationError:
+            stop.set()  # before this worker takes a queued prompt: nothing more is sent
+            raise
         finally:
             self._retrying.pop(threading.get_ident(), None)
 
-    def _ask(self, prompt: str, sampling: dict[str, Any]) -> str:
+    def _ask(self, prompt: str, sampling: dict[str, Any], stop: threading.Event) -> str:
         import httpx
 
         url = self._url("chat/completions" if self.api == "chat" else "completions")
@@ -268,6 +324,8 @@ class EndpointGenerator:
         budget, grown = sampling.get("max_new_tokens", 256), False
         attempt, last, why = 0, "no answer", ""
         while attempt < self.retries:
+            if stop.is_set():  # another request of the call failed, or the call was interrupted
+                raise self._stopped()
             body = self._payload(prompt, sampling | {"max_new_tokens": budget})
             form = self._form(schema)
             if form is not None:
@@ -275,11 +333,12 @@ class EndpointGenerator:
             if attempt:
                 self._retry(why)
                 if why == "timeout" and self.streams is False:  # the abandoned answer is still computed
-                    self._wait_until_free(url)
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                    self._wait_until_free(url, stop)
+                if stop.wait(self.backoff * 2 ** (attempt - 1)):
+                    continue  # stopped during the backoff: the check above ends the loop
             attempt += 1
             try:
-                status, response = self._post(url, body)
+                status, response = self._post(url, body, stop)
             except (httpx.HTTPError, TimeoutError) as err:  # refused, reset, timed out, stalled: retried
                 last = str(err) if isinstance(err, TimeoutError) else type(err).__name__
                 why = "timeout" if isinstance(err, (TimeoutError, httpx.TimeoutException)) else "connection"
@@ -317,6 +376,8 @@ class EndpointGenerator:
                 attempt -= 1
                 continue
             return text or ""
+        if stop.is_set():  # the last try was cut short by the stop
+            raise self._stopped()
         raise self._fail(f"did not answer after {self.retries} tries ({last})")
 
     @property
@@ -348,38 +409,39 @@ class EndpointGenerator:
 
         seed = sampling.get("seed")
         shown, total = time.monotonic(), len(prompts)
-        with ThreadPoolExecutor(self.max_in_flight) as pool:
-            futures = {
-                pool.submit(
-                    self._one, prompts[i], sampling if seed is None else sampling | {"seed": seed + i}
-                ): i
-                for i in indices
-            }
-            pending = set(futures)
-            try:
-                while pending:
-                    done, pending = wait(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
-                    finished = []
-                    for f in done:
-                        if isinstance(f.exception(), Truncated):
-                            self.stats["dropped_truncated"] += 1
-                            finished.append((futures[f], CUT))
-                        elif f.exception() is None:
-                            finished.append((futures[f], f.result()))
-                            self.stats["answered"] += 1
-                    keep(finished)
-                    for f in done:
-                        if f.exception() is not None and not isinstance(f.exception(), Truncated):
-                            raise f.exception()
-                    if pending and time.monotonic() - shown >= self.progress_every:
-                        shown = time.monotonic()
-                        running = min(len(pending), self.max_in_flight)
-                        print(self.progress(total - len(pending), total, running), file=sys.stderr,
-                              flush=True)  # fmt: skip
-            except BaseException:
-                for future in pending:
-                    future.cancel()
-                raise
+        stop, pool = threading.Event(), ThreadPoolExecutor(self.max_in_flight)
+        seeded = (lambda i: sampling) if seed is None else (lambda i: sampling | {"seed": seed + i})
+        futures = {pool.submit(self._one, prompts[i], seeded(i), stop): i for i in indices}
+        pending, stopped = set(futures), False
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
+                finished = []
+                for f in done:
+                    if isinstance(f.exception(), Truncated):
+                        self.stats["dropped_truncated"] += 1
+                        finished.append((futures[f], CUT))
+                    elif f.exception() is None:
+                        finished.append((futures[f], f.result()))
+                        self.stats["answered"] += 1
+                keep(finished)
+                failed = [f.exception() for f in done if not isinstance(f.exception(), Truncated | None)]
+                real = [e for e in failed if not isinstance(e, Stopped)]
+                if real or (failed and not pending):  # the failure itself, not a request it stopped (a
+                    raise (real or failed)[0]  # request may stop between the stop and its failure's report)
+                if pending and time.monotonic() - shown >= self.progress_every:
+                    shown = time.monotonic()
+                    running = min(len(pending), self.max_in_flight)
+                    print(self.progress(total - len(pending), total, running), file=sys.stderr,
+                          flush=True)  # fmt: skip
+        except BaseException:  # the first failure, or Ctrl-C: stop now, not after every retry in flight
+            stopped = True
+            for future in pending:
+                future.cancel()
+            self._halt(stop)
+            raise
+        finally:
+            pool.shutdown(wait=not stopped, cancel_futures=True)
 
     def check(self) -> None:
         """Fail in one line now if the endpoint does not answer or does not serve ``#model`` (before

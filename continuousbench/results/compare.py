@@ -123,10 +123,10 @@ def _judges(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, matcher: str, al
 
 def _recipes(a_dir: Path, rec_a: dict, b_dir: Path, rec_b: dict, allow: bool) -> dict:
     """Both runs' recipes and whether they are the same; refuses different ones unless ``allow``."""
-    from continuousbench.results.record import recipe_label  # the results schema: pydantic, not for --help
+    from continuousbench.results.canonical import recipe_digest, recipe_label
 
     ra, rb = rec_a.get("recipe") or {}, rec_b.get("recipe") or {}
-    same = ra.get("sha256") == rb.get("sha256")
+    same = recipe_digest(rec_a) == recipe_digest(rec_b)
     baseline = 0 in (rec_a.get("steps"), rec_b.get("steps"))  # the untrained base model: every recipe's
     if not (same or baseline or allow):
         sa, sb = ra.get("settings") or {}, rb.get("settings") or {}

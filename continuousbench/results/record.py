@@ -29,17 +29,18 @@ submissions question by question.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import re
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from continuousbench.errors import UserError
+from continuousbench.results.privacy_check import NOT_DP, delta_problem
 from continuousbench.scoring.match import INTERVAL, SCORES
 
 # The files of a run folder that the results layer reads (the harness writes them).
@@ -58,14 +59,15 @@ SELECTION_RULE = (
     "highest validation qa_public contains accuracy; among equal scores the earliest step "
     "(Trainer replaces the best checkpoint only when a later one is strictly better)"
 )
-# Harness options that name inputs rather than set the recipe (their content is fingerprinted elsewhere).
-_NOT_RECIPE = {"release", "corpus", "replay_corpus", "text_column", "corpus_split", "model", "seed"}
 # The privacy fields a corpus record republishes: the guarantee, never training losses or histories.
 _GUARANTEE = (
     "private", "epsilon", "target_epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier",
     "steps", "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
-    "physical_batch", "truncation_analysis", "truncation_probability",
+    "physical_batch", "truncation_analysis", "truncation_probability", "runs_accounted", "steps_per_run",
+    "epsilon_per_run",
 )  # fmt: skip
+# A sweep's privacy.json written before its figures were all the composed ones: per-run, not copied.
+_PER_RUN_BEFORE = ("steps", "truncation_probability")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]  # NaN: "not a finite number"
 Count = Annotated[int, Field(ge=0)]
@@ -207,7 +209,9 @@ class Recipe(_Strict):
         None, description="schema 4: what the recipe set, as applied (hardware knobs, seed, epsilon left out)"
     )
     name: str | None = Field(None, description="schema 4: the canonical recipe's name; null: not canonical")
-    canonical: bool | None = Field(None, description="schema 4: made with a canonical recipe, unchanged")
+    canonical: bool | None = Field(
+        None, description="schema 4: canonical when recorded (readers recompute it: results.canonical)"
+    )
     why_not_canonical: str | None = Field(None, description="schema 4: why the run is not canonical")
 
     @model_validator(mode="after")
@@ -220,8 +224,9 @@ class Recipe(_Strict):
 
 
 _TARGET = (
-    "the epsilon asked for (--epsilon); epsilon is the one met, at or just below it. The leaderboard's "
-    "epsilon filter groups by it (records without it: by epsilon at two significant figures)"
+    "the epsilon asked for (--epsilon; a sweep's: its total); epsilon is the one met, at or just below it. "
+    "The leaderboard's epsilon bucket is this when epsilon is within it, else epsilon rounded up at two "
+    "significant figures"
 )
 
 
@@ -385,7 +390,7 @@ class Submitted(_Strict):
 
     name: str = Field(description="the submission's name (default: the run's parent and run folders)")
     run_folder: str = Field(description="the run folder's last two parts, e.g. dp-direct/real-seed0")
-    canonical: bool = Field(description="made with a canonical recipe, unchanged (recipe.canonical)")
+    canonical: bool = Field(description="made with a canonical recipe, recomputed from recipe.settings")
     privacy_statement: bool = Field(description="the corpus (or the DP model) states a privacy guarantee")
 class Forgetting(_Strict):
     """The mixed-in general corpus and its held-out sample's mean document loss before and after training."""
@@ -568,24 +573,6 @@ def selection(selected: dict, history: list[dict]) -> dict:
     return {**selected, "rule": rule, "tied_steps": tied}
 
 
-def recipe_hash(results: dict) -> str:
-    """sha256 of the effective settings: what makes two runs comparable, seeds and input paths aside."""
-    settings = {  # records older than schema 1 may lack a group: it then hashes as empty
-        group: {k: v for k, v in (results.get(group) or {}).items() if k not in _NOT_RECIPE}
-        for group in ("model_args", "harness_args", "training_args")
-    }
-    replay = (results.get("corpus") or {}).get("replay")
-    settings["replay"] = replay and {"fraction": replay["fraction"], "fingerprint": replay["fingerprint"]}
-    text = json.dumps(settings, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def recipe_label(record: dict) -> str:
-    """A run's recipe: its canonical name, else ``non-canonical <digest>``."""
-    recipe = record.get("recipe") or {}
-    return recipe.get("name") or f"non-canonical {str(recipe.get('sha256'))[:8]}"
-
-
 def corpus_privacy(source: str | Path) -> dict | None:
     """The guarantee a candidate corpus folder states (``privacy.json``, else its card); None if none."""
     return stated_privacy(source)[0]
@@ -613,6 +600,8 @@ def stated_privacy(source: str | Path, statement: str | Path | None = None) -> t
     if not isinstance(stated, dict) or "private" not in stated:
         return None, None
     privacy = {k: stated[k] for k in _GUARANTEE if stated.get(k) is not None}
+    if (stated.get("runs_accounted") or 1) > 1 and "steps_per_run" not in stated:
+        privacy = {k: v for k, v in privacy.items() if k not in _PER_RUN_BEFORE}
     if privacy["private"]:
         privacy.setdefault("unit", "record")
         privacy.setdefault("adjacency", "add-or-remove")
@@ -702,32 +691,45 @@ def _guarantee(record: dict) -> dict | None:
     return record.get("model_privacy") or record["corpus"].get("privacy")
 
 
-def _requested(guarantee: dict) -> float:
-    """The epsilon asked for: stated (``target_epsilon``) or, for records that lack it, the achieved
-    value at two significant figures (calibration stops just below the target: 9.99361 for 10)."""
-    target = guarantee.get("target_epsilon") or guarantee.get("requested_epsilon")
-    if target:
-        return float(target)
+def _bucket(guarantee: dict) -> float:
+    """The epsilon bucket a statement earns: the epsilon asked for (``target_epsilon``) when the achieved
+    one is within it (calibration stops just below the target: 9.99361 for 10), else the achieved epsilon
+    rounded UP at two significant figures (10.04 -> 11), so no record sits in a bucket below what its
+    statement achieves - a sweep that asked for 10 per run and composed to 26.4 is in bucket 27."""
     eps = float(guarantee["epsilon"])
-    return float(f"{eps:.2g}") if eps > 0 and math.isfinite(eps) else eps
+    target = guarantee.get("target_epsilon") or guarantee.get("requested_epsilon")
+    if target and eps <= float(target):
+        return float(target)
+    if not (eps > 0 and math.isfinite(eps)):
+        return eps
+    exact = Decimal(repr(eps))
+    return float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 1), rounding=ROUND_CEILING))
 
 
 def epsilon_bucket(record: dict) -> str:
-    """The filter value: the requested epsilon, or no statement / non-private."""
+    """The filter value: the epsilon bucket the statement earns, or no statement / non-private / a
+    statement whose delta guarantees nothing (:data:`~continuousbench.results.privacy_check.NOT_DP`)."""
     guarantee = _guarantee(record)
     if guarantee is None:
         return NO_STATEMENT
     if not guarantee["private"] or guarantee.get("epsilon") is None:
         return NON_PRIVATE
-    return f"{_requested(guarantee):g}"
+    corpus = record["corpus"]
+    given = str(corpus.get("privacy_source") or "").startswith("--corpus_privacy")
+    if not record.get("model_privacy") and delta_problem(guarantee, corpus["documents"], given):
+        return NOT_DP
+    return f"{_bucket(guarantee):g}"
 
 
 def epsilon_label(record: dict) -> str:
-    """What the row shows: the bucket, and the achieved epsilon when it differs."""
+    """What the row shows: the bucket, and the achieved epsilon when it differs (and the one asked for,
+    when the achieved one exceeds it)."""
     bucket, guarantee = epsilon_bucket(record), _guarantee(record)
-    if bucket in (NO_STATEMENT, NON_PRIVATE) or f"{guarantee['epsilon']:g}" == bucket:
+    if bucket in (NO_STATEMENT, NON_PRIVATE, NOT_DP) or f"{guarantee['epsilon']:g}" == bucket:
         return bucket
-    return f"{bucket} (achieved {guarantee['epsilon']:g})"
+    target = float(guarantee.get("target_epsilon") or guarantee.get("requested_epsilon") or math.inf)
+    over = f", over the {target:g} asked for" if guarantee["epsilon"] > target else ""
+    return f"{bucket} (achieved {guarantee['epsilon']:g}{over})"
 
 
 def json_schema() -> dict:

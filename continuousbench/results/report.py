@@ -58,6 +58,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
     ``<part>/<matcher>`` its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1)
     and ``/count``."""
     from continuousbench.results import record as results
+    from continuousbench.results.canonical import recipe_label
 
     rows = []
     for name, r in runs.items():
@@ -71,7 +72,7 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
             "kind": results.kind_label(r),
             "epsilon": results.epsilon_label(r),
             "seed": r.get("seed"),
-            "recipe": results.recipe_label(r),
+            "recipe": recipe_label(r),
             "judge": judge_label(r.get("judge")) if "llm_match" in r.get("matchers", ()) else None,
         }
         for part in PARTS:
@@ -98,12 +99,15 @@ def corpus_name(corpus: dict) -> str:
 
 def group_key(record: dict) -> tuple:
     """What must be equal for two runs to differ only by seed."""
-    from continuousbench.results.record import benchmark, recipe_hash
+    from continuousbench.results.canonical import recipe_digest
+    from continuousbench.results.record import benchmark
 
     corpus = record["corpus"]
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
     identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
-    return (*benchmark(record), *model, record["steps"], identity, recipe_hash(record))
+    budget = (record.get("model_privacy") or {}).get("epsilon")  # a DP model's: not in the recipe's digest
+    return (*benchmark(record), *model, record["steps"], identity, recipe_digest(record),
+            budget and f"{budget:.2g}")  # fmt: skip
 
 
 def _accuracy(record: dict, part: str, matcher: str) -> float | None:

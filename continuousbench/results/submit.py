@@ -95,6 +95,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
     found (``submitted``: name, run folder, canonical recipe, privacy statement) and, when given, the Hub
     repo of its model (``model_repo``: the leaderboard links that model's card)."""
     from continuousbench.results import record as results  # the schema (pydantic): not for --help
+    from continuousbench.results.canonical import standing
 
     run_dir = Path(run_dir)
     record = results.check(results.load(run_dir), run_dir / "results.json")
@@ -113,7 +114,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
     record["questions"] = question_outcomes(run_dir, record)
     record["submitted"] = {
         "name": name or run_name(run_dir), "run_folder": run_name(run_dir),
-        "canonical": bool((record.get("recipe") or {}).get("canonical")),
+        "canonical": standing(record).canonical,  # recomputed, as the leaderboard does
         "privacy_statement": (record["corpus"].get("privacy") or record.get("model_privacy")) is not None,
     }  # fmt: skip
     record["schema_version"] = max(record["schema_version"], 4)  # `submitted` is schema 4's
@@ -214,10 +215,11 @@ def main(args: SubmitArguments) -> dict:
 def notes(record: dict) -> list[str]:
     """What the leaderboard will make of the record: a recipe that is not canonical, a corpus that
     states no privacy guarantee."""
+    from continuousbench.results.canonical import standing
+
     out = []
-    recipe = record.get("recipe") or {}
     if not record["submitted"]["canonical"]:
-        why = recipe.get("why_not_canonical") or "a record older than schema 4"
+        why = standing(record).why_apart
         out.append(f"not a canonical recipe ({why}): the leaderboard lists it apart from the main table")
     if not record["submitted"]["privacy_statement"]:
         out.append(

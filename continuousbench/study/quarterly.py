@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from continuousbench.commands import bounds, command
+from continuousbench.credentials import redact
 from continuousbench.diagnostics import gates as G
 from continuousbench.errors import UserError
 from continuousbench.release.ids import TRACKS, release_id
@@ -64,18 +64,6 @@ class QuarterArguments:
         metadata={"help": "Where the gates run: this process, or study's local or ray executor.",
                   "choices": ["inprocess", "local", "ray"]},
     )  # fmt: skip
-
-
-def redact(spec: str | None) -> str | None:
-    """A model spec as it may be recorded: no user:password, query string or fragment secrets in a URL."""
-    if not spec or "://" not in spec:
-        return spec
-    head, _, url = spec.partition(":") if spec.startswith("endpoint:") else ("", "", spec)
-    url, _, model = url.partition("#")
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    clean = urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
-    return (f"{head}:" if head else "") + clean + (f"#{model}" if model else "")
 
 
 def check_quarter(quarter: str, tracks: list[str], today: date | None = None) -> list[str]:
@@ -274,7 +262,7 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
     out = root / REPORT_DIR / args.quarter
     report: dict[str, Any] = {
         "quarter": args.quarter,
-        "models": {"closed_book": args.models, "llm": redact(args.llm)},
+        "models": {"closed_book": args.models, "llm": args.llm and redact(args.llm)},
         "releases": {},
         "published_to": None,
     }

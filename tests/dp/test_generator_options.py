@@ -28,10 +28,10 @@ def test_a_grid_sweep_states_its_composed_epsilon_and_publishes_one_run(tmp_path
     grid = "learning_rate=1e-3,clip_norm=1e-3,1e-1"  # a grid of two runs: seconds
     out = train_generator(tmp_path / "grid", *DP_ARGS, "--steps", "2", "--sweep", grid)
     privacy = json.loads((out / "privacy.json").read_text())
-    one = dp_event(privacy["noise_multiplier"], privacy["sampling_probability"], privacy["steps"])
+    one = dp_event(privacy["noise_multiplier"], privacy["sampling_probability"], privacy["steps_per_run"])
     import dp_accounting as dpa
 
-    assert privacy["runs_accounted"] == 2
+    assert privacy["runs_accounted"] == 2 and privacy["epsilon"] <= 10  # --epsilon 10: the grid's total
     composed = event_epsilon(dpa.ComposedDpEvent([one] * 2), privacy["delta"])
     assert privacy["epsilon"] == pytest.approx(composed, rel=1e-3)
     selection = privacy["selection"]

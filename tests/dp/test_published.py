@@ -43,3 +43,20 @@ def test_the_walk_finds_a_planted_statistic(tmp_path, dp_generator):
     planted.mkdir()
     (planted / "log.json").write_text(json.dumps({"loss": dp_generator.private_stats[1]}))
     assert walk_for_private_statistics(planted, dp_generator.private_stats, [])
+
+
+def test_log_lines_above_debug_hold_no_raw_training_statistic(tmp_path, train_generator, caplog):
+    """INFO reaches job logs and consoles others read: the raw training loss and this process's Poisson
+    batch size are logged at DEBUG only (docs/generators.md, "What logs may hold")."""
+    import logging
+
+    from dp_runs import DP_ARGS
+    from recording import recorded_dp_steps
+
+    with caplog.at_level(logging.DEBUG, logger="continuousbench.dp.loop"), recorded_dp_steps() as seen:
+        train_generator(tmp_path / "gen", *DP_ARGS, "--steps", "2")
+    means = {f"{loss:.4f}" for loss in seen[1::2]}
+    debug = " ".join(r.getMessage() for r in caplog.records if r.levelno <= logging.DEBUG)
+    above = " ".join(r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG)
+    assert "private training loss" in debug and any(m in debug for m in means)  # the operator's, at DEBUG
+    assert "private training loss" not in above and not any(m in above for m in means)

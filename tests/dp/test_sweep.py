@@ -1,4 +1,4 @@
-"""--sweep: the grid's parsing, run names and the composed-budget check (before any training)."""
+"""--sweep: the grid's parsing, run names, and --epsilon as the budget of all runs composed."""
 
 import pytest
 
@@ -37,13 +37,17 @@ def test_bad_grids_get_one_line(text, message):
 
 
 @pytest.mark.slow  # two PLD calibrations
-def test_a_grid_over_the_budget_is_refused_with_its_composed_epsilon():
+def test_epsilon_is_the_budget_of_the_whole_sweep():
+    """Two runs calibrated together meet --epsilon composed (as PE's --epsilon does); each run alone is
+    below it, and one run calibrated alone gets less noise."""
     _, _, config = make_parser().parse(
         ["--output_dir", "/tmp/unused", "--epsilon", "2", "--sampling", "poisson",
          "--expected_batch_size", "8", "--steps", "4"]
     )  # fmt: skip
-    plan = make_plan(200, config)
-    two = plan.account(runs=2).epsilon
-    sweep.composed_check(plan, 2, budget=two + 0.01)  # within: no error
-    with pytest.raises(UserError, match=f"compose to epsilon {two:.4g} .*over --max_total_epsilon 2.5"):
-        sweep.composed_check(plan, 2, budget=2.5)
+    alone, sweep2 = make_plan(200, config), make_plan(200, config, runs=2)
+    assert sweep2.runs == 2 and sweep2.steps == alone.steps == 4
+    both = sweep2.account()
+    assert both.epsilon <= 2 and both.epsilon == pytest.approx(2, rel=0.01) and both.steps == 8
+    assert sweep2.account(runs=1).epsilon < both.epsilon
+    assert sweep2.noise_multiplier > alone.noise_multiplier
+    assert alone.account().epsilon == pytest.approx(2, rel=0.01)  # one run: the run is the whole job

@@ -111,6 +111,18 @@ def test_endpoint_backend_samples_through_the_server_with_its_cache(
     again = invoke([*args, "--output_dir", tmp_path / "b"])
     assert again.exit_code == 0 and len([r for r in server.requests if "prompt" in r]) == 20  # all cached
     assert (tmp_path / "a" / PARQUET).read_bytes() == (tmp_path / "b" / PARQUET).read_bytes()
+    # retrained weights served under the same name: the cache knows the generator by its sha256
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    retrained = shutil.copytree(no_bos_generator, tmp_path / "retrained")
+    weights = load_file(retrained / "model.safetensors")
+    weights = {k: v + 1 for k, v in weights.items()}
+    save_file(weights, retrained / "model.safetensors", metadata={"format": "pt"})
+    other = [str(retrained) if a == no_bos_generator else a for a in args]
+    third = invoke([*other, "--output_dir", tmp_path / "c"])
+    assert third.exit_code == 0 and len([r for r in server.requests if "prompt" in r]) == 40  # asked again
 
 
 def test_chat_endpoint(dp_model_dir, fake_openai_server, tmp_path, invoke):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from continuousbench.harness import recipe as recipes
 from continuousbench.harness.run import make_parser
+from continuousbench.results import canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "recipes" / "configs" / "geminon-tiny-demo.yaml"
@@ -24,7 +25,11 @@ def test_every_evaluator_recipe_is_canonical_under_its_own_name():
     """The registry names every shipped evaluator recipe with the digest of its settings (a recipe
     changed on purpose: regenerate the table with the command in harness/recipe.py's docstring)."""
     found = {p.stem: recipes.digest(recipes.file_settings(str(p))) for p in EVALUATOR_RECIPES}
-    assert found == recipes.CANONICAL
+    assert found == canonical.current()
+    # the published list only grows: every entry closed or current, one current entry per recipe
+    entries = canonical.published()
+    assert all(e["until"] is None or e["since"] <= e["until"] for e in entries)
+    assert sorted(e["name"] for e in entries if e["until"] is None) == sorted(found)
 
 
 def test_the_tiny_recipe_names_its_model_and_replay_corpus_relative_to_itself(tmp_path, monkeypatch):
@@ -36,7 +41,39 @@ def test_the_tiny_recipe_names_its_model_and_replay_corpus_relative_to_itself(tm
     assert Path(m.model).resolve() == base and Path(h.replay_corpus).resolve() == base / "replay.parquet"
     record = recipes.record(h, m, t, str(TINY))
     assert record["canonical"] and record["name"] == "geminon-tiny-demo"
-    assert record["settings"]["model"] == "../base" and record["why_not_canonical"] is None
+    assert record["settings"]["model"].startswith("sha256:") and record["why_not_canonical"] is None
+
+
+def test_a_recipe_copied_beside_another_base_model_is_another_recipe(tmp_path, tiny_model_dir):
+    """The base model is named by its files, not its path: the demo recipe copied next to a different
+    ``base/`` folder is not canonical; next to a copy of the same files it is."""
+    import shutil
+
+    shipped = ROOT / "continuousbench" / "demo" / "base"
+    for name, model in (("same", shipped), ("other", tiny_model_dir)):
+        folder = tmp_path / name
+        (folder / "configs").mkdir(parents=True)
+        shutil.copytree(model, folder / "base")
+        shutil.copy(shipped / "replay.parquet", folder / "base" / "replay.parquet")
+        (folder / "base" / "notes.md").write_text("a file that is not the model's")
+        copy = folder / "configs" / "geminon-tiny-demo.yaml"
+        copy.write_text(TINY.read_text())
+        h, m, t = parsed("--config", str(copy))
+        recipes.rebase(h, m, str(copy))
+        assert recipes.record(h, m, t, str(copy))["canonical"] is (name == "same"), name
+
+
+def test_dp_sampling_options_are_the_recipes_and_the_clipping_algorithm_is_not():
+    """Under truncated Poisson sampling the batch cap sets q and sigma: another mechanism; ghost and
+    per-sample clipping compute the same clipped sum, and micro-batches only change memory."""
+    dp = ROOT / "recipes" / "configs" / "dp-direct-geminon-1b.yaml"
+    base = recipes.record(*parsed("--config", str(dp)), str(dp))
+    assert base["canonical"] and base["settings"]["sampling"] == "truncated_poisson"
+    assert "clipping" not in base["settings"] and "physical_batch_size" in base["settings"]
+    for same in (["--clipping", "ghost"], ["--micro_batch_size", "3"]):
+        assert recipes.record(*parsed("--config", str(dp), *same), str(dp))["sha256"] == base["sha256"]
+    capped = recipes.record(*parsed("--config", str(dp), "--physical_batch_size", "256"), str(dp))
+    assert not capped["canonical"] and "physical_batch_size 512 -> 256" in capped["why_not_canonical"]
 
 
 def test_a_command_line_override_makes_a_different_non_canonical_recipe():
@@ -44,7 +81,7 @@ def test_a_command_line_override_makes_a_different_non_canonical_recipe():
     recipes.rebase(h, m, str(TINY))
     record = recipes.record(h, m, t, str(TINY))
     assert not record["canonical"] and record["name"] is None
-    assert record["sha256"] != recipes.CANONICAL["geminon-tiny-demo"]
+    assert record["sha256"] != canonical.current()["geminon-tiny-demo"]
     assert record["why_not_canonical"] == "changed on the command line: max_steps 150 -> 300"
     # hardware and replicate knobs are not the recipe's
     h, m, t = parsed("--config", str(TINY), "--seed", "3", "--per_device_train_batch_size", "8")

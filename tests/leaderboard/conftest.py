@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -20,7 +21,8 @@ VARIANTS = {
 
 
 def rescored_copy(run, out, correct: int, privacy: dict):
-    """``run`` with its first ``correct`` public answers made right, rescored by the library's scorer."""
+    """``run`` with its first ``correct`` public answers made right, rescored by the library's scorer: the
+    run of another corpus (its own fingerprint, named after ``out``), so each copy is a row of its own."""
     shutil.copytree(run, out, ignore=shutil.ignore_patterns("model", "checkpoint-*"))
     table = pd.read_parquet(out / "predictions.parquet")
     public = table.index[table["part"] == "qa_public"]
@@ -38,6 +40,7 @@ def rescored_copy(run, out, correct: int, privacy: dict):
     record = json.loads((out / "results.json").read_text())
     record["metrics"]["qa_public"] = report
     record["corpus"]["privacy"] = privacy
+    record["corpus"]["fingerprint"] = hashlib.sha256(out.name.encode()).hexdigest()
     (out / "results.json").write_text(json.dumps(record))
     return out
 

@@ -13,7 +13,7 @@ from continuousbench import leaderboard as lb
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _canonical(results_dataset, tmp_path) -> Path:
+def _canonical(results_dataset, recipe: dict, tmp_path) -> Path:
     """A copy of the results dataset whose syn record was made with a canonical recipe."""
     import shutil
 
@@ -21,13 +21,15 @@ def _canonical(results_dataset, tmp_path) -> Path:
     shutil.copytree(results_dataset, results)
     syn = next(results.rglob("syn-*.json"))
     record = json.loads(syn.read_text())
-    record["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+    record["recipe"] = recipe
     syn.write_text(json.dumps(record))
     return results
 
 
-def test_the_static_page_has_the_same_ranking_in_plain_tables(results_dataset, tmp_path, invoke):
-    results = _canonical(results_dataset, tmp_path)
+def test_the_static_page_has_the_same_ranking_in_plain_tables(
+    results_dataset, canonical_recipe, tmp_path, invoke
+):
+    results = _canonical(results_dataset, canonical_recipe, tmp_path)
     out, data = tmp_path / "board.html", tmp_path / "board.json"
     done = invoke(["leaderboard", "--results", results, "--html", out, "--json", data])
     assert done.exit_code == 0 and "geminon-tiny-2026q1: 1 canonical, 3 other recipes" in done.stdout
@@ -43,12 +45,14 @@ def test_the_static_page_has_the_same_ranking_in_plain_tables(results_dataset, t
     assert "huggingface.co/datasets/continuousbench" not in page
     rows = json.loads(data.read_text())["releases"]["geminon-tiny-2026q1"]
     assert [r["submission"] for r in rows["canonical"]] == list(main["submission"])
+    assert [r["why_apart"] for r in rows["canonical"]] == [None]  # no "schema < 4" on a canonical row
+    assert [r["recipe"] for r in rows["canonical"]] == ["geminon-tiny-demo"]
     again = invoke(["leaderboard", "--results", results, "--html", out])
     assert again.exit_code == 2 and "--overwrite" in again.stderr  # never replaced silently
 
 
-def test_the_space_writes_the_same_page(results_dataset, tmp_path, tiny_release):
-    results = _canonical(results_dataset, tmp_path)
+def test_the_space_writes_the_same_page(results_dataset, canonical_recipe, tmp_path, tiny_release):
+    results = _canonical(results_dataset, canonical_recipe, tmp_path)
     out = tmp_path / "space.html"
     env = {
         **os.environ, "CONTINUOUSBENCH_RESULTS": str(results),

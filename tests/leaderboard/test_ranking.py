@@ -136,12 +136,38 @@ def test_ties_share_a_rank_and_duplicates_collapse(results_dataset, tmp_path):
     syn = next(folder.rglob("syn-*.json"))
     (syn.parent / "zz-again-000000000000.json").write_bytes(syn.read_bytes())  # the same record twice
     record = json.loads(syn.read_text())
-    record["seed"] += 1  # another record with the same score
+    record["corpus"]["fingerprint"] = "e" * 64  # another corpus with the same score
     (syn.parent / "syn2-000000000000.json").write_text(json.dumps(record))
     subs, problems = lb.load_submissions(folder)
     assert len(problems) == 1 and "the same record as" in problems[0] and "zz-again-" in problems[0]
     _, rows = lb.rank(subs, "geminon-tiny-2026q1")
     assert [r["rank"] for r in rows] == [1, 1, 3, 4, 5] and names(rows)[:2] == ["syn", "syn2"]
+
+
+def test_the_same_corpus_submitted_twice_is_one_row(results_dataset, tmp_path):
+    """Another seed, and the same corpus without its statement (a study that lost it): one row per
+    (corpus fingerprint, recipe digest, release), the one that claims least among those that state
+    something, whatever the scores; the others are left out naming it."""
+    folder = _copy(results_dataset, tmp_path)
+    dp = next(folder.rglob("dp-eps10-*.json"))
+    record = json.loads(dp.read_text())
+    stated = record["corpus"]["privacy"]
+    for name, seed, privacy, correct in (("dp-seed1", 1, stated, 6), ("dp-unstated", 0, None, 6),
+                                         ("dp-eps20", 0, {**stated, "epsilon": 20.0}, 1)):
+        again = json.loads(json.dumps(record))
+        again.update(seed=seed)
+        again["training_args"]["seed"] = seed
+        again["corpus"]["privacy"] = privacy
+        acc = again["metrics"]["qa_public"]["metrics"]["exact_match"]
+        acc.update(accuracy=correct / 6, ci95=list(wilson_interval(correct, 6)))
+        (dp.parent / f"{name}-000000000000.json").write_text(json.dumps(again))
+    subs, problems = lb.load_submissions(folder)
+    kept = [s.path for s in subs if s.record["corpus"]["fingerprint"] == record["corpus"]["fingerprint"]]
+    assert kept == ["geminon-tiny-2026q1/dp-eps20-000000000000.json"]  # the weakest claim stands
+    ending = f"as {kept[0]}, which stands for it (one row per corpus)"
+    assert len(problems) == 3 and all(p.endswith(ending) for p in problems)
+    _, rows = lb.rank(subs, "geminon-tiny-2026q1")
+    assert len(rows) == 4 and [r["epsilon"] for r in rows].count("20") == 1
 
 
 def test_a_record_claiming_another_release_is_left_out(results_dataset, tmp_path):
@@ -172,11 +198,45 @@ def test_epsilon_buckets_group_achieved_budgets_by_the_requested_one(subs):
         (9.99998, "10", "10 (achieved 9.99998)"),
         (10.0, "10", "10"),
         (0.4987, "0.5", "0.5 (achieved 0.4987)"),
+        (10.04, "11", "11 (achieved 10.04)"),  # never rounded down into a bucket it does not meet
     ):
         record["corpus"]["privacy"]["epsilon"] = achieved
         assert (lb.epsilon_bucket(record), lb.epsilon_label(record)) == (bucket, shown)
     record["corpus"]["privacy"].update(epsilon=7.2, target_epsilon=8)
     assert lb.epsilon_bucket(record) == "8"
+
+
+def test_a_record_above_its_requested_epsilon_is_ranked_in_the_bucket_it_achieves(subs, edited):
+    """A sweep made before --epsilon was its total: it asked for 10 per run and its statement achieves
+    26.41 composed; it is ranked with 27, never inside the 10 table."""
+    dp = next(s for s in subs if s.name.startswith("dp-eps10-"))
+    privacy = {**dp.record["corpus"]["privacy"], "epsilon": 26.41, "target_epsilon": 10}
+    sweep = edited(dp, corpus={**dp.record["corpus"], "privacy": privacy})
+    mixed = [sweep if s is dp else s for s in subs]
+    assert lb.epsilon_bucket(sweep.record) == "27"
+    assert lb.epsilon_label(sweep.record) == "27 (achieved 26.41, over the 10 asked for)"
+    assert lb.rank(mixed, "geminon-tiny-2026q1", epsilon="10")[1] == []
+    assert [r["submission"] for r in lb.rank(mixed, "geminon-tiny-2026q1", epsilon="27")[1]] == [dp.name]
+    assert "27" in lb.choices(mixed, "geminon-tiny-2026q1")["epsilon"]
+
+
+def test_a_statement_whose_delta_guarantees_nothing_has_no_epsilon_bucket(subs, edited):
+    dp = next(s for s in subs if s.name.startswith("dp-eps10-"))
+    documents = dp.record["corpus"]["documents"]
+    given = "--corpus_privacy /x.json"
+    cases = [(0.5, given, lb.NOT_DP), (1 / documents, given, lb.NOT_DP), (0.9 / documents, given, "10")]
+    for delta, source, bucket in [*cases, (0.9 / documents, "privacy.json", "10")]:
+        privacy = {**dp.record["corpus"]["privacy"], "delta": delta}
+        corpus = {**dp.record["corpus"], "privacy": privacy, "privacy_source": source}
+        record = edited(dp, corpus=corpus).record
+        assert lb.epsilon_bucket(record) == bucket and lb.epsilon_label(record) == bucket
+    # a generator's own statement is about its private records (dataset_size: 100), not the larger
+    # synthetic corpus sampled from it; a participant's file is held to the corpus it is submitted with
+    privacy = {**dp.record["corpus"]["privacy"], "delta": 1 / 200, "dataset_size": 100}
+    assert documents > 200
+    for source, bucket in (("privacy.json", "10"), ("--corpus_privacy /x.json", lb.NOT_DP)):
+        own = edited(dp, corpus={**dp.record["corpus"], "privacy": privacy, "privacy_source": source})
+        assert lb.epsilon_bucket(own.record) == bucket
 
 
 def test_the_card_link_is_the_pushed_models_else_the_base_models(subs, edited):
@@ -193,18 +253,47 @@ def test_the_card_link_is_the_pushed_models_else_the_base_models(subs, edited):
         )
 
 
-def test_canonical_runs_make_the_main_table_and_the_others_say_why(subs, edited):
-    recipe = {**subs[0].record["recipe"], "name": "geminon-tiny-demo", "canonical": True}
-    canon = edited(subs[0], recipe={**recipe, "why_not_canonical": None})
-    others = [s for s in subs if s is not subs[0]]
+def test_canonical_runs_make_the_main_table_and_the_others_say_why(subs, edited, canonical_recipe):
+    canon = edited(subs[0], recipe=canonical_recipe)
+    flagged = {**subs[1].record["recipe"], "name": "geminon-tiny-demo", "canonical": True}
+    flagged["why_not_canonical"] = None
+    others = [edited(subs[1], recipe=flagged), *subs[2:]]  # a flag is not trusted: recomputed
     mixed = [canon, *others]
     _, main = lb.rank(mixed, "geminon-tiny-2026q1", recipes=lb.CANONICAL)
     _, apart = lb.rank(mixed, "geminon-tiny-2026q1", recipes=lb.OTHER)
     assert [r["submission"] for r in main] == [canon.name] and main[0]["recipe"] == "geminon-tiny-demo"
+    assert main[0]["why_apart"] is None
     assert len(apart) == 3 and [r["rank"] for r in apart][0] == 1  # ranked among themselves
-    assert {r["why_apart"] for r in apart} == {"no recipe file (--config)"}
+    reasons = ["no recipe file (--config)", "not one of the canonical recipes"]
+    assert sorted({r["why_apart"] for r in apart}) == reasons
     assert "not canonical" in lb.table(apart, "exact_match").columns
     assert "not canonical" not in lb.table(main, "exact_match").columns
+
+
+def test_a_record_whose_settings_no_longer_match_its_canonical_digest_is_listed_apart(
+    subs, edited, canonical_recipe, monkeypatch
+):
+    """Canonical is recomputed: settings edited after the run, while the record still claims the canonical
+    digest (and flag), do not hash to it; settings of a recipe version the list has since superseded
+    are apart with that version's dates."""
+    from continuousbench.leaderboard.ranking import why_apart
+    from continuousbench.results import canonical
+
+    changed = {**canonical_recipe["settings"], "max_steps": 1}
+    claimed = edited(subs[0], recipe={**canonical_recipe, "settings": changed})
+    assert claimed.record["recipe"]["canonical"] and not lb.is_canonical(claimed.record)
+    assert why_apart(claimed.record) == "its recipe settings do not hash to the recipe digest it records"
+    _, main = lb.rank([claimed, *subs[1:]], "geminon-tiny-2026q1", recipes=lb.CANONICAL)
+    assert main == []
+    older = {**canonical_recipe, "settings": changed, "sha256": canonical.digest(changed)}
+    entry = {"name": "geminon-tiny-demo", "sha256": canonical.digest(changed)}
+    entry.update(since="2026-01-02", until="2026-04-01")
+    published = canonical.published()
+    monkeypatch.setattr(canonical, "published", lambda: (*published, entry))
+    superseded = edited(subs[0], recipe=older)
+    assert not lb.is_canonical(superseded.record) and why_apart(superseded.record) == (
+        "made with geminon-tiny-demo as it was canonical from 2026-01-02 until 2026-04-01 (superseded)"
+    )
 
 
 def test_rows_name_the_method_and_the_run_folder(subs, edited):
@@ -280,3 +369,43 @@ def test_mcq_columns_show_only_when_a_record_carries_ranked_choice(subs, edited)
     _, plain = lb.rank([without_mcq(s) for s in subs], "geminon-tiny-2026q1")
     assert not [c for c in lb.table(plain, metric).columns if "MCQ" in c]
     assert "MCQ" not in page.table_html(plain, metric, "")
+
+
+def test_news_ranks_on_its_canonical_questions_with_their_own_interval(subs, edited):
+    """A release whose manifest names a canonical evaluation (NEWS: support >= 200; here 66 of the tiny
+    release's 60-81) is ranked on those questions: accuracy, Wilson interval and n are the subset's, and
+    the paired test compares the same questions. Here the order flips against all questions."""
+    syn = next(s for s in subs if s.name.startswith("syn-"))
+    supports = syn.record["questions"]["qa_public"]["support_counts"]
+    assert supports == [78, 81, 70, 62, 66, 60]  # the subset: questions 0, 1, 2 and 4
+
+    def news(name: str, bits: str):
+        record = json.loads(json.dumps(syn.record))
+        record["release"]["track"] = "news"
+        record["questions"]["qa_public"]["outcomes"]["exact_match"] = bits
+        right = bits.count("1")
+        record["metrics"]["qa_public"]["metrics"]["exact_match"].update(
+            accuracy=right / 6, ci95=list(wilson_interval(right, 6)))
+        evaluation = {"part": "qa_public", "split": "test", "primary_metric": "exact_match"}
+        record["canonical"] = {**evaluation, "min_support": 66, "n": 4, "accuracy": None}
+        return lb.Submission(name, record, f"r/{name}.json")
+
+    late, early = news("late", "000111"), news("early", "110000")  # all questions: 3/6 and 2/6
+    _, rows = lb.rank([late, early], "geminon-tiny-2026q1")
+    assert [r["submission"] for r in rows] == ["early", "late"]  # canonical subset: 2/4 and 1/4
+    assert [r["accuracy"] for r in rows] == [0.5, 0.25] and [r["questions"] for r in rows] == [4, 4]
+    assert rows[0]["ci95"] == pytest.approx(list(wilson_interval(2, 4)))
+    assert rows[1]["separation"]["n"] == 4  # McNemar on the 4 canonical questions
+    plain = [edited(s, canonical=None) for s in (late, early)]  # no canonical evaluation: all questions
+    assert [r["submission"] for r in lb.rank(plain, "geminon-tiny-2026q1")[1]] == ["late", "early"]
+    # without per-question outcomes: the stratum's figures when the release's threshold is a stratum,
+    # else the record's canonical number on its own n
+    stratum = edited(early, questions=None)
+    stratum.record["metrics"]["qa_public"]["by_support"][">=66"] = {
+        "n": 4, "exact_match": {"accuracy": 0.5, "ci95": list(wilson_interval(2, 4)), "count": 4}}
+    stated = edited(late, questions=None)
+    stated.record["canonical"].update(accuracy=0.25)
+    _, rows = lb.rank([stated, stratum], "geminon-tiny-2026q1")
+    assert [(r["submission"], r["accuracy"], r["questions"]) for r in rows] == [("early", 0.5, 4),
+                                                                               ("late", 0.25, 4)]
+    assert rows[1]["ci95"] == pytest.approx(list(wilson_interval(1, 4)))

@@ -43,7 +43,7 @@ HOSTILE = '<img src=x onerror="window.__xss=1">${window.__xss=2}'
 
 
 @pytest.fixture
-def space(results_dataset, tmp_path):
+def space(results_dataset, canonical_recipe, tmp_path):
     """``python leaderboard/app.py`` on a free port of 127.0.0.1 over a copy of ``results_dataset`` whose
     real-run record names a HOSTILE evaluator and whose syn record names its model repo; yields its URL,
     stops it afterwards."""
@@ -55,7 +55,7 @@ def space(results_dataset, tmp_path):
     syn.write_text(json.dumps({**json.loads(syn.read_text()), "model_repo": "me/syn-evaluator"}))
     for file in results.rglob("*.json"):  # all made with a canonical recipe: the main table
         record = json.loads(file.read_text())
-        record["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+        record["recipe"] = canonical_recipe
         file.write_text(json.dumps(record))
     env = {
         **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",

@@ -127,8 +127,10 @@ def test_llm_match_across_different_judges_is_refused_unless_flagged(edited_pair
 
 def _other_recipe(run, steps: int = 300) -> None:
     record = json.loads((run / "results.json").read_text())
+    from continuousbench.results.canonical import digest
+
     settings = {**record["recipe"]["settings"], "max_steps": steps}
-    record["recipe"].update(settings=settings, sha256="f" * 64)
+    record["recipe"].update(settings=settings, sha256=digest(settings))
     (run / "results.json").write_text(json.dumps(record))
 
 
@@ -137,9 +139,9 @@ def test_runs_of_different_recipes_are_refused_in_one_line_unless_flagged(edited
     _other_recipe(b_dir)
     refused = invoke(["compare", a_dir, b_dir])
     assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1
-    mine = json.loads((a_dir / "results.json").read_text())["recipe"]["sha256"][:8]
+    mine, theirs = (json.loads((d / "results.json").read_text())["recipe"]["sha256"][:8] for d in edited_pair)
     assert refused.stderr.startswith(
-        f"error: {a_dir} was made with recipe non-canonical {mine}, {b_dir} with non-canonical ffffffff "
+        f"error: {a_dir} was made with recipe non-canonical {mine}, {b_dir} with non-canonical {theirs} "
         "(max_steps 2 vs 300): "
     )
     assert "--different_recipes" in refused.stderr

@@ -51,7 +51,7 @@ def test_mean_and_sd_over_seeds_per_metric_and_bucket(finished_run):
         }
         runs[f"syn-seed{seed}"] = r
     other = copy.deepcopy(base)
-    other["training_args"]["learning_rate"] = 0.5  # another recipe: not a seed twin
+    other["training_args"]["learning_rate"] = other["recipe"]["settings"]["learning_rate"] = 0.5  # not a twin
     runs["syn-lr"] = other
     groups = report.seed_groups(runs)
     assert [g["runs"] for g in groups] == [["syn-seed0", "syn-seed1", "syn-seed2"], ["syn-lr"]]
@@ -164,14 +164,16 @@ def test_llm_columns_of_different_or_overridden_judges_are_labelled(finished_run
     assert "DIFFERENT JUDGES" in out and "OVERRIDDEN" in out and "judge" in out
 
 
-def test_the_recipe_column_names_the_recipe(finished_run, capsys):
+def test_the_recipe_column_names_the_recipe(finished_run, canonical_recipe, capsys):
     from continuousbench.results.record import load
 
     record = load(finished_run)
     canonical = copy.deepcopy(record)
-    canonical["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
-    rows = report.comparison_rows({"mine": record, "canon": canonical})
+    canonical["recipe"] = canonical_recipe
+    flagged = copy.deepcopy(record)  # a flag is not a recipe: the name is recomputed from the settings
+    flagged["recipe"].update(name="geminon-tiny-demo", canonical=True, why_not_canonical=None)
+    rows = report.comparison_rows({"mine": record, "canon": canonical, "flagged": flagged})
     mine = f"non-canonical {record['recipe']['sha256'][:8]}"
-    assert [r["recipe"] for r in rows] == [mine, "geminon-tiny-demo"]
+    assert [r["recipe"] for r in rows] == [mine, "geminon-tiny-demo", mine]
     report.print_table(rows, console=report.wide_console(240))
     assert "geminon-tiny-demo" in capsys.readouterr().out

@@ -39,13 +39,20 @@ def test_a_run_writes_a_valid_schema_4_record(record):
                 assert acc["ci95"] is None if acc["count"] == 0 else acc["ci95"][0] <= acc["accuracy"]
 
 
-def test_recipe_hash_ignores_the_seed_and_paths_but_not_the_recipe(record):
+def test_the_recipe_digest_ignores_the_seed_and_hardware_but_not_the_recipe(record):
+    """One digest (results.canonical) for report's grouping, compare and the leaderboard: recomputed
+    from the settings, which leave out the seed and hardware; older records keep their recorded one."""
+    from continuousbench.results.canonical import digest, recipe_digest
+
+    assert recipe_digest(record) == digest(record["recipe"]["settings"]) == record["recipe"]["sha256"]
     other = copy.deepcopy(record)
     other["training_args"]["seed"] = 7
-    other["harness_args"]["corpus"] = "/elsewhere"
-    assert results.recipe_hash(other) == results.recipe_hash(record)
-    other["training_args"]["learning_rate"] = 1.0
-    assert results.recipe_hash(other) != results.recipe_hash(record)
+    other["training_args"]["per_device_train_batch_size"] = 1
+    assert recipe_digest(other) == recipe_digest(record)
+    other["recipe"]["settings"]["learning_rate"] = 1.0
+    assert recipe_digest(other) != recipe_digest(record)
+    old = {"recipe": {"sha256": "a" * 64}}  # schema < 4: no settings
+    assert recipe_digest(old) == "a" * 64
 
 
 def _set(record, path: str, value):

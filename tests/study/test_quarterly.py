@@ -80,8 +80,11 @@ def test_plan_prints_jobs_and_gpu_hours(invoke):
 
 
 def test_credentials_are_redacted_from_endpoint_specs():
+    """The one redaction (credentials.redact), completions: specs included (user:password was kept)."""
     spec = "endpoint:https://user:hf_secret@api.example.com:8443/v1?api_key=k#google/gemma-3-27b-it"
-    assert redact(spec) == "endpoint:https://api.example.com:8443/v1#google/gemma-3-27b-it"
+    shown = "endpoint:https://REDACTED@api.example.com:8443/v1?api_key=REDACTED#google/gemma-3-27b-it"
+    assert redact(spec) == shown
+    assert redact("completions:http://u:pw@h/v1?key=k#m") == "completions:http://REDACTED@h/v1?key=REDACTED#m"
     assert redact("offline:news") == "offline:news"
 
 
