@@ -61,20 +61,19 @@ def check_utf8(path: Path, option: str = "--corpus") -> None:
     raise UserError(f"{option} file {path} ends in the middle of a UTF-8 character; convert it to UTF-8")
 
 
+def _data_files(folder: Path) -> list[Path]:
+    """The files datasets would read in ``folder``: hidden folders (caches) are skipped, as datasets does."""
+    hidden = lambda p: any(x.startswith(".") for x in p.relative_to(folder).parts)  # noqa: E731
+    return [p for p in sorted(folder.rglob("*")) if p.is_file() and not hidden(p)]
+
+
 def _check_files(path: Path, option: str) -> None:
     """The data files datasets would read: text ones are UTF-8, parquet ones readable and not empty.
 
     datasets meets these deep inside a builder (a traceback about batch sizes or generation errors);
     here they are one line naming the file.
     """
-    if path.is_file():
-        files = [path]
-    else:  # the data files datasets would read: hidden folders (caches) are skipped, as datasets does
-        hidden = lambda p: any(x.startswith(".") for x in p.relative_to(path).parts)  # noqa: E731
-        files = [p for p in sorted(path.rglob("*")) if not hidden(p)]
-    for file in files:
-        if not file.is_file():
-            continue
+    for file in [path] if path.is_file() else _data_files(path):
         if file.suffix.lower() in TEXT_SUFFIXES:
             check_utf8(file, option)
         elif file.suffix.lower() == ".parquet":
@@ -129,11 +128,13 @@ def _load_raw(source: str, split: str, option: str):
         assert isinstance(data, Dataset)
         return data
     if path.is_dir():
-        # datasets 5 keys a folder's cache on its name and card, not on its files: two synthetic corpora
-        # in folders of the same name (`synthetic/syn` of two runs) would share one stale cache entry.
+        # datasets 5 keys a folder's cache on its name and card (its data-file patterns), not on its files:
+        # two corpora in folders of the same name (`synthetic/syn` of two runs, one with a label column)
+        # would share one cache entry, and a forced rebuild still casts to the stale entry's features. So
+        # the folder gets a cache of its own, keyed on its files' paths, sizes and times.
         _check_files(path, option)
         return _read(source, option, lambda: load_dataset(
-            str(path), split=split, download_mode="force_redownload", verification_mode="no_checks"
+            str(path), split=split, cache_dir=_folder_cache(path), verification_mode="no_checks"
         ))  # fmt: skip
     if path.is_file():
         builder = FILE_BUILDERS.get(path.suffix.lower())
@@ -153,6 +154,17 @@ def _load_raw(source: str, split: str, option: str):
             f"{option} {source} does not exist: pass an existing file, folder or release id"
         )
     return _load_hub(source, split, option)
+
+
+def _folder_cache(path: Path) -> str:
+    """A datasets cache folder for the data folder ``path``, named by what its files are now."""
+    import hashlib
+
+    from datasets import config
+
+    stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in _data_files(path.resolve())]
+    key = hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
+    return str(Path(config.HF_DATASETS_CACHE) / "continuousbench-folders" / key)
 
 
 def _read(source: str, option: str, load):

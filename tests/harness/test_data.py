@@ -99,10 +99,16 @@ def test_replay_mixture_is_a_fixed_seeded_share():
 
 
 def test_folders_with_the_same_name_and_card_do_not_share_a_cache(tmp_path):
+    """datasets keys a folder's cache on its name and card: a second `syn/` with the same card and a
+    label column was cast to the first one's features ("column names don't match"), even rebuilt."""
     card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/*\n---\n"
-    for run, texts in (("one", ["first corpus"]), ("two", ["second corpus", "more"])):
+    labelled = {"text": ["second corpus", "more"], "label": ["a", "b"]}
+    for run, columns in (("one", {"text": ["first corpus"]}), ("two", labelled)):
         folder = tmp_path / run / "syn"
         (folder / "data").mkdir(parents=True)
-        Dataset.from_dict({"text": texts}).to_parquet(str(folder / "data" / "train.parquet"))
+        Dataset.from_dict(columns).to_parquet(str(folder / "data" / "train.parquet"))
         (folder / "README.md").write_text(card)
-        assert load_corpus(str(folder))["text"] == texts
+        assert load_corpus(str(folder))["text"] == columns["text"]
+    first = tmp_path / "one" / "syn"
+    Dataset.from_dict({"text": ["x", "y"]}).to_parquet(str(first / "data" / "more.parquet"))
+    assert len(load_corpus(str(first))) == 3  # a file added: read again
