@@ -1,7 +1,7 @@
 import pytest
 from datasets import load_dataset
 
-from continuousbench.harness.prompts import qa_prompt
+from continuousbench.scoring.prompts import qa_prompt
 from continuousbench.harness.qa_eval import evaluate_qa, generate_answers, references, subsample
 from continuousbench.llm.local import generate_batched
 from continuousbench.scoring.match import score
