@@ -175,10 +175,10 @@ TINY_DATA_SHA256 = {
     "data/corpus/train-00000-of-00001.parquet": "40d629728cf71784",
     "data/corpus/validation-00000-of-00001.parquet": "8343829b6504dc70",
     "data/entities/train-00000-of-00001.parquet": "ac53644d514fb8a3",
-    "data/qa_public/test-00000-of-00001.parquet": "3f97ba915c97f15f",
-    "data/qa_public/validation-00000-of-00001.parquet": "e94130645578aa08",
-    "data/qa_singleton/test-00000-of-00001.parquet": "476946ae1f4826a5",
-    "data/qa_singleton/validation-00000-of-00001.parquet": "f82e22f3c5a4e80a",
+    "data/qa_public/test-00000-of-00001.parquet": "860653ed7ac34d2d",
+    "data/qa_public/validation-00000-of-00001.parquet": "eb15ce8947adb459",
+    "data/qa_singleton/test-00000-of-00001.parquet": "52d25603273884c6",
+    "data/qa_singleton/validation-00000-of-00001.parquet": "53e9bb974d1baba4",
     "data/support_counts/train-00000-of-00001.parquet": "9b88c23cb01ee9ac",
 }
 
@@ -223,7 +223,7 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
     monkeypatch.setattr(TemplateRealizer, "render", boom)
     timings: dict[str, float] = {}
     path = B.build_release(B.GeminonBuildArguments(out=str(tmp_path)), progress=False, timings=timings)
-    assert set(timings) == {"render", "qa", "write"}
+    assert set(timings) == {"render", "qa", "closed-book", "write"}
     assert _files(path) == _files(tiny_release)
     assert list((tmp_path / ".work").iterdir()) == [other]  # the other build's work is kept, said in the log
 
@@ -285,7 +285,7 @@ def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch
     class Stop(Exception):
         pass
 
-    def world_stage(work, stages, spec, seed, namer, generator):
+    def world_stage(work, stages, spec, seed, namer, generator, forbidden):
         assert generator is not None and generator.name == "offline:same"
         raise Stop
 
