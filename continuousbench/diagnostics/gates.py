@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -435,6 +436,7 @@ def run_gates(
         verify_release(earlier, **kw)
     ran: list[Gate] = []
     for name in gates:
+        started = time.perf_counter()
         if name == "unsolvable":
             ran.append(unsolvable_gate(release, models, max_accuracy=max_accuracy, batch_size=batch_size,
                                        max_new_tokens=max_new_tokens, **kw))  # fmt: skip
@@ -442,6 +444,7 @@ def run_gates(
             ran.append(learnable_gate(release, min_support=min_support, **kw))
         else:
             ran.append(fresh_gate(release, previous, max_overlap=max_overlap, verify=False, **kw))
+        ran[-1].details["seconds"] = time.perf_counter() - started
         log.info("%s: gate %s %s", manifest["id"], name, "passed" if ran[-1].passed else "FAILED")
     return {
         "release": manifest["id"],

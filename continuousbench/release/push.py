@@ -33,7 +33,7 @@ GATES_FILE = "gates.json"  # the gate report published beside a release (not par
 
 def gate_summary(report: Mapping[str, Any]) -> str:
     """One cell of the umbrella card: which gates passed, and which were skipped (``--skip_gates``)."""
-    passed = ", ".join(name for name, gate in report.get("gates", {}).items() if gate.get("passed"))
+    passed = ", ".join(sorted(name for name, gate in report.get("gates", {}).items() if gate.get("passed")))
     skipped = ", ".join(report.get("skipped", []))
     return f"passed: {passed or 'none'}" + (f"; skipped: {skipped}" if skipped else "")
 

@@ -163,7 +163,7 @@ def plan_jobs(args: QuarterArguments) -> list:
     return jobs
 
 
-def build(track: str, args: QuarterArguments, root: Path) -> Path:
+def build(track: str, args: QuarterArguments, root: Path, timings: dict[str, float]) -> Path:
     """One track's release for the quarter; kept as it is when already built (the rerun resumes). Names
     (Geminon) and questions (NEWS) of earlier quarters under the root, and tagged in the ``--publish``
     target, are avoided."""
@@ -185,7 +185,7 @@ def build(track: str, args: QuarterArguments, root: Path) -> Path:
             closed_book_models=args.models or None,
             avoid_repo=args.publish,
         )
-        return build_release(build_args, progress=False)
+        return build_release(build_args, progress=False, timings=timings)
     from continuousbench.news.build import main as build_news
     from continuousbench.news.build import make_parser as news_parser
 
@@ -407,10 +407,12 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
         write_text(out / "report.md", markdown(report))
 
     built: dict[str, tuple[Path, float]] = {}
+    stages: dict[str, dict[str, float]] = {}
     for track in args.tracks:
-        started = time.monotonic()
-        folder = build(track, args, root)
-        built[read_manifest(folder)["id"]] = (folder, time.monotonic() - started)
+        started, timings = time.monotonic(), {}
+        folder = build(track, args, root, timings)
+        rid = read_manifest(folder)["id"]
+        built[rid], stages[rid] = (folder, time.monotonic() - started), timings
     previous = previous_of(args, built, root)
     gated, seconds = gate_all(args, built, previous, root, out)
     for rid, (folder, build_s) in built.items():
@@ -420,7 +422,7 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
             "rows": read_manifest(folder)["rows"],
             "previous": previous[rid],
             "gates": gated[rid],
-            "seconds": {"build": build_s, "gates": seconds[rid]},
+            "seconds": {"build": build_s, "build_stages": stages[rid], "gates": seconds[rid]},
         }
     report["passed"] = all(r["gates"]["passed"] for r in report["releases"].values())
     report["report"] = str(out / "report.md")
