@@ -182,7 +182,7 @@ def build_release(
     root = Path(a.out).expanduser() if a.out else default_root()
     root = check_writable_dir(root, "--out" if a.out else f"${HOME_ENV}")
     check_replaceable(rid, release_dir(rid, root), a.overwrite)
-    CB.screening_models(a.closed_book_models, a.size)  # a bad option fails before any work
+    CB.check_available(CB.screening_models(a.closed_book_models, a.size))  # before any work
     avoided = Avoided.find(rid, root, a.avoid_repo)
     with release_lock(rid, root):  # one build of a release at a time: a second refuses, naming the pid
         return _build(a, spec, rid, root, progress, timings, avoided)

@@ -50,6 +50,24 @@ def screening_models(given: Sequence[str] | None, size: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(given))
 
 
+def check_available(models: Sequence[str]) -> None:
+    """Refuse, before any work, a screening model that cannot be loaded here: a missing folder, or a Hub id
+    that is not in the local cache while the Hub is offline (``HF_HUB_OFFLINE``)."""
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    for spec in models:
+        path = Path(model_path(spec)).expanduser()
+        if spec.startswith((".", "/", "~")) or path.exists():
+            if not (path / "config.json").is_file():
+                raise UserError(f"--closed_book_models {spec}: no model (config.json) there; fix the path")
+        elif constants.HF_HUB_OFFLINE and not isinstance(try_to_load_from_cache(spec, "config.json"), str):
+            raise UserError(
+                f"--closed_book_models {spec} is not in the Hugging Face cache and the Hub is offline: "
+                f"download it first, or pass a local model folder ({DEMO_BASE}: the demo's base model, a "
+                f"CPU rehearsal; {NONE}: no screening)"
+            )
+
+
 def model_path(spec: str) -> str:
     """Where ``spec`` is loaded from: the demo base's folder for its alias, else ``spec`` itself."""
     if spec == DEMO_BASE:
