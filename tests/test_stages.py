@@ -1,4 +1,4 @@
-"""Stage progress goes to stderr (docs/errors.md), so `$(continuousbench build ...)` captures only the result."""
+"""Stage progress goes to stderr (docs/errors.md): `$(continuousbench build ...)` captures only the result."""
 
 from continuousbench.stages import StageProgress
 
