@@ -43,8 +43,9 @@ WORST = 5  # documents listed as the worst overlaps
 
 
 NO_MODEL = (
-    "the unsolvable gate needs a closed-book model and the release records none (built with "
-    "--closed_book_models none): pass --models <id|folder>"
+    "the unsolvable gate needs a closed-book model and the release records none (NEWS, or a Geminon build "
+    "with --closed_book_models none): pass --models <id|folder>, or leave the gate out (release: "
+    "--skip_gates unsolvable; gate: --gates learnable fresh)"
 )
 
 

@@ -49,7 +49,7 @@ def keys_of(rid: ReleaseId, read: Callable[[str], bytes | None]) -> set[str]:
     registry = read(REGISTRY)
     if registry is not None:
         try:
-            return set(json.loads(registry)[KIND[rid.track]])
+            return {normal(k) for k in json.loads(registry)[KIND[rid.track]]}
         except (ValueError, KeyError, TypeError):
             raise UserError(f"{REGISTRY} of {rid} is malformed; rebuild or republish {rid}") from None
     parts = (

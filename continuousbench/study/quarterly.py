@@ -346,6 +346,8 @@ def check_options(args: QuarterArguments) -> None:
         raise UserError(
             "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
         )
+    if "news" in args.tracks and not args.models and "unsolvable" not in args.skip_gates:
+        raise UserError(G.NO_MODEL)  # NEWS screens with its endpoint: the gate's local model is named here
     if args.dry_run and not args.publish:
         raise UserError("--dry_run shows what --publish would write: give --publish <org/name | ./folder>")
     if args.publish and "unsolvable" not in args.skip_gates and args.models == ["none"]:
