@@ -4,6 +4,7 @@ then a rehearsal at tiny size that must not change the real release; and the gat
 Usage:
     python benchmarks/quarters.py --root /tmp/quarters           # small, 2026q1..2026q4 (~1 h, 2 busy cores)
     python benchmarks/quarters.py --root /tmp/quarters-tiny --size tiny --no-rehearsal
+    python benchmarks/quarters.py --root /tmp/quarters --screening 1024   # CPU of the screening alone
 
 Each quarter is one ``continuousbench release --quarter Q --size S --models demo-base --publish
 <root>/published`` (default seeds and settings; the closed-book model is named because the size's
@@ -17,6 +18,10 @@ same generator, so each quarter's corpus overlap against all earlier ones is the
 quarters accumulate (names and questions cannot repeat by construction); the unsolvable gate's null is a
 model that cannot answer, so the table gives, at the small release's number of test questions, the chance
 that the gate fails (the Wilson bound reaches 5%) for a model whose true accuracy is 0-4% (exact binomial).
+
+``--screening N``: the CPU seconds of the build's closed-book screening alone (demo base, one thread), on
+N questions of the root's ``2026q1`` release, blind and informed, with the shared prefix run once a batch
+and without, alternated twice; then scaled to the release's whole question count.
 """
 
 from __future__ import annotations
@@ -92,12 +97,61 @@ def fail_chance(n: int, accuracy: float, threshold: float = 0.05) -> float:
     return float(binom.sf(first - 1, n, accuracy))
 
 
+def screening(root: Path, size: str, n: int) -> None:
+    """CPU seconds of blind and informed answers to ``n`` questions, prefix reused or not, alternated."""
+    import torch
+    from datasets import concatenate_datasets
+
+    from continuousbench.geminon.closed_book import load_model
+    from continuousbench.llm.local import greedy_answers
+    from continuousbench.release.load import load_release
+    from continuousbench.scoring.prompts import informed_prompt, qa_prompt
+
+    torch.set_num_threads(1)
+    folder = root / f"geminon-{size}-2026q1"
+    parts = [
+        load_release(folder, p, s) for p in ("qa_public", "qa_singleton") for s in ("validation", "test")
+    ]
+    qa = concatenate_datasets(parts)
+    total = json.loads((folder / "release.json").read_text())["generator"]["closed_book"]["questions"]
+    picked = qa.shuffle(seed=0).select(range(min(n, len(qa))))
+    train = load_release(folder, "corpus", "train")
+    by_entity = {}
+    for i, (entities, text) in enumerate(zip(train["entities"], train["text"], strict=True)):
+        if len(entities) == 1 and entities[0] not in by_entity:
+            by_entity[entities[0]] = text  # a document about the entity (a stand-in for its supporting one)
+    prompts = {
+        "blind": [qa_prompt(q) for q in picked["question"]],
+        "informed": [
+            informed_prompt(q, by_entity.get(e, "")) for q, e in zip(picked["question"], picked["entity"])
+        ],
+    }
+    model, tokenizer = load_model("demo-base")
+    seconds: dict[tuple[str, bool], list[float]] = {}
+    for _ in range(2):
+        for kind, asked in prompts.items():
+            for reuse in (True, False):
+                started = time.process_time()
+                greedy_answers(model, tokenizer, asked, batch_size=32, max_new_tokens=32, reuse_prefix=reuse)
+                seconds.setdefault((kind, reuse), []).append(time.process_time() - started)
+    print(f"\nscreening CPU seconds, {len(picked)} questions of {folder.name} ({total} in all), one thread:")
+    print("| attempt | prefix run once a batch | CPU s (2 runs) | per 1,000 questions | whole release |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for (kind, reuse), runs in seconds.items():
+        per = min(runs) / len(picked) * 1000
+        shown = " / ".join(f"{r:.1f}" for r in runs)
+        print(f"| {kind} | {'yes' if reuse else 'no'} | {shown} | {per:.1f} | {per * total / 1000:.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--size", default="small")
     parser.add_argument("--no-rehearsal", dest="rehearsal", action="store_false")
+    parser.add_argument("--screening", type=int, default=0, help="time the screening alone on N questions")
     args = parser.parse_args()
+    if args.screening:
+        return screening(args.root, args.size, args.screening)
     load = os.getloadavg()
     rows = []
     for quarter in QUARTERS:
