@@ -1,6 +1,5 @@
-"""Closed-book screening at build time (FictionalQA's blind and informed attempts) and names that avoid
-every earlier quarter's: the tiny release as the default build makes it, and builds with a stand-in model
-whose answers the test chooses."""
+"""Closed-book screening at build time (FictionalQA's blind and informed attempts): the tiny release as
+the default build makes it, and a build with a stand-in model whose answers the test chooses."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ from scipy import sparse
 
 from continuousbench.geminon import closed_book as CB
 from continuousbench.geminon.build import GeminonBuildArguments, build_release
-from continuousbench.release.ids import ReleaseId
-from continuousbench.release.registry import earlier_under
 
 QA = ("qa_public", "qa_singleton")
 
@@ -90,33 +87,3 @@ def test_screening_models_default_by_size_and_none_refused_with_others():
     with pytest.raises(UserError, match="give it alone"):
         CB.screening_models(["none", "x/y"], "tiny")
     assert CB.model_key("/some/where/my-model") == ".../my-model" and CB.model_key("org/m") == "org/m"
-
-
-def test_earlier_means_strictly_earlier_quarters_of_the_track_at_any_size(tmp_path):
-    present = ["geminon-tiny-2026q1", "geminon-small-2026q1", "geminon-tiny-2026q2", "geminon-small-2026q3"]
-    for rid in [*present, "news-small-2026q1", "geminon-tiny-2026q1-heldout-entity"]:
-        (tmp_path / rid).mkdir()
-        (tmp_path / rid / "release.json").write_text("{}")
-    found = [str(r) for r in earlier_under(ReleaseId.parse("geminon-small-2026q2"), tmp_path)]
-    assert found == ["geminon-small-2026q1", "geminon-tiny-2026q1", "geminon-tiny-2026q1-heldout-entity"]
-
-
-def test_a_later_quarter_draws_no_name_of_an_earlier_one(tmp_path, tiny_release):
-    """The earlier quarter here holds exactly the names 2026q2 draws when nothing is avoided."""
-
-    def build(root):
-        args = GeminonBuildArguments(quarter="2026q2", out=str(root), closed_book_models=["none"])
-        folder = build_release(args, progress=False)
-        return folder, set(json.loads((folder / "names.json").read_text())["names"])
-
-    _, drawn = build(tmp_path / "alone")
-    earlier = tmp_path / "root" / "geminon-tiny-2026q1"
-    earlier.mkdir(parents=True)
-    for name in ("release.json", "README.md"):  # what listing releases and the root's card read
-        (earlier / name).write_bytes((tiny_release / name).read_bytes())
-    (earlier / "names.json").write_text(json.dumps({"names": sorted(drawn)}))
-    later, names = build(tmp_path / "root")
-    assert len(names) == 18 and not names & drawn
-    generator = json.loads((later / "release.json").read_text())["generator"]
-    assert generator["avoided"]["releases"] == ["geminon-tiny-2026q1"] and generator["avoided"]["names"] == 18
-    assert generator["closed_book"]["models"] == []
