@@ -4,6 +4,7 @@ the default build makes it, and a build with a stand-in model whose answers the 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -44,6 +45,7 @@ def test_the_tiny_release_is_screened_by_the_demo_base(tiny_release):
 def knowing(monkeypatch):
     """A stand-in screening model that knows every answer about entity 10000, blind or informed."""
     monkeypatch.setattr(CB, "load_model", lambda spec: (spec, None))
+    monkeypatch.setattr(CB, "check_available", lambda models: None)
 
     def answer_all(model, tokenizer, prompts, advance):
         advance(len(prompts))
@@ -87,3 +89,17 @@ def test_screening_models_default_by_size_and_none_refused_with_others():
     with pytest.raises(UserError, match="give it alone"):
         CB.screening_models(["none", "x/y"], "tiny")
     assert CB.model_key("/some/where/my-model") == ".../my-model" and CB.model_key("org/m") == "org/m"
+
+
+def test_a_screening_model_that_cannot_be_loaded_is_refused_before_any_work(tmp_path):
+    from continuousbench.errors import UserError
+
+    refused = {
+        "./no-such-model": "no model (config.json) there",
+        "google/gemma-3-1b-pt": "not in the Hugging Face cache and the Hub is offline",  # HF_HUB_OFFLINE=1
+    }
+    for model, message in refused.items():
+        with pytest.raises(UserError, match=re.escape(message)):
+            args = GeminonBuildArguments(out=str(tmp_path), closed_book_models=[model])
+            build_release(args, progress=False)
+    assert not (tmp_path / ".work").exists()
