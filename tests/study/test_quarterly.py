@@ -83,6 +83,29 @@ def test_quarter_is_published_to_the_hub(invoke, monkeypatch, root):
     assert json.loads((first / "report.json").read_text())["published_to"] is None
 
 
+@pytest.mark.parametrize(
+    ("call", "failure", "message"),
+    [
+        ("create_commit", "connect", "committing on dataset repo my-org/cb failed (connection refused)"),
+        ("create_repo", KeyError("url"), "creating on dataset repo my-org/cb failed: the server's answer lacks"),
+    ],
+)
+def test_a_hub_failure_while_publishing_is_one_line_after_the_report(
+    invoke, monkeypatch, root, call, failure, message
+):
+    import httpx
+
+    hub = fake_hub(monkeypatch, Q2)
+    hub.answer("whoami", WRITER)
+    hub.answer(call, httpx.ConnectError("connection refused") if failure == "connect" else failure)
+    result = invoke([*QUARTER, "--root", root, "--publish", "my-org/cb"])
+    (line,) = _errors(result)
+    assert result.exit_code == 2 and f"publishing {Q2} failed: {message}" in line
+    assert "Traceback" not in result.stderr and "create_tag" not in hub.calls
+    report = json.loads((_attempts(root)[-1] / "report.json").read_text())
+    assert report["passed"] and message in report["publish_error"] and report["releases"][Q2]["url"] is None
+
+
 def test_a_failed_gate_writes_no_commit_and_no_tag(invoke, root, tmp_path):
     target = tmp_path / "rehearsal"
     result = invoke([*QUARTER, "--root", root, "--publish", target, "--min_support", "100000"])
