@@ -87,7 +87,7 @@ def test_quarter_is_published_to_the_hub(invoke, monkeypatch, root):
     ("call", "failure", "message"),
     [
         ("create_commit", "connect", "committing on dataset repo my-org/cb failed (connection refused)"),
-        ("create_repo", KeyError("url"), "creating on dataset repo my-org/cb failed: the server's answer lacks"),
+        ("create_repo", KeyError("url"), "creating on dataset repo my-org/cb failed: the server's answer"),
     ],
 )
 def test_a_hub_failure_while_publishing_is_one_line_after_the_report(
