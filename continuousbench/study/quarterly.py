@@ -145,8 +145,26 @@ def gate_questions(track: str, size: str) -> int:
     return round(get_size(size).n_entities * 156 / 18)
 
 
+def closed_book_answers(track: str, size: str, models: Sequence[str]) -> tuple[str | None, int]:
+    """(the first closed-book model, how many answers the quarter asks of such models): a Geminon build
+    screens every question (13 an entity) blind with each model and informed with the first, and the gate
+    asks the test questions again; NEWS screens on its endpoint, so only the gate counts."""
+    from continuousbench.geminon.closed_book import DEFAULT_MODELS
+
+    models = list(models) or (list(DEFAULT_MODELS.get(size, ())) if track == "geminon" else [])
+    if not models:
+        return None, 0
+    answers = len(models) * gate_questions(track, size)
+    if track == "geminon":
+        from continuousbench.geminon.sizes import get_size
+
+        answers += (len(models) + 1) * 13 * get_size(size).n_entities
+    return models[0], answers
+
+
 def plan_jobs(args: QuarterArguments) -> list:
-    """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release."""
+    """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release; the
+    gate's row carries every closed-book answer of the quarter (the build's screening and its own)."""
     from continuousbench.study.graph import Job
 
     jobs, root = [], Path(args.root or ".")
@@ -155,10 +173,18 @@ def plan_jobs(args: QuarterArguments) -> list:
         build = Job(
             f"build/{rid}", "build", ("build", track), root / rid, root / rid / "release.json", gpus=0
         )
-        recipe = {"model": args.models[0] if args.models else None, "max_new_tokens": 32,
-                  "questions": gate_questions(track, args.size), "models": len(args.models)}  # fmt: skip
-        gate = Job(f"gate/{rid}", "gate", ("gate", "--release", rid), root, root, after=(build.name,),
-                   gpus=1 if args.models else 0, recipe=recipe)  # fmt: skip
+        model, answers = closed_book_answers(track, args.size, args.models)
+        recipe = {"model": model, "max_new_tokens": 32, "questions": answers, "models": 1}
+        gate = Job(
+            f"gate/{rid}",
+            "gate",
+            ("gate", "--release", rid),
+            root,
+            root,
+            after=(build.name,),
+            gpus=1 if model else 0,
+            recipe=recipe,
+        )
         jobs += [build, gate]
     return jobs
 
