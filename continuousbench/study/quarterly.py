@@ -149,7 +149,7 @@ def closed_book_answers(track: str, size: str, models: Sequence[str]) -> tuple[s
     """(the first closed-book model, how many answers the quarter asks of such models): a Geminon build
     screens every question (13 an entity) blind with each model and informed with the first, and the gate
     asks the test questions again; NEWS screens on its endpoint, so only the gate counts."""
-    from continuousbench.geminon.closed_book import DEFAULT_MODELS
+    from continuousbench.geminon.closed_book import DEFAULT_MODELS, model_path
 
     models = list(models) or (list(DEFAULT_MODELS.get(size, ())) if track == "geminon" else [])
     if not models:
@@ -159,7 +159,7 @@ def closed_book_answers(track: str, size: str, models: Sequence[str]) -> tuple[s
         from continuousbench.geminon.sizes import get_size
 
         answers += (len(models) + 1) * 13 * get_size(size).n_entities
-    return models[0], answers
+    return model_path(models[0]), answers  # the demo base's folder: the plan counts its parameters
 
 
 def plan_jobs(args: QuarterArguments) -> list:
