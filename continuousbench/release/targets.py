@@ -99,15 +99,15 @@ class HubTarget:
             return call()
         except KeyError as err:  # huggingface_hub reads fields of the answer: not the Hub's answer
             raise UserError(
-                f"{action} on {self.name} failed: the server's answer lacks {err}; check HF_ENDPOINT"
+                f"{action} {self.name} failed: the server's answer lacks {err}; check HF_ENDPOINT"
             ) from None
         except hub_errors() as err:
-            raise hub_failure(err, f"{action} on {self.name}") from None
+            raise hub_failure(err, f"{action} {self.name}") from None
 
     def check(self) -> None:
         """The Hub answers, the token can write, and the repo's owner is the token's user or one of its
         organisations where it may write: before any build, so that no work is lost to a bad token."""
-        me = self._call("checking the token (whoami)", self.api.whoami)
+        me = self._call("checking the token (whoami) for", self.api.whoami)
         access = ((me.get("auth") or {}).get("accessToken") or {}).get("role")
         owner = self.repo_id.split("/", 1)[0]
         orgs = {o.get("name"): o.get("roleInOrg") for o in me.get("orgs") or []}
@@ -120,7 +120,7 @@ class HubTarget:
     def prepare(self) -> None:
         """Create the repo if it is missing (the first release of a repo)."""
         self._call(
-            "creating",
+            "publishing to",
             lambda: self.api.create_repo(
                 self.repo_id, repo_type="dataset", private=self.private, exist_ok=True
             ),
@@ -135,12 +135,12 @@ class HubTarget:
             except RepositoryNotFoundError:  # not created yet: nothing published there
                 return []
 
-        return [ref.name for ref in self._call("listing the tags", listing)]
+        return [ref.name for ref in self._call("listing the tags of", listing)]
 
     def files(self) -> list[str]:
         return list(
             self._call(
-                "listing the files", lambda: self.api.list_repo_files(self.repo_id, repo_type="dataset")
+                "listing the files of", lambda: self.api.list_repo_files(self.repo_id, repo_type="dataset")
             )
         )
 
@@ -157,7 +157,7 @@ class HubTarget:
             except EntryNotFoundError:
                 return None
 
-        local = self._call(f"reading {path} at {revision or 'the head'}", download)
+        local = self._call(f"reading {path} at {revision or 'the head'} from", download)
         return None if local is None else Path(local).read_bytes()
 
     def commit(self, files: Files, message: str) -> str:
@@ -168,7 +168,7 @@ class HubTarget:
             for p, s in files.items()
         ]
         done = self._call(
-            "committing",
+            "committing to",
             lambda: self.api.create_commit(
                 repo_id=self.repo_id, operations=operations, commit_message=message, repo_type="dataset"
             ),
@@ -177,7 +177,7 @@ class HubTarget:
 
     def tag(self, tag: str, commit: str, message: str) -> None:
         self._call(
-            f"tagging {tag}",
+            f"tagging {tag} in",
             lambda: self.api.create_tag(
                 self.repo_id, tag=tag, revision=commit, repo_type="dataset", tag_message=message
             ),

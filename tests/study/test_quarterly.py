@@ -86,8 +86,8 @@ def test_quarter_is_published_to_the_hub(invoke, monkeypatch, root):
 @pytest.mark.parametrize(
     ("call", "failure", "message"),
     [
-        ("create_commit", "connect", "committing on dataset repo my-org/cb failed (connection refused)"),
-        ("create_repo", KeyError("url"), "creating on dataset repo my-org/cb failed: the server's answer"),
+        ("create_commit", "connect", "committing to dataset repo my-org/cb failed (connection refused)"),
+        ("create_repo", KeyError("url"), "publishing to dataset repo my-org/cb failed: the server's answer"),
     ],
 )
 def test_a_hub_failure_while_publishing_is_one_line_after_the_report(
@@ -147,7 +147,7 @@ def test_what_can_be_refused_is_refused_before_any_build(invoke, tmp_path, monke
     # an unreachable Hub (offline here): the token is checked first, nothing is built
     result = invoke([*QUARTER, "--root", tmp_path, "--publish", "my-org/cb"])
     (line,) = _errors(result)
-    assert result.exit_code == 2 and "checking the token (whoami) on dataset repo my-org/cb failed" in line
+    assert result.exit_code == 2 and "checking the token (whoami) for dataset repo my-org/cb failed" in line
     # a token that cannot write there
     hub = fake_hub(monkeypatch, Q2)
     hub.answer("whoami", {**WRITER, "orgs": []})
