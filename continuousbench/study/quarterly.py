@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from continuousbench.commands import bounds, command
 from continuousbench.diagnostics import gates as G
 from continuousbench.errors import UserError
 from continuousbench.release.ids import TRACKS, release_id
+
+if TYPE_CHECKING:
+    from continuousbench.release.targets import Target
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +260,11 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def gate_models(args: QuarterArguments) -> list[str]:
+    """The unsolvable gate's models: ``--models`` (``none``: none), else those that screened the release."""
+    return [] if args.models == ["none"] else list(args.models)
+
+
 def gate_names(args: QuarterArguments) -> tuple[str, ...]:
     """The gates that run: all three unless ``--skip_gates`` names some."""
     return tuple(g for g in G.GATES if g not in args.skip_gates)
@@ -289,7 +297,7 @@ def gate_all(
     reports, seconds = {}, {}
     for rid, (folder, _) in built.items():
         started = time.monotonic()
-        reports[rid] = G.run_gates(folder, previous=previous[rid], models=args.models, gates=names,
+        reports[rid] = G.run_gates(folder, previous=previous[rid], models=gate_models(args), gates=names,
                                    max_accuracy=args.max_accuracy, min_support=args.min_support,
                                    max_overlap=args.max_overlap, root=root)  # fmt: skip
         seconds[rid] = time.monotonic() - started
@@ -329,7 +337,7 @@ def gate_jobs(
             "--max_overlap",
             str(args.max_overlap),
         ]
-        argv += ["--models", *args.models] if args.models else []
+        argv += ["--models", *gate_models(args)] if gate_models(args) else []
         argv += ["--previous", *previous[rid]] if previous[rid] else []
         argv += ["--min_support", str(args.min_support)] if args.min_support else []
         log_file = out / "logs" / f"gate--{rid}.log"
@@ -376,14 +384,15 @@ def check_options(args: QuarterArguments) -> None:
         raise UserError(G.NO_MODEL)  # NEWS screens with its endpoint: the gate's local model is named here
     if args.dry_run and not args.publish:
         raise UserError("--dry_run shows what --publish would write: give --publish <org/name | ./folder>")
-    if args.publish and "unsolvable" not in args.skip_gates and args.models == ["none"]:
+    if args.models == ["none"] and "unsolvable" not in args.skip_gates:
         raise UserError(
-            "--publish needs all three gates, and --models none leaves the unsolvable gate without a model: "
-            "give --models, or --skip_gates unsolvable to publish without it (the card says so)"
+            "--models none leaves the unsolvable gate without a model, and no gate is left out silently "
+            "(--publish needs all three): give --models, or --skip_gates unsolvable (the report and the "
+            "published card say so)"
         )
 
 
-def publish(report: dict[str, Any], target, write: Any) -> None:
+def publish(report: dict[str, Any], target: Target, write: Callable[[], None]) -> None:
     """Publish every release (its gate report beside it), writing the report after each: a failure leaves
     a report that says what was published and what was not."""
     from continuousbench.release.push import publish_release
