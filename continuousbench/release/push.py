@@ -67,6 +67,8 @@ def publish_release(release: str | Path, target: Target, gates: Mapping[str, Any
     if gates is not None:
         files[f"{rid}/{GATES_FILE}"] = (json.dumps(gates, indent=1, sort_keys=True) + "\n").encode("utf-8")
         summaries[str(rid)] = gate_summary(gates)
+    elif summaries:  # beside gated releases, one published without its gates (`publish release`) says so
+        summaries[str(rid)] = "not gated"
     card = umbrella_card(sorted(set(present) | {rid}, key=str), gates=summaries or None)
     files[CARD] = str(card).encode("utf-8")
     commit = target.commit(files, f"Add release {rid} and list it in the umbrella card")
