@@ -117,13 +117,14 @@ def screening(root: Path, size: str, n: int) -> None:
     picked = qa.shuffle(seed=0).select(range(min(n, len(qa))))
     train = load_release(folder, "corpus", "train")
     by_entity = {}
-    for i, (entities, text) in enumerate(zip(train["entities"], train["text"], strict=True)):
+    for entities, text in zip(train["entities"], train["text"], strict=True):
         if len(entities) == 1 and entities[0] not in by_entity:
             by_entity[entities[0]] = text  # a document about the entity (a stand-in for its supporting one)
     prompts = {
         "blind": [qa_prompt(q) for q in picked["question"]],
         "informed": [
-            informed_prompt(q, by_entity.get(e, "")) for q, e in zip(picked["question"], picked["entity"])
+            informed_prompt(q, by_entity.get(e, ""))
+            for q, e in zip(picked["question"], picked["entity"], strict=True)
         ],
     }
     model, tokenizer = load_model("demo-base")
