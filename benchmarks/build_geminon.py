@@ -36,7 +36,9 @@ from continuousbench.geminon.build import GeminonBuildArguments, build_release
 size, seed, oversample = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 timings = {}
 with tempfile.TemporaryDirectory(prefix="cb-bench-") as root:
-    args = GeminonBuildArguments(size=size, seed=seed, out=root, oversample=oversample)
+    # the corpus pipeline, as before closed-book screening (benchmarks/quarters.py measures that stage)
+    screen = {"closed_book_models": ["none"]} if hasattr(GeminonBuildArguments, "closed_book_models") else {}
+    args = GeminonBuildArguments(size=size, seed=seed, out=root, oversample=oversample, **screen)
     path = build_release(args, progress=False, timings=timings)
     wall = time.perf_counter() - start
     files = {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()

@@ -177,8 +177,8 @@ def main(quick: bool, threads: int) -> dict:
 
     from continuousbench.demo.tinymodel import save_tiny_model
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
-    from continuousbench.harness.prompts import qa_prompt
     from continuousbench.harness.qa_eval import generate_answers
+    from continuousbench.scoring.prompts import qa_prompt
     from continuousbench.training.config import EvaluatorConfig
     from continuousbench.training.modeling import load_model_and_tokenizer
     from continuousbench.training.sft import continued_pretraining

@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace, scratch: Path) -> None:
     else:
         from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
-        build = GeminonBuildArguments(size=args.size, out=str(scratch / "root"))
+        build = GeminonBuildArguments(size=args.size, out=str(scratch / "root"), closed_book_models=["none"])
         folder = build_release(build, progress=False)
     loaders = {
         "load_release": lambda: load_release(folder, args.part),

@@ -146,9 +146,11 @@ class ProgressLog:
 
 
 class StageProgress:
-    """Rich progress (or nothing) plus wall time per stage."""
+    """Rich progress (or nothing) plus wall time per stage. The bars go to stderr, beside the log, so that
+    ``$(continuousbench build ...)`` captures only what the command prints as its result."""
 
     def __init__(self, enabled: bool, timings: dict[str, float]):
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.timings = timings
@@ -157,6 +159,7 @@ class StageProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            console=Console(stderr=True),
             disable=not enabled,
         )
 

@@ -40,6 +40,14 @@ def case(argv, code: int, message: str, *, id: str, may_change=(), keeps_work=Fa
     return pytest.param(argv, code, message, may_change, keeps_work, id=id, marks=marks)
 
 
+def _unscreened(manifest: dict) -> None:
+    """A manifest that records no closed-book screening (a release built with --closed_book_models none)."""
+    from continuousbench.release.write import DIGEST_KEY, manifest_digest
+
+    manifest["generator"]["closed_book"] = {"models": []}
+    manifest[DIGEST_KEY] = manifest_digest(manifest)
+
+
 def mauve(e: Env, *extra: str) -> list[str]:
     e.file("cand.jsonl", '{"text": "a"}\n')
     return ["mauve", "--candidate", "cand.jsonl", "--reference", str(e.release()),
@@ -554,8 +562,9 @@ CLI = [
          id="synthesize-stopped-audit"),
     # --- gate, contamination, release (the quarterly cycle) ---
     case(["gate"], 2, "no release given", id="gate-no-release"),
-    case(lambda e: ["gate", "--release", str(e.release()), "--gates", "unsolvable"], 2,
-         "needs at least one closed-book model", id="gate-unsolvable-without-models"),
+    case(lambda e: ["gate", "--release", str(e.manifest(_unscreened)), "--gates", "unsolvable"], 2,
+         "the unsolvable gate needs a closed-book model and the release records none",
+         id="gate-unsolvable-without-models"),
     case(lambda e: ["gate", "--release", str(e.release()), "--previous", "missing-folder/x", "--models", "m"],
          2, "missing-folder/x does not exist", id="gate-previous-missing"),
     case(lambda e: ["gate", "--release", str(e.release()), "--gates", "fast"], 2, "unknown gate 'fast'",

@@ -85,7 +85,7 @@ class PretrainingWorld:
         out exactly like an evaluation prompt: the harness's few-shot prefix (real-world facts, never
         release data), then ``Q: ...`` / ``A: ...`` blocks. The model thus learns to answer at the
         positions where the harness asks, and the tokenizer learns the prefix's words."""
-        from continuousbench.harness.prompts import few_shot_prefix
+        from continuousbench.scoring.prompts import few_shot_prefix
         from continuousbench.training.data import shuffled_cycle
 
         prefix = few_shot_prefix(track)
@@ -100,7 +100,7 @@ class PretrainingWorld:
         """Documents plus QA documents making up ``qa_fraction`` of the characters, shuffled (seeded)."""
         if not 0 <= qa_fraction < 1:
             raise ValueError(f"qa_fraction must be in [0, 1), got {qa_fraction}")
-        from continuousbench.harness.prompts import few_shot_prefix
+        from continuousbench.scoring.prompts import few_shot_prefix
 
         rng = np.random.default_rng(self.seed if seed is None else seed)
         doc_chars = sum(len(d) for d in self.documents)

@@ -537,12 +537,21 @@ class ContaminationArguments:
     seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the document samples."))
     batch_size: int = field(default=8, metadata=bounds("[1, inf)", "Documents per forward pass."))
     max_length: int = field(default=256, metadata=bounds("[2, inf)", "Tokens scored per document."))
+    results: str | None = field(
+        default=None,
+        metadata={"help": "A results folder whose timeline.json gets the verdict (the leaderboard's flag)."},
+    )
 
 
 def main(args: ContaminationArguments, out: ReportArguments) -> dict[str, Any]:
     if not args.model or not args.release:
         raise UserError("continuousbench contamination --model <id|folder> --release <id|folder>: give both")
-    return out.run(lambda root: contamination(**options(args), root=root))
+    report = out.run(lambda root: contamination(**options(args, "results"), root=root))
+    if args.results:
+        from continuousbench.results.timeline import record_contamination
+
+        report["timeline"] = str(record_contamination(args.results, report))
+    return report
 
 
 def _report(report: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +40,13 @@ MAX_OVERLAP = 0.05  # share of distinct 13-grams seen before; two unrelated tiny
 NGRAM = 13
 GEMINON_MIN_SUPPORT = 20  # a public Geminon fact: tiny releases have >= 40 documents, small hundreds
 WORST = 5  # documents listed as the worst overlaps
+
+
+NO_MODEL = (
+    "the unsolvable gate needs a closed-book model and the release records none (NEWS, or a Geminon build "
+    "with --closed_book_models none): pass --models <id|folder>, or leave the gate out (release: "
+    "--skip_gates unsolvable; gate: --gates learnable fresh)"
+)
 
 
 class GateFailure(UserError):
@@ -99,21 +107,40 @@ def closed_book_questions(release: str | Path, **kw: Any):
 
 
 def closed_book(model: str, qa, track: str, *, batch_size: int, max_new_tokens: int) -> dict[str, Any]:
-    """A model's closed-book accuracy (the most lenient default matcher) and its Wilson interval."""
-    from continuousbench.harness.qa_eval import generate_answers, score_answers
+    """A model's closed-book answers, asked and scored as the build screened them
+    (:mod:`continuousbench.geminon.closed_book`: the few-shot prompt, greedy, correct when exact match or
+    contains), with their count correct and its Wilson interval."""
+    from continuousbench.geminon.closed_book import is_correct, model_path
+    from continuousbench.llm.local import greedy_answers
     from continuousbench.loader import load_model
+    from continuousbench.scoring.prompts import qa_prompt
     from continuousbench.stats import wilson_interval
 
-    net, tokenizer, _ = load_model(model, "--models")
-    answers = generate_answers(
-        net, tokenizer, qa["question"], track=track, batch_size=batch_size, max_new_tokens=max_new_tokens
+    net, tokenizer, _ = load_model(model_path(model), "--models")
+    prompts = [qa_prompt(q, track) for q in qa["question"]]
+    answers = greedy_answers(
+        net, tokenizer, prompts, batch_size=batch_size, max_new_tokens=max_new_tokens, reuse_prefix=True
     )
-    metrics = score_answers(qa, answers, buckets=None)["metrics"]
-    name = max(metrics, key=lambda m: metrics[m]["accuracy"])
-    right = round(metrics[name]["accuracy"] * len(qa))
+    aliases = qa["aliases"] if "aliases" in qa.column_names else [[]] * len(qa)
+    right = sum(is_correct(p, [a, *al]) for p, a, al in zip(answers, qa["answer"], aliases, strict=True))
     low, high = wilson_interval(right, len(qa))
-    return {"matcher": name, "correct": right, "questions": len(qa), "accuracy": right / len(qa),
-            "wilson_95": [low, high]}  # fmt: skip
+    return {"correct": right, "questions": len(qa), "accuracy": right / len(qa), "wilson_95": [low, high]}
+
+
+def screened_models(release: str | Path, **kw: Any) -> list[str]:
+    """The models the build screened the questions with (its manifest), when they can be loaded by name."""
+    from continuousbench.geminon.closed_book import loadable
+    from continuousbench.release.load import read_manifest, resolve_release
+
+    recorded = read_manifest(resolve_release(release, **kw))["generator"].get("closed_book") or {}
+    models = recorded.get("models") or []
+    unnamed = [m for m in models if not loadable(m)]
+    if unnamed:
+        raise UserError(
+            f"the release was screened with local model folder {unnamed[0]}; pass it again with "
+            "--models <folder>"
+        )
+    return models
 
 
 def unsolvable_gate(
@@ -125,11 +152,13 @@ def unsolvable_gate(
     max_new_tokens: int = 32,
     **kw: Any,
 ) -> Gate:
-    """Closed-book accuracy of every model in ``models``: its Wilson upper bound under ``max_accuracy``."""
+    """Closed-book accuracy of every model in ``models`` (none given: those that screened the release at
+    build time, whose re-check it then is): its Wilson upper bound under ``max_accuracy``."""
     from continuousbench.release.load import read_manifest, resolve_release
 
+    models = list(models) or screened_models(release, **kw)
     if not models:
-        raise UserError("the unsolvable gate needs at least one closed-book model: pass --models <id|folder>")
+        raise UserError(NO_MODEL)
     track = read_manifest(resolve_release(release, **kw))["track"]
     qa = closed_book_questions(release, **kw)
     gate = Gate("unsolvable", details={"models": {}})
@@ -137,9 +166,11 @@ def unsolvable_gate(
         result = closed_book(model, qa, track, batch_size=batch_size, max_new_tokens=max_new_tokens)
         gate.details["models"][model] = result
         upper = result["wilson_95"][1]
-        gate.checks.append(
-            Check(f"closed-book accuracy upper bound of {model}", upper, max_accuracy, upper < max_accuracy)
+        what = (
+            f"closed-book accuracy of {model}: {result['correct']} of {result['questions']} correct, "
+            "95% Wilson upper bound"
         )
+        gate.checks.append(Check(what, upper, max_accuracy, upper < max_accuracy))
     return gate
 
 
@@ -334,13 +365,33 @@ def fresh_gate(
 
 
 def earlier_releases(release: str | Path, root: Path | None = None) -> list[str]:
-    """Every release under the root other than ``release`` itself (``--previous`` left out)."""
-    from continuousbench.release.layout import default_root, list_releases
+    """The releases under the root that ``release`` must be fresh against when ``--previous`` is left
+    out: strictly earlier quarters of its track, at any size (:mod:`continuousbench.release.registry`)."""
+    from continuousbench.release.ids import ReleaseId
+    from continuousbench.release.layout import default_root
     from continuousbench.release.load import read_manifest, resolve_release
+    from continuousbench.release.registry import earlier_under
 
-    own = read_manifest(resolve_release(release, root=root))["id"]
+    own = ReleaseId.parse(read_manifest(resolve_release(release, root=root))["id"])
     root = Path(root).expanduser() if root is not None else default_root()
-    return [str(r) for r in list_releases(root) if str(r) != own]
+    return [str(r) for r in earlier_under(own, root)]
+
+
+def check_previous(release: str, previous: Sequence[str | Path], **kw: Any) -> None:
+    """A ``--previous`` release of another track, or of the same or a later quarter, is refused in one line:
+    freshness is against what came before."""
+    from continuousbench.release.ids import ReleaseId
+    from continuousbench.release.load import read_manifest, resolve_release
+    from continuousbench.release.registry import is_earlier
+
+    own = ReleaseId.parse(release)
+    for given in previous:
+        other = ReleaseId.parse(read_manifest(resolve_release(given, **kw))["id"])
+        if not is_earlier(other, own):
+            raise UserError(
+                f"--previous {given} is not an earlier release of {own}: name releases of the {own.track} "
+                f"track from quarters before {own.period}"
+            )
 
 
 def run_gates(
@@ -356,20 +407,22 @@ def run_gates(
     max_new_tokens: int = 32,
     root: Path | None = None,
 ) -> dict[str, Any]:
-    """The gate report: ``{"release", "passed", "failed": [lines], "gates": {name: ...}}``."""
-    from continuousbench.release.load import verify_release
+    """The gate report: ``{"release", "previous", "passed", "failed": [lines], "gates": {name: ...}}``."""
+    from continuousbench.release.load import read_manifest, resolve_release, verify_release
 
     kw = {"root": root}
     unknown = [g for g in gates if g not in GATES]
     if unknown:
         raise UserError(f"unknown gate {unknown[0]!r}: choose from {', '.join(GATES)}")
-    if "unsolvable" in gates and not models:
-        raise UserError("the unsolvable gate needs at least one closed-book model: pass --models <id|folder>")
     manifest = verify_release(release, **kw)
+    if "unsolvable" in gates and not (models or screened_models(release, **kw)):
+        raise UserError(NO_MODEL)
+    check_previous(manifest["id"], previous, **kw)
     for earlier in previous if "fresh" in gates else ():  # every input checked before the first gate runs
         verify_release(earlier, **kw)
     ran: list[Gate] = []
     for name in gates:
+        started = time.perf_counter()
         if name == "unsolvable":
             ran.append(unsolvable_gate(release, models, max_accuracy=max_accuracy, batch_size=batch_size,
                                        max_new_tokens=max_new_tokens, **kw))  # fmt: skip
@@ -377,9 +430,11 @@ def run_gates(
             ran.append(learnable_gate(release, min_support=min_support, **kw))
         else:
             ran.append(fresh_gate(release, previous, max_overlap=max_overlap, verify=False, **kw))
+        ran[-1].details["seconds"] = time.perf_counter() - started
         log.info("%s: gate %s %s", manifest["id"], name, "passed" if ran[-1].passed else "FAILED")
     return {
         "release": manifest["id"],
+        "previous": [read_manifest(resolve_release(p, **kw))["id"] for p in previous],
         "passed": all(g.passed for g in ran),
         "failed": [g.line() for g in ran if not g.passed],
         "gates": {g.name: g.to_json() for g in ran},
@@ -452,8 +507,21 @@ def main(args: GateArguments, out: ReportArguments) -> dict[str, Any]:
     return out.run(work)
 
 
+def check_lines(gates: dict[str, Any]) -> list[str]:
+    """Every check of a gate report, one line each: the figure, its threshold and the verdict."""
+    return [
+        f"{name}: {c['what']} = {c['figure']:.4g} (threshold {c['threshold']:g}): "
+        + ("pass" if c["passed"] else "FAIL")
+        for name, gate in gates.items()
+        for c in gate["checks"]
+    ]
+
+
 def _report(report: dict[str, Any]) -> None:
     print(f"{report['release']}: every gate passed ({', '.join(report['gates'])})")
+    print(f"gated against: {', '.join(report['previous']) or 'no earlier release'}")
+    for line in check_lines(report["gates"]):
+        print(f"  {line}")
 
 
 make_parser, cli = command(

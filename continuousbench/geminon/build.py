@@ -25,6 +25,7 @@ import continuousbench
 from continuousbench.commands import bounds
 from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir
+from continuousbench.geminon import closed_book as CB
 from continuousbench.geminon import corpus as C
 from continuousbench.geminon import heldout as H
 from continuousbench.geminon import qa as Q
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 ROUNDS = 100  # sampling rounds: batches of ~1% of each style's target between coverage updates
 RENDER_CHUNK = 20_000  # documents per resumable render part
 DRAFTS = "drafts.jsonl"  # an LLM realizer's finished drafting units (realizers/checkpoint.py)
+SCREENED = "closed_book.json"  # the closed-book stage's attempts (closed_book.py)
+QA_PARTS = ("qa_public", "qa_singleton")
+ATTEMPT_COLUMNS = ("blind_answers", "informed_answer", "ill_posed")  # what each QA row records of it
 SEED_KEYS = ("world", "drafts", "sensitive", "sampling", "shuffle", "qa_public", "qa_singleton")
 
 
@@ -90,11 +94,27 @@ class GeminonBuildArguments:
             "<id>-heldout-<split>; docs/memorization.md)."
         },
     )
+    closed_book_models: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Models whose closed-book answers drop questions (default: demo-base at tiny, "
+            "google/gemma-3-1b-pt above; none: no screening)."
+        },
+    )
+    avoid_repo: str | None = field(
+        default=None,
+        metadata={
+            "help": "Also avoid the names of earlier releases tagged in this Hub dataset repo or local "
+            "git repository (those under --out are always avoided)."
+        },
+    )
 
 
-def build_settings(a: GeminonBuildArguments) -> dict[str, Any]:
+def build_settings(a: GeminonBuildArguments, avoided: Avoided | None = None) -> dict[str, Any]:
     """What a build's output depends on: its work folder is keyed by them and ``--resume`` checks them."""
     return {
+        "avoided": (avoided or Avoided()).record(),
+        "closed_book_models": [CB.model_key(m) for m in CB.screening_models(a.closed_book_models, a.size)],
         "release": str(release_id(a.size, a.quarter, a.heldout)),
         "seed": a.seed,
         "namer": a.namer,
@@ -104,6 +124,28 @@ def build_settings(a: GeminonBuildArguments) -> dict[str, Any]:
         "sensitive_candidates": a.sensitive_candidates,
         "package_version": continuousbench.__version__,
     }
+
+
+@dataclass(frozen=True)
+class Avoided:
+    """The earlier releases (strictly earlier quarters of Geminon, any size) whose names a build avoids."""
+
+    releases: tuple[str, ...] = ()
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def find(cls, rid: ReleaseId, root: Path, repo: str | None) -> Avoided:
+        from continuousbench.release.registry import earlier_keys
+        from continuousbench.release.targets import make_target
+
+        ids_found, names = earlier_keys(rid, root, make_target(repo, "--avoid_repo") if repo else None)
+        return cls(tuple(ids_found), frozenset(names))
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest says: which releases, how many names, and their digest."""
+        from continuousbench.release.registry import digest
+
+        return {"releases": list(self.releases), "names": len(self.names), "sha256": digest(self.names)}
 
 
 def release_id(size: str, quarter: str, heldout: str | None = None) -> ReleaseId:
@@ -140,15 +182,17 @@ def build_release(
     root = Path(a.out).expanduser() if a.out else default_root()
     root = check_writable_dir(root, "--out" if a.out else f"${HOME_ENV}")
     check_replaceable(rid, release_dir(rid, root), a.overwrite)
+    CB.check_available(CB.screening_models(a.closed_book_models, a.size))  # before any work
+    avoided = Avoided.find(rid, root, a.avoid_repo)
     with release_lock(rid, root):  # one build of a release at a time: a second refuses, naming the pid
-        return _build(a, spec, rid, root, progress, timings)
+        return _build(a, spec, rid, root, progress, timings, avoided)
 
 
 def _build(
     a: GeminonBuildArguments, spec: SizeSpec, rid: ReleaseId, root: Path, progress: bool,
-    timings: dict[str, float] | None,
+    timings: dict[str, float] | None, avoided: Avoided,
 ) -> Path:  # fmt: skip
-    work = WorkDir.for_settings(root / WORK, str(rid), build_settings(a), resume=a.resume)
+    work = WorkDir.for_settings(root / WORK, str(rid), build_settings(a, avoided), resume=a.resume)
     # a bad spec or a silent endpoint fails here, before any work; answers are cached as they arrive, so
     # a killed build, run again, does not pay for them twice
     llms = _generators(work.path / "llm-cache", a.namer, a.realizer)
@@ -159,7 +203,7 @@ def _build(
     timings = {} if timings is None else timings
     stages = StageProgress(progress, timings)
     with stages.progress:
-        world = _world_stage(work, stages, spec, seeds["world"], a.namer, llms.get(a.namer))
+        world = _world_stage(work, stages, spec, seeds["world"], a.namer, llms.get(a.namer), avoided.names)
         selection = selection_stage(
             work, stages, spec.mix, world, text_maker, seeds, a.oversample, a.rounds, a.sensitive_candidates
         )
@@ -169,12 +213,15 @@ def _build(
         with stages.stage("qa"):
             parts, report = assemble(spec, rid, world, docs, dropped, seeds, audit=audit)
             del docs  # the corpus splits hold the texts now
-            attach_options({k: parts[k] for k in ("qa_public", "qa_singleton")}, seed=a.seed)
+        models = CB.screening_models(a.closed_book_models, a.size)
+        report["closed_book"] = _closed_book_stage(work, stages, parts, world, models)
+        attach_options({k: parts[k] for k in ("qa_public", "qa_singleton")}, seed=a.seed)
         generator = {
             "builder": "continuousbench.geminon.build",
             "namer": a.namer,
             "namer_stats": work.read_json("namer.json") if work.file("namer.json").exists() else {},
             "realizer": a.realizer,
+            "avoided": avoided.record(),
             "seeds": seeds,
             **work.read_json("selection.json"),
             **report,
@@ -228,7 +275,13 @@ def _generators(cache_dir: Path, *specs: str) -> dict[str, TextGenerator]:
 
 
 def _world_stage(
-    work: WorkDir, stages: StageProgress, spec: SizeSpec, seed: int, namer: str, llm: TextGenerator | None
+    work: WorkDir,
+    stages: StageProgress,
+    spec: SizeSpec,
+    seed: int,
+    namer: str,
+    llm: TextGenerator | None,
+    forbidden: frozenset[str],
 ) -> list[Geminon]:
     if work.file("world.json").exists():
         return [Geminon.from_record(r) for r in work.read_json("world.json")]
@@ -238,7 +291,7 @@ def _world_stage(
     with stages.stage("world"):
         # The offline namer is the world's own default, seeded from the world's seed tree.
         named_by = None if namer == "offline" else make_namer(namer, seed, llm)
-        world = build_world(spec, seed, namer=named_by)
+        world = build_world(spec, seed, namer=named_by, forbidden_names=forbidden)
     if named_by is not None:  # what the LLM namer was asked, dropped, and how often it fell back offline
         work.write_json("namer.json", dict(named_by.stats))
     work.write_json("world.json", [g.to_record() for g in world])
@@ -329,6 +382,61 @@ def _screen(
     return None
 
 
+def _closed_book_stage(
+    work: WorkDir,
+    stages: StageProgress,
+    parts: dict[str, dict[str, Any]],
+    world: list[Geminon],
+    models: tuple[str, ...],
+) -> dict[str, Any]:
+    """Screen every question closed-book (:mod:`.closed_book`): drop those a model answers, give every
+    row its attempts; return the manifest's record. The attempts are kept in the work folder, so a
+    resumed build asks no model again."""
+    import pyarrow.compute as pc
+
+    rows = [row for part in QA_PARTS for split in parts[part].values() for row in split]
+    if not models:
+        for row in rows:
+            row.update({"blind_answers": [], "informed_answer": None, "ill_posed": None})
+        return {"models": [], "note": "not screened: no closed-book model was asked"}
+    if not work.file(SCREENED).exists():
+        train = parts["corpus"]["train"]
+        matrix = Q.mention_matrix(train["mentions"], world)
+        position = {g.idx: i for i, g in enumerate(world)}
+        by_idx = {g.idx: g for g in world}
+        columns = [
+            Q.needed_columns(matrix, position[r["entity"]], by_idx[r["entity"]], r["attribute"]) for r in rows
+        ]
+        lengths = pc.utf8_length(train["text"]).to_numpy(zero_copy_only=False)
+        chosen = CB.supporting_documents(matrix, columns, lengths)
+        documents = [train["text"][i].as_py() if i >= 0 else None for i in chosen]
+        with stages.stage("closed-book", total=len(rows) * (len(models) + 1)) as advance:
+            attempts, figures = CB.screen(rows, documents, models, advance)
+        work.write_json(SCREENED, {"attempts": attempts, "figures": figures})
+    saved = work.read_json(SCREENED)
+    attempts = iter(saved["attempts"])
+    dropped, ill_posed = Counter(), Counter()
+    for part in QA_PARTS:
+        for split, split_rows in parts[part].items():
+            kept = []
+            for row in split_rows:
+                attempt = next(attempts)
+                if attempt["blind_correct"]:
+                    dropped[part] += 1
+                    continue
+                ill_posed[part] += attempt["ill_posed"]
+                kept.append({**row, **{k: attempt[k] for k in ATTEMPT_COLUMNS}})
+            parts[part][split] = kept
+    return {
+        "models": [CB.model_key(m) for m in models],
+        "max_new_tokens": CB.MAX_NEW_TOKENS,
+        "questions": len(rows),
+        "dropped_closed_book": dict(dropped),
+        "ill_posed": dict(ill_posed),
+        "figures": saved["figures"],
+    }
+
+
 # -- assembly ----------------------------------------------------------------------------------------
 
 
@@ -400,6 +508,10 @@ def _features() -> dict[str, Any]:
             "attribute": string,
             "support_count": integer,
             "options": List(string),  # ranked-choice options (release format 2)
+            # closed-book screening (format 3): one blind answer per model, the informed answer
+            "blind_answers": List(string),
+            "informed_answer": string,
+            "ill_posed": Value("bool"),
         }
     )
     return {

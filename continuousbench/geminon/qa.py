@@ -88,6 +88,12 @@ def _column(matrix: sparse.csc_matrix, position: int, feature: str) -> int:
     return position * len(FEATURES) + _FEATURE_POS[feature]
 
 
+def needed_columns(matrix: sparse.csc_matrix, position: int, entity: Geminon, attribute: str) -> list[int]:
+    """The :func:`mention_matrix` columns a document must have to support the answer of ``attribute`` of
+    ``entity`` (the world's ``position``-th entity)."""
+    return [_column(matrix, position, f) for f in needed_features(entity, attribute)]
+
+
 def support_rows(matrix: sparse.csc_matrix, world: Sequence[Geminon]) -> list[dict]:
     """The ``support_counts`` rows: one per entity and applicable feature, in world then FEATURES order."""
     totals = np.asarray(matrix.sum(axis=0)).ravel()
@@ -112,7 +118,7 @@ def question_rows(matrix: sparse.csc_matrix, world: Sequence[Geminon], subset: s
         if g.subset != subset:
             continue
         for attribute, template in TEMPLATES.items():
-            first, *rest = [_column(matrix, i, f) for f in needed_features(g, attribute)]
+            first, *rest = needed_columns(matrix, i, g, attribute)
             support = totals[first]
             if rest:  # documents stating all the needed features: product of the 0/1 columns
                 together = matrix[:, [first]]

@@ -191,7 +191,7 @@ def generation_budget(model, tokenizer, questions, track: str, requested: int, m
     depends only on the release's questions and the base model, so every run compared on that pair
     gets the same one. It is recorded in ``results.json``. A prompt that alone does not fit fails.
     """
-    from continuousbench.harness.prompts import qa_prompt
+    from continuousbench.scoring.prompts import qa_prompt
 
     prompts = [qa_prompt(q, track) for q in questions]
     longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=True)["input_ids"])

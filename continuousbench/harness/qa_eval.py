@@ -13,10 +13,9 @@ import contextlib
 from collections.abc import Iterator, Sequence
 
 from continuousbench.errors import UserError
-from continuousbench.harness.prompts import qa_prompt
-from continuousbench.llm.local import generate_batched
-from continuousbench.processes import share_out
+from continuousbench.llm.local import greedy_answers
 from continuousbench.scoring.match import DEFAULT_MATCHERS, SUPPORT_BUCKETS, score
+from continuousbench.scoring.prompts import qa_prompt
 
 # Bucket edges for accuracy vs support count: roughly log-spaced, covering singletons to the
 # thousands (the paper's thresholds 200/400/600/800 are edges too).
@@ -60,28 +59,12 @@ def generate_answers(
     batch_size: int = 32,
     max_new_tokens: int = 256,
 ) -> list[str]:
-    """Greedy answers, in the order of ``questions``. Prompts are batched by length to save padding.
+    """Greedy answers, in the order of ``questions`` (:func:`~continuousbench.llm.local.greedy_answers`).
 
     Under several processes, every process must call this (each answers its share)."""
     prompts = [qa_prompt(q, track) for q in questions]
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-
-    def answer(share: list[str]) -> list[str]:
-        return generate_batched(
-            model,
-            tokenizer,
-            share,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-            stop_at_newline=True,
-        )
-
     with weights_precision(model):
-        outputs = share_out([prompts[i] for i in order], answer)
-    answers = [""] * len(prompts)
-    for i, text in zip(order, outputs, strict=True):
-        answers[i] = text.strip()
-    return answers
+        return greedy_answers(model, tokenizer, prompts, batch_size=batch_size, max_new_tokens=max_new_tokens)
 
 
 def evaluate_qa(

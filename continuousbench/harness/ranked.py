@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from continuousbench.errors import UserError
-from continuousbench.harness.prompts import qa_prompt
 from continuousbench.harness.qa_eval import weights_precision
 from continuousbench.processes import share_out
 from continuousbench.scoring.mcq import derive_options, pick
+from continuousbench.scoring.prompts import qa_prompt
 
 
 def continuation_logliks(model, tokenizer, pairs: Sequence[tuple[str, str]], batch_size: int = 16):

@@ -21,7 +21,7 @@ from pathlib import Path
 from continuousbench.commands import command
 from continuousbench.errors import UserError
 from continuousbench.files import check_output_files, write_text
-from continuousbench.leaderboard import page
+from continuousbench.leaderboard import page, timeline
 from continuousbench.leaderboard.ranking import CANONICAL, OTHER, PART, load_submissions, rank, releases
 from continuousbench.leaderboard.releases import ReleaseIndex
 
@@ -30,22 +30,28 @@ PLAIN = ("record", "sub", "separation")  # row keys that are objects, not table 
 
 
 def ranked(source: str | Path, index: ReleaseIndex | None = None) -> dict:
-    """Per release (newest first): the metric, the main table's rows and the rows apart; and the lines
-    of the records left out."""
+    """Per release (newest first): the metric, its build date, the main table's rows and the rows apart
+    (each with the flag of the results' timeline, as the Space shows them); and the lines of the records
+    left out."""
     subs, problems = load_submissions(source, index)
+    dates = timeline.load_timeline(source)
     out = {}
     for release in releases(subs):
         metric, main = rank(subs, release, recipes=CANONICAL)
         _, apart = rank(subs, release, recipes=OTHER)
-        out[release] = {"metric": metric, "canonical": main, "other": apart}
+        timeline.annotate(main, release, dates)
+        timeline.annotate(apart, release, dates)
+        out[release] = {"metric": metric, "built": timeline.built(dates, release), "canonical": main,
+                        "other": apart}
     return {"releases": out, "left_out": problems}
 
 
 def _section(release: str, tables: dict, source: str | Path) -> str:
     metric, main, apart = tables["metric"], tables["canonical"], tables["other"]
+    built = f" Built {html.escape(tables['built'])}." if tables.get("built") else ""
     parts = [
         f"<h2>{html.escape(release)}</h2>",
-        f"<p>{len(main)} run(s) made with a canonical recipe, ranked by {metric} on {PART}.</p>",
+        f"<p>{len(main)} run(s) made with a canonical recipe, ranked by {metric} on {PART}.{built}</p>",
         page.table_html(main, metric, source, static=True) if main else "<p>No canonical run yet.</p>",
     ]
     if apart:
@@ -80,7 +86,8 @@ def as_data(data: dict) -> dict:
         return [{c: v for c, v in row.items() if c not in PLAIN} for row in values]
 
     plain = {
-        release: {"metric": t["metric"], "canonical": rows(t["canonical"]), "other": rows(t["other"])}
+        release: {"metric": t["metric"], "built": t.get("built"), "canonical": rows(t["canonical"]),
+                  "other": rows(t["other"])}
         for release, t in data["releases"].items()
     }
     return {"releases": plain, "left_out": data["left_out"]}

@@ -52,6 +52,52 @@ class _StopOnTokens:
         return torch.isin(input_ids[:, -1], self.ids.to(input_ids.device))
 
 
+def common_prefix(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading token ids every row shares, leaving each row at least one token of its own."""
+    shortest = min(len(r) for r in rows) - 1
+    for n in range(max(shortest, 0)):
+        if any(r[n] != rows[0][n] for r in rows):
+            return n
+    return max(shortest, 0)
+
+
+class _PrefixCache:
+    """The keys and values of the token prefix every prompt shares (the few-shot block of a QA prompt),
+    computed once: each batch then runs only its own tokens, laid out as ``prefix, padding, own tokens``
+    with the padding masked. Positions come from the attention mask, so every token has the position it
+    has when the whole prompt is left-padded, and the answers are the same (up to float rounding)."""
+
+    MIN_TOKENS = 16  # below this, the copies cost more than the prefill they save
+
+    def __init__(self, model, ids: list[int]):
+        import torch
+        from transformers import DynamicCache
+
+        self.ids = ids
+        self.cache = DynamicCache(config=model.config)
+        with torch.no_grad():
+            model(
+                input_ids=torch.tensor([ids], device=model.device), past_key_values=self.cache, use_cache=True
+            )
+
+    def inputs(self, rows: list[list[int]], pad: int, device) -> dict:
+        """``generate``'s inputs for ``rows`` (each prompt's ids after the prefix), with the cache."""
+        import copy
+
+        import torch
+
+        width = max(len(r) for r in rows)
+        ids = [self.ids + [pad] * (width - len(r)) + r for r in rows]
+        mask = [[1] * len(self.ids) + [0] * (width - len(r)) + [1] * len(r) for r in rows]
+        cache = copy.deepcopy(self.cache)
+        cache.batch_repeat_interleave(len(rows))
+        return {
+            "input_ids": torch.tensor(ids, device=device),
+            "attention_mask": torch.tensor(mask, device=device),
+            "past_key_values": cache,
+        }
+
+
 def generate_batched(
     model,
     tokenizer,
@@ -65,13 +111,15 @@ def generate_batched(
     top_k: int | None = None,
     top_p: float | None = None,
     seed: int | None = None,
+    reuse_prefix: bool = False,
 ) -> list[str]:
     """Generate continuations for ``prompts`` with an already-loaded causal LM.
 
     Left padding keeps every prompt's last token adjacent to its first new token. With
     ``stop_at_newline`` a sequence stops at its first line break and the text is cut there: greedy
     decoding makes this identical to generating ``max_new_tokens`` and truncating, at a fraction of
-    the cost.
+    the cost. ``reuse_prefix``: the token prefix all prompts share is run once (:class:`_PrefixCache`;
+    a few-shot QA prompt is 90% prefix, and its prefill most of the cost of a short answer).
     """
     import torch
     from transformers import StoppingCriteriaList
@@ -82,15 +130,25 @@ def generate_batched(
     stopping = (
         StoppingCriteriaList([_StopOnTokens(newline_token_ids(tokenizer))]) if stop_at_newline else None
     )
+    prefix = None
+    if reuse_prefix and prompts:
+        encoded = tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
+        shared = common_prefix(encoded)
+        if shared >= _PrefixCache.MIN_TOKENS:
+            prefix = _PrefixCache(model, encoded[0][:shared])
     was_training = model.training
     model.eval()
     texts: list[str] = []
     try:
         for start in range(0, len(prompts), batch_size):
             batch = list(prompts[start : start + batch_size])
-            enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(
-                model.device
-            )
+            if prefix is None:
+                enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=True).to(
+                    model.device
+                )
+            else:
+                rows = [ids[len(prefix.ids) :] for ids in encoded[start : start + batch_size]]
+                enc = prefix.inputs(rows, tokenizer.pad_token_id, model.device)
             if seed is not None:
                 torch.manual_seed(seed + start)
             with torch.no_grad():
@@ -111,6 +169,40 @@ def generate_batched(
     finally:
         model.train(was_training)
     return texts
+
+
+def greedy_answers(
+    model,
+    tokenizer,
+    prompts: Sequence[str],
+    *,
+    batch_size: int = 32,
+    max_new_tokens: int = 256,
+    reuse_prefix: bool = False,
+) -> list[str]:
+    """Greedy one-line answers to ``prompts``, in their order, batched by length to save padding: the
+    harness's QA decoding, and the closed-book attempts a release build makes, so that a gate re-checks
+    the build with the same code. Under several processes each answers its share and all get every
+    answer (every process must call this)."""
+    from continuousbench.processes import share_out
+
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+
+    def answer(share: list[str]) -> list[str]:
+        return generate_batched(
+            model,
+            tokenizer,
+            share,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            stop_at_newline=True,
+            reuse_prefix=reuse_prefix,
+        )
+
+    answers = [""] * len(prompts)
+    for i, text in zip(order, share_out([prompts[i] for i in order], answer), strict=True):
+        answers[i] = text.strip()
+    return answers
 
 
 @dataclass

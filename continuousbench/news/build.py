@@ -78,6 +78,13 @@ class NewsBuildArguments:
     min_support: int = field(default=200, metadata=bounds("[0, inf)", "Canonical evaluation: least support."))
     corpus_validation: float = field(default=0.01, metadata=bounds("(0, 1)", "Share of articles held out."))
     qa_validation: float = field(default=0.2, metadata=bounds("(0, 1)", "Share of questions for validation."))
+    avoid_repo: str | None = field(
+        default=None,
+        metadata={
+            "help": "Also drop questions of earlier releases tagged in this Hub dataset repo or local git "
+            "repository (those under --out are always dropped)."
+        },
+    )
 
 
 def window(rid: ReleaseId, start: str | None, end: str | None) -> tuple[str, str]:
@@ -205,8 +212,10 @@ def _build(
                 return result
         folders[name] = str(folder)
     stats = {name: json.loads((Path(folders[name]) / STATS).read_text()) for name in STAGES}
+    supported = read_rows(folders["support"]).to_pylist()
+    questions, avoided = without_earlier(supported, rid, root, args.avoid_repo)
     parts = release.assemble(
-        read_rows(folders["cluster"]).to_pylist(), read_rows(folders["support"]).to_pylist(),
+        read_rows(folders["cluster"]).to_pylist(), questions,
         corpus_validation=args.corpus_validation, qa_validation=args.qa_validation, seed=seeds["release"],
     )  # fmt: skip
     sources = sorted({p.name for p in input_files(args.warc or args.articles)})
@@ -217,9 +226,32 @@ def _build(
         "settings": {k: v for k, v in vars(args).items() if k not in LOCAL},
         "seeds": seeds,
         "stages": stats,
+        "avoided": avoided,
     }  # fmt: skip
     return release.write(str(rid), parts, root=root, seed=args.seed, generator=generator,
                          overwrite=args.overwrite, min_support=args.min_support)  # fmt: skip
+
+
+def without_earlier(
+    questions: list[dict], rid: ReleaseId, root: Path, repo: str | None
+) -> tuple[list[dict], dict]:
+    """The questions that no earlier quarter's NEWS release asked (under ``root``, and tagged in ``repo``),
+    and the manifest's record of what was avoided and how many were dropped: a repeat is dropped here,
+    rather than failing the fresh gate at the end (:mod:`continuousbench.release.registry`)."""
+    from continuousbench.release.registry import digest, earlier_keys, normal
+    from continuousbench.release.targets import make_target
+
+    found, keys = earlier_keys(rid, root, make_target(repo, "--avoid_repo") if repo else None)
+    kept = [q for q in questions if normal(q["question"]) not in keys]
+    if len(kept) < len(questions):
+        log.info("%d questions repeat an earlier quarter's: dropped", len(questions) - len(kept))
+    record = {
+        "releases": found,
+        "questions": len(keys),
+        "sha256": digest(keys),
+        "dropped_repeated_question": len(questions) - len(kept),
+    }
+    return kept, record
 
 
 make_parser, cli = command(

@@ -217,11 +217,14 @@ def umbrella_config_name(release_id: ReleaseId, part: str) -> str:
 
 
 def umbrella_card(
-    release_ids: Sequence[ReleaseId], infos: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+    release_ids: Sequence[ReleaseId],
+    infos: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    gates: Mapping[str, str] | None = None,
 ) -> DatasetCard:
     """The README.md of the root folder: config ``<id>`` is a release's corpus, ``<id>-<part>`` another part.
 
-    ``infos[release id][part]`` are the releases' ``dataset_info`` entries, when known.
+    ``infos[release id][part]`` are the releases' ``dataset_info`` entries, when known; ``gates[release
+    id]`` what its gate report says (a published repo: every gate passed, or which were skipped).
     """
     from huggingface_hub import DatasetCardData
 
@@ -240,9 +243,14 @@ def umbrella_card(
         configs=entries or None,
         dataset_info=dataset_info or None,
     )
+    gated = gates is not None
     listing = "\n".join(
-        f"| [`{rid}`]({rid}/README.md) | {rid.track} | {rid.size} | {rid.period} |" for rid in ids
+        f"| [`{rid}`]({rid}/README.md) | {rid.track} | {rid.size} | {rid.period} |"
+        + (f" {gates.get(str(rid), 'no gate report')} |" if gated else "")
+        for rid in ids
     )
+    head = "| release | track | size | quarter |" + (" gates |" if gated else "")
+    rule = "| --- | --- | --- | --- |" + (" --- |" if gated else "")
     example = ids[-1] if ids else "geminon-small-2026q1"
     body = f"""
 {UMBRELLA_TITLE}
@@ -251,8 +259,8 @@ Every release of ContinuousBench present in this folder; each subfolder is itsel
 card. Config `<release-id>` is a release's corpus; `<release-id>-<part>` is one of its other parts
 ({", ".join(f"`{c}`" for c in ALL_PARTS if c != "corpus")}).
 
-| release | track | size | quarter |
-| --- | --- | --- | --- |
+{head}
+{rule}
 {listing}
 
 ```python

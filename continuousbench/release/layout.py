@@ -69,8 +69,10 @@ CARD = "README.md"
 MANIFEST = "release.json"
 # What a release folder holds, as release.json's `format_version` says (absent: 1). 2: Geminon QA rows
 # carry `options`, their ranked-choice options (continuousbench.scoring.mcq); readers derive the same
-# options for a format-1 release.
-FORMAT_VERSION = 2
+# options for a format-1 release. 3: every release carries ``names.json`` (release/registry.py: the keys a
+# later release must not use again); Geminon QA rows carry their closed-book screening (`blind_answers`,
+# `informed_answer`, `ill_posed`; geminon/closed_book.py).
+FORMAT_VERSION = 3
 HOME_ENV = "CONTINUOUSBENCH_HOME"
 WORK = ".work"  # <root>/.work/: the builds' work folders and the lock of each release being built
 HUB_REPO_ENV = "CONTINUOUSBENCH_HUB_REPO"

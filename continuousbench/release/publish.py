@@ -47,7 +47,8 @@ def main(args: PublishArguments) -> dict:
     from continuousbench.hub import check_repo_id
     from continuousbench.release.layout import MANIFEST
     from continuousbench.release.load import resolve_release
-    from continuousbench.release.push import hub_errors, hub_failure, push_release
+    from continuousbench.release.push import push_release
+    from continuousbench.release.targets import hub_errors, hub_failure
 
     check_repo_id(repo, "--repo")
     try:

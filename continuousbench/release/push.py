@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from continuousbench.errors import UserError
 from continuousbench.release.card import umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import CARD, MANIFEST
 from continuousbench.release.load import resolve_release, verify_release
 
-
-def hub_errors() -> tuple[type[BaseException], ...]:
-    """What a Hub call raises when the Hub fails: OSError (HTTP errors, offline mode) and the HTTP client's
-    transport errors (an unreachable Hub: its ``ConnectError`` is not an OSError). huggingface_hub 2 talks
-    through ``httpx2``, 1.x through ``httpx``: both are caught where installed."""
-    import importlib.util
-
-    errors: list[type[BaseException]] = [OSError]
-    for client in ("httpx2", "httpx"):
-        if importlib.util.find_spec(client) is not None:
-            errors.append(importlib.import_module(client).HTTPError)
-    return tuple(errors)
-
-
-def hub_failure(err: BaseException, action: str) -> UserError:
-    """One line for a Hub error (HTTP, connection, offline mode): what failed and how to fix it."""
-    detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return UserError(
-        f"{action} failed ({detail}); check the repo id, the network (HF_HUB_OFFLINE unset) "
-        "and your token (HF_TOKEN or `hf auth login`)"
-    )
+if TYPE_CHECKING:
+    from continuousbench.release.targets import Target
 
 
 def _releases_in_repo(files: list[str]) -> list[ReleaseId]:
@@ -45,43 +28,59 @@ def _releases_in_repo(files: list[str]) -> list[ReleaseId]:
     return sorted(found, key=str)
 
 
+GATES_FILE = "gates.json"  # the gate report published beside a release (not part of its checksummed files)
+
+
+def gate_summary(report: Mapping[str, Any]) -> str:
+    """One cell of the umbrella card: which gates passed, and which were skipped (``--skip_gates``)."""
+    passed = ", ".join(sorted(name for name, gate in report.get("gates", {}).items() if gate.get("passed")))
+    skipped = ", ".join(report.get("skipped", []))
+    return f"passed: {passed or 'none'}" + (f"; skipped: {skipped}" if skipped else "")
+
+
+def publish_release(release: str | Path, target: Target, gates: Mapping[str, Any] | None = None) -> str:
+    """Commit a verified local release into ``target`` and tag it; return where the tag is.
+
+    One commit holds the release's files, its gate report (``gates``, as ``<id>/gates.json``) and the
+    umbrella card listing every release with what its gate report says, so a reader never sees a release
+    the card does not list, nor a card listing a release half uploaded. Releases are immutable: a tag
+    that already exists is refused rather than moved.
+    """
+    folder = resolve_release(release, repo_id=None)
+    rid = ReleaseId.parse(verify_release(folder)["id"])  # never publish a damaged release
+    target.prepare()
+    if str(rid) in target.tags():
+        raise FileExistsError(
+            f"release {rid} is already tagged in {target.name}; releases are immutable: build a new quarter "
+            "instead"
+        )
+    listed = target.files()
+    present = _releases_in_repo(listed)
+    files: dict[str, Path | bytes] = {
+        f"{rid}/{f.relative_to(folder).as_posix()}": f for f in sorted(Path(folder).rglob("*")) if f.is_file()
+    }
+    summaries = {}
+    for other in present:
+        if f"{other}/{GATES_FILE}" in listed:
+            published = target.read(f"{other}/{GATES_FILE}", None) or b"{}"
+            summaries[str(other)] = gate_summary(json.loads(published))
+    if gates is not None:
+        files[f"{rid}/{GATES_FILE}"] = (json.dumps(gates, indent=1, sort_keys=True) + "\n").encode("utf-8")
+        summaries[str(rid)] = gate_summary(gates)
+    elif summaries:  # beside gated releases, one published without its gates (`publish release`) says so
+        summaries[str(rid)] = "not gated"
+    card = umbrella_card(sorted(set(present) | {rid}, key=str), gates=summaries or None)
+    files[CARD] = str(card).encode("utf-8")
+    commit = target.commit(files, f"Add release {rid} and list it in the umbrella card")
+    target.tag(str(rid), commit, f"Release {rid}")
+    return target.url(str(rid))
+
+
 def push_release(
     release: str | Path, repo_id: str, *, token: str | None = None, private: bool = False
 ) -> str:
-    """Upload a verified local release to ``repo_id`` and tag it; return the URL of the tagged tree.
+    """Upload a verified local release to the Hub dataset repo ``repo_id`` and tag it; return the URL of
+    the tagged tree (:func:`publish_release` on a :class:`~.targets.HubTarget`)."""
+    from continuousbench.release.targets import HubTarget
 
-    Releases are immutable: a tag that already exists is refused rather than moved.
-    """
-    from huggingface_hub import HfApi
-
-    folder = resolve_release(release, repo_id=None)
-    rid = ReleaseId.parse(verify_release(folder)["id"])  # never publish a damaged release
-    api = HfApi(token=token)
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    tags = {ref.name for ref in api.list_repo_refs(repo_id, repo_type="dataset").tags}
-    if str(rid) in tags:
-        raise FileExistsError(
-            f"release {rid} is already tagged in dataset repo {repo_id}; "
-            "releases are immutable: build a new quarter instead"
-        )
-    from huggingface_hub import CommitOperationAdd
-
-    present = _releases_in_repo(api.list_repo_files(repo_id, repo_type="dataset"))
-    card = umbrella_card(sorted(set(present) | {rid}, key=str))
-    # One commit with the release's files and the umbrella card: a reader never sees a release that
-    # the card does not list, nor a card that lists a release only half uploaded.
-    operations = [
-        CommitOperationAdd(path_in_repo=f"{rid}/{f.relative_to(folder).as_posix()}", path_or_fileobj=str(f))
-        for f in sorted(Path(folder).rglob("*")) if f.is_file()
-    ]  # fmt: skip
-    operations.append(CommitOperationAdd(path_in_repo=CARD, path_or_fileobj=str(card).encode("utf-8")))
-    commit = api.create_commit(
-        repo_id=repo_id,
-        operations=operations,
-        commit_message=f"Add release {rid} and list it in the umbrella card",
-        repo_type="dataset",
-    )
-    api.create_tag(
-        repo_id, tag=str(rid), revision=commit.oid, repo_type="dataset", tag_message=f"Release {rid}"
-    )
-    return f"{api.endpoint}/datasets/{repo_id}/tree/{rid}"
+    return publish_release(release, HubTarget(repo_id, token=token, private=private))

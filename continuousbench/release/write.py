@@ -35,6 +35,7 @@ from continuousbench.release.layout import (
     default_root,
     list_releases,
 )
+from continuousbench.release.registry import REGISTRY, registry_text
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -160,7 +161,7 @@ def _info(config: str, splits: Mapping[str, Dataset], folder: Path) -> dict[str,
 def _manifest(
     rid: ReleaseId, folder: Path, rows: dict, seed: int, generator: dict, evaluation: dict | None
 ) -> dict[str, Any]:
-    files = [data_file(c, s) for c, splits in configs(rid.track).items() for s in splits] + [CARD]
+    files = [data_file(c, s) for c, splits in configs(rid.track).items() for s in splits] + [CARD, REGISTRY]
     extra = {"evaluation": evaluation} if evaluation else {}
     if rid.heldout:  # a held-out split of the same world: generator.heldout says which documents moved
         extra["heldout"] = rid.heldout
@@ -179,6 +180,13 @@ def _manifest(
         **extra,
     }
     return {**manifest, DIGEST_KEY: manifest_digest(manifest)}
+
+
+def _keys(rid: ReleaseId, parts: dict[str, dict[str, Dataset]]) -> list[str]:
+    """What the release's questions are keyed on (:mod:`.registry`): entity names, or NEWS's questions."""
+    if rid.track == "geminon":
+        return parts["entities"]["train"]["name"]
+    return [q for split in parts["qa_public"].values() for q in split["question"]]
 
 
 def write_umbrella_card(root: Path) -> Path:
@@ -226,7 +234,8 @@ def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
         raise _exists_error(rid, target)
     if not target.is_dir():
         raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
-    ours = {*(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits), CARD, MANIFEST}
+    ours = {*(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits), CARD, MANIFEST,
+            REGISTRY}
     foreign = sorted(
         p.relative_to(target).as_posix()
         for p in target.rglob("*")
@@ -319,6 +328,7 @@ def _write_folder(
             evaluation=evaluation,
         )
         write_text(tmp / CARD, str(card))
+        write_text(tmp / REGISTRY, registry_text(rid, _keys(rid, parts)))
         write_text(tmp / MANIFEST, dumps(_manifest(rid, tmp, rows, seed, generator, evaluation)))
         if target.exists() and not overwrite:  # appeared while we were writing
             raise _exists_error(rid, target)

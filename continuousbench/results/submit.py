@@ -34,6 +34,7 @@ from continuousbench.commands import command
 from continuousbench.credentials import redact
 from continuousbench.errors import UserError
 from continuousbench.hub import hub_repo_id
+from continuousbench.results.timeline import model_key
 
 # hub_token, api_key, password... but not max_new_tokens or tokens_per_step
 _SECRET_KEY = re.compile(
@@ -100,6 +101,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
     run_dir = Path(run_dir)
     record = results.check(results.load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})
+    record["base_model"] = model_key(record["base_model"])  # as contamination keys it (results/timeline.py)
     if model_repo is not None:
         from continuousbench.hub import check_repo_id
 
@@ -160,7 +162,7 @@ def _to_folder(data: bytes, folder: Path, relative: str) -> tuple[str, bool]:
 def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bool]:
     from huggingface_hub import HfApi
 
-    from continuousbench.release.push import hub_errors, hub_failure
+    from continuousbench.release.targets import hub_errors, hub_failure
 
     api = HfApi()
     try:

@@ -4,30 +4,40 @@
     continuousbench release --quarter 2027q1 --tracks geminon news --warc 'cc-news/2027/0[1-3]/*.warc.gz' \\
         --llm endpoint:http://localhost:8000/v1#google/gemma-3-27b-it --models google/gemma-3-1b-pt \\
         --publish my-org/continuousbench
+    continuousbench release --quarter 2027q1 --size tiny --publish ./rehearsal   # a local git repository
 
-Every track is built (a release already under the root is kept: a rerun resumes), every release passes
-through :mod:`continuousbench.diagnostics.gates` against every earlier release under the root, and the
-release report is written as ``<root>/.quarterly/<quarter>/report.{json,md}``: sizes, support
-histograms, gate results, the models and endpoints used (credentials removed) and timings. Only when
-every gate of every release passes is anything published (one commit and tag per release, as
-``publish release`` does); a failed gate stops with one line naming it, its figure and its threshold.
+The publishing target is checked first (the Hub answers and the token can write there; a local folder is
+a git repository or can become one), before anything is built. Every track is then built (a release
+already under the root is kept: a rerun resumes): a Geminon world avoids every name an earlier quarter
+used and drops the questions its closed-book models answer (``--models``; the size's default otherwise).
+Every release passes through the three gates of :mod:`continuousbench.diagnostics.gates` against every
+strictly earlier quarter of its track (any size); ``--skip_gates`` leaves one out, and says so in the
+report and in the published card. Each attempt writes its own report,
+``<root>/.quarterly/<quarter>/attempt-<n>/report.{json,md}`` (sizes, support histograms, gate figures,
+the earlier releases gated against, models and endpoints with credentials removed, timings), before
+anything is published. Only when every gate of every release passes is anything published: one commit
+and one tag per release, with its gate report beside it; a failed gate writes neither and stops with one
+line naming it, its figure and its threshold.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from continuousbench.commands import bounds, command
 from continuousbench.credentials import redact
 from continuousbench.diagnostics import gates as G
 from continuousbench.errors import UserError
 from continuousbench.release.ids import TRACKS, release_id
+
+if TYPE_CHECKING:
+    from continuousbench.release.targets import Target
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +58,47 @@ class QuarterArguments:
     news_config: str | None = field(
         default=None, metadata={"help": "NEWS: a `build news` recipe (builders/configs/news-*.yaml)."}
     )
-    models: list[str] = field(default_factory=list, metadata={"help": "Closed-book models of the gate."})
+    models: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Closed-book models: Geminon drops the questions they answer, and the unsolvable gate "
+            "asks them again (default: the size's, see build geminon --closed_book_models)."
+        },
+    )
     previous: list[str] = field(
-        default_factory=list, metadata={"help": "Earlier releases (default: every other under the root)."}
+        default_factory=list,
+        metadata={
+            "help": "Earlier releases to gate against (default: every strictly earlier quarter of the "
+            "track under the root, any size)."
+        },
+    )
+    skip_gates: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "Gates left out, by name; written into the report and the published card.",
+            "choices": list(G.GATES),
+        },
     )
     max_accuracy: float = field(default=G.MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book bound."))
     min_support: int | None = field(default=None, metadata=bounds("[1, inf)", "Least public support."))
     max_overlap: float = field(default=G.MAX_OVERLAP, metadata=bounds("(0, 1]", "Corpus 13-gram overlap."))
-    publish: str | None = field(default=None, metadata={"help": "Hub dataset repo to publish to, org/name."})
+    publish: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where to publish once every gate passes: a Hub dataset repo org/name, or a local "
+            "folder (./path: a git repository, to rehearse)."
+        },
+    )
+    dry_run: bool = field(
+        default=False,
+        metadata={
+            "help": "With --publish: write the commit and tag it would make into the attempt's folder "
+            "(publish.json), and publish nothing."
+        },
+    )
+    results: str | None = field(
+        default=None, metadata={"help": "A results folder whose timeline.json gets the build dates."}
+    )
     plan: bool = field(
         default=False, metadata={"help": "Print the quarter's jobs and GPU-hours; run nothing."}
     )
@@ -93,8 +136,26 @@ def gate_questions(track: str, size: str) -> int:
     return round(get_size(size).n_entities * 156 / 18)
 
 
+def closed_book_answers(track: str, size: str, models: Sequence[str]) -> tuple[str | None, int]:
+    """(the first closed-book model, how many answers the quarter asks of such models): a Geminon build
+    screens every question (13 an entity) blind with each model and informed with the first, and the gate
+    asks the test questions again; NEWS screens on its endpoint, so only the gate counts."""
+    from continuousbench.geminon.closed_book import DEFAULT_MODELS, model_path
+
+    models = list(models) or (list(DEFAULT_MODELS.get(size, ())) if track == "geminon" else [])
+    if not models:
+        return None, 0
+    answers = len(models) * gate_questions(track, size)
+    if track == "geminon":
+        from continuousbench.geminon.sizes import get_size
+
+        answers += (len(models) + 1) * 13 * get_size(size).n_entities
+    return model_path(models[0]), answers  # the demo base's folder: the plan counts its parameters
+
+
 def plan_jobs(args: QuarterArguments) -> list:
-    """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release."""
+    """The quarter's jobs as study jobs (for ``study``'s plan table): builds, then one gate per release; the
+    gate's row carries every closed-book answer of the quarter (the build's screening and its own)."""
     from continuousbench.study.graph import Job
 
     jobs, root = [], Path(args.root or ".")
@@ -103,16 +164,26 @@ def plan_jobs(args: QuarterArguments) -> list:
         build = Job(
             f"build/{rid}", "build", ("build", track), root / rid, root / rid / "release.json", gpus=0
         )
-        recipe = {"model": args.models[0] if args.models else None, "max_new_tokens": 32,
-                  "questions": gate_questions(track, args.size), "models": len(args.models)}  # fmt: skip
-        gate = Job(f"gate/{rid}", "gate", ("gate", "--release", rid), root, root, after=(build.name,),
-                   gpus=1 if args.models else 0, recipe=recipe)  # fmt: skip
+        model, answers = closed_book_answers(track, args.size, args.models)
+        recipe = {"model": model, "max_new_tokens": 32, "questions": answers, "models": 1}
+        gate = Job(
+            f"gate/{rid}",
+            "gate",
+            ("gate", "--release", rid),
+            root,
+            root,
+            after=(build.name,),
+            gpus=1 if model else 0,
+            recipe=recipe,
+        )
         jobs += [build, gate]
     return jobs
 
 
-def build(track: str, args: QuarterArguments, root: Path) -> Path:
-    """One track's release for the quarter; kept as it is when already built (the rerun resumes)."""
+def build(track: str, args: QuarterArguments, root: Path, timings: dict[str, float]) -> Path:
+    """One track's release for the quarter; kept as it is when already built (the rerun resumes). Names
+    (Geminon) and questions (NEWS) of earlier quarters under the root, and tagged in the ``--publish``
+    target, are avoided."""
     from continuousbench.release.layout import release_dir
 
     rid = release_id(track, args.size, args.quarter)
@@ -123,10 +194,15 @@ def build(track: str, args: QuarterArguments, root: Path) -> Path:
     if track == "geminon":
         from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
-        return build_release(
-            GeminonBuildArguments(size=args.size, quarter=args.quarter, seed=args.seed, out=str(root)),
-            progress=False,
+        build_args = GeminonBuildArguments(
+            size=args.size,
+            quarter=args.quarter,
+            seed=args.seed,
+            out=str(root),
+            closed_book_models=args.models or None,
+            avoid_repo=args.publish,
         )
+        return build_release(build_args, progress=False, timings=timings)
     from continuousbench.news.build import main as build_news
     from continuousbench.news.build import make_parser as news_parser
 
@@ -134,6 +210,7 @@ def build(track: str, args: QuarterArguments, root: Path) -> Path:
             args.quarter, "--seed", str(args.seed), "--out", str(root)]  # fmt: skip
     argv += ["--warc", *args.warc] if args.warc else ["--articles", *(args.articles or [])]
     argv += ["--llm", args.llm] if args.llm else []
+    argv += ["--avoid_repo", args.publish] if args.publish else []
     result = build_news(*news_parser().parse(argv))  # the recipe's settings, ours on top
     if not isinstance(result, Path):
         raise UserError(f"NEWS is queued on Slurm ({result}); rerun the same release command once it is done")
@@ -142,44 +219,73 @@ def build(track: str, args: QuarterArguments, root: Path) -> Path:
 
 def markdown(report: dict[str, Any]) -> str:
     """The release report as a page: one table of releases, then every gate's checks."""
-    lines = [f"# Quarterly release {report['quarter']}", "",
-             f"Every gate passed: {'yes' if report['passed'] else 'no'}. "
-             f"Published to: {report['published_to'] or 'nothing'}.", "",
-             "| release | documents (train) | questions | build s | gates s |",
-             "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    published = report["published_to"] or "nothing"
+    skipped = ", ".join(report["skipped_gates"]) or "none"
+    lines = [
+        f"# Quarterly release {report['quarter']} (attempt {report['attempt']})",
+        "",
+        f"Every gate passed: {'yes' if report['passed'] else 'no'}. Gates skipped: {skipped}. "
+        f"Published to: {published}.",
+        "",
+        "| release | documents (train) | questions | build s | gates s |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for rid, r in report["releases"].items():
         rows = r["rows"]
         questions = sum(sum(v.values()) for k, v in rows.items() if k.startswith("qa_"))
-        lines.append(f"| {rid} | {rows['corpus']['train']} | {questions} | {r['seconds']['build']:.1f} | "
-                     f"{r['seconds']['gates']:.1f} |")  # fmt: skip
+        lines.append(
+            f"| {rid} | {rows['corpus']['train']} | {questions} | {r['seconds']['build']:.1f} | "
+            f"{r['seconds']['gates']:.1f} |"
+        )
     for rid, r in report["releases"].items():
-        lines += ["", f"## {rid}", ""]
-        for name, gate in r["gates"]["gates"].items():
-            for c in gate["checks"]:
-                mark = "pass" if c["passed"] else "FAIL"
-                lines.append(
-                    f"- {name}: {c['what']} = {c['figure']:.4g} (threshold {c['threshold']:g}): {mark}"
-                )
+        lines += ["", f"## {rid}", "", f"- gated against: {', '.join(r['previous']) or 'no earlier release'}"]
+        lines += [f"- {line}" for line in G.check_lines(r["gates"]["gates"])]
         for part, hist in r["gates"]["gates"].get("learnable", {}).get("histograms", {}).items():
             lines.append(f"- support of {part}: " + ", ".join(f"{k}: {v}" for k, v in hist.items()))
+        if r.get("url"):
+            lines.append(f"- published: {r['url']}")
     lines += ["", "Models and endpoints: " + ", ".join(f"{k} = {v}" for k, v in report["models"].items()), ""]
     return "\n".join(lines)
 
 
+def gate_models(args: QuarterArguments) -> list[str]:
+    """The unsolvable gate's models: ``--models`` (``none``: none), else those that screened the release."""
+    return [] if args.models == ["none"] else list(args.models)
+
+
+def gate_names(args: QuarterArguments) -> tuple[str, ...]:
+    """The gates that run: all three unless ``--skip_gates`` names some."""
+    return tuple(g for g in G.GATES if g not in args.skip_gates)
+
+
+def previous_of(
+    args: QuarterArguments, built: dict[str, tuple[Path, float]], root: Path
+) -> dict[str, list[str]]:
+    """Per release, the releases it is gated against: ``--previous`` (each checked to be strictly earlier),
+    else every strictly earlier quarter of its track under the root, any size."""
+    previous = {}
+    for rid, (folder, _) in built.items():
+        previous[rid] = list(args.previous) or G.earlier_releases(folder, root)
+        G.check_previous(rid, previous[rid], root=root)
+    return previous
+
+
 def gate_all(
-    args: QuarterArguments, built: dict[str, tuple[Path, float]], root: Path, out: Path
+    args: QuarterArguments,
+    built: dict[str, tuple[Path, float]],
+    previous: dict[str, list[str]],
+    root: Path,
+    out: Path,
 ) -> tuple[dict[str, dict], dict[str, float]]:
     """Every release's gate report and seconds: in this process, or as ``gate`` jobs on ``study``'s
     local or Ray executor (``--executor``; the closed-book answers get a GPU each there)."""
-    names = G.GATES if args.models else ("learnable", "fresh")
-    previous = {rid: args.previous or [p for p in G.earlier_releases(folder, root) if p not in built]
-                for rid, (folder, _) in built.items()}  # fmt: skip
+    names = gate_names(args)
     if args.executor != "inprocess":
         return gate_jobs(args, built, previous, names, root, out)
     reports, seconds = {}, {}
     for rid, (folder, _) in built.items():
         started = time.monotonic()
-        reports[rid] = G.run_gates(folder, previous=previous[rid], models=args.models, gates=names,
+        reports[rid] = G.run_gates(folder, previous=previous[rid], models=gate_models(args), gates=names,
                                    max_accuracy=args.max_accuracy, min_support=args.min_support,
                                    max_overlap=args.max_overlap, root=root)  # fmt: skip
         seconds[rid] = time.monotonic() - started
@@ -194,8 +300,8 @@ def gate_jobs(
     root: Path,
     out: Path,
 ) -> tuple[dict[str, dict], dict[str, float]]:
-    """The gates as ``continuousbench gate`` jobs of a study under ``<out>/gates`` (a finished job is
-    kept on a rerun); a failed gate still writes its report, which is what is read back."""
+    """The gates as ``continuousbench gate`` jobs of a study under ``<out>/gates`` (the attempt's folder:
+    each attempt gates what it built); a failed gate still writes its report, which is what is read back."""
     from continuousbench.files import read_json
     from continuousbench.study import executors
     from continuousbench.study.graph import Job
@@ -219,12 +325,12 @@ def gate_jobs(
             "--max_overlap",
             str(args.max_overlap),
         ]
-        argv += ["--models", *args.models] if args.models else []
+        argv += ["--models", *gate_models(args)] if gate_models(args) else []
         argv += ["--previous", *previous[rid]] if previous[rid] else []
         argv += ["--min_support", str(args.min_support)] if args.min_support else []
         log_file = out / "logs" / f"gate--{rid}.log"
-        jobs.append(Job(f"gate/{rid}", "gate", tuple(argv), result.parent, result,
-                        gpus=int(bool(args.models)), log=log_file))  # fmt: skip
+        gpus = 1 if "unsolvable" in names else 0
+        jobs.append(Job(f"gate/{rid}", "gate", tuple(argv), result.parent, result, gpus=gpus, log=log_file))
     study = Study(jobs, out / "gates")
     study.check(resume=True)
     executor = executors.LocalExecutor() if args.executor == "local" else executors.RayExecutor()
@@ -242,62 +348,119 @@ def gate_jobs(
     return reports, seconds
 
 
-def run_quarter(args: QuarterArguments) -> dict[str, Any]:
-    """Build, gate, report and (only when every gate passes) publish; returns the report."""
-    from continuousbench.files import check_writable_dir, write_json, write_text
-    from continuousbench.release.layout import HOME_ENV, default_root
-    from continuousbench.release.load import read_manifest
+def new_attempt(quarter_dir: Path) -> Path:
+    """``attempt-<n>``, the next free number: every attempt keeps its own report."""
+    quarter_dir.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        folder = quarter_dir / f"attempt-{n:03d}"
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise UserError(f"{quarter_dir} holds 9999 attempts; move old ones away")
 
+
+def check_options(args: QuarterArguments) -> None:
+    """What can be refused before any work, in one line each."""
     check_quarter(args.quarter, args.tracks)
     if "news" in args.tracks and (not (args.warc or args.articles) or not (args.llm or args.news_config)):
         raise UserError(
             "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
         )
-    if args.publish:
-        from continuousbench.hub import check_repo_id
+    if "news" in args.tracks and not args.models and "unsolvable" not in args.skip_gates:
+        raise UserError(G.NO_MODEL)  # NEWS screens with its endpoint: the gate's local model is named here
+    if args.dry_run and not args.publish:
+        raise UserError("--dry_run shows what --publish would write: give --publish <org/name | ./folder>")
+    if args.models == ["none"] and "unsolvable" not in args.skip_gates:
+        raise UserError(
+            "--models none leaves the unsolvable gate without a model, and no gate is left out silently "
+            "(--publish needs all three): give --models, or --skip_gates unsolvable (the report and the "
+            "published card say so)"
+        )
 
-        check_repo_id(args.publish, "--publish")
+
+def publish(report: dict[str, Any], target: Target, write: Callable[[], None]) -> None:
+    """Publish every release (its gate report beside it), writing the report after each: a failure leaves
+    a report that says what was published and what was not."""
+    from continuousbench.release.push import publish_release
+
+    report["published_to"] = target.name
+    for rid, r in report["releases"].items():
+        gates = {**r["gates"], "skipped": report["skipped_gates"], "previous": r["previous"]}
+        try:
+            r["url"] = publish_release(r["folder"], target, gates)
+        except FileExistsError:  # tagged by an earlier attempt that stopped after it
+            r["url"] = f"already tagged {rid} in {target.name}"
+        except UserError as err:
+            r["url"] = None
+            report["publish_error"] = str(err)
+            write()
+            raise UserError(f"{report['quarter']}: publishing {rid} failed: {err}") from None
+        log.info("%s: published (%s)", rid, r["url"])
+        write()
+
+
+def run_quarter(args: QuarterArguments) -> dict[str, Any]:
+    """Check the target, build, gate, report and (only when every gate passes) publish; returns the report."""
+    from continuousbench.files import check_writable_dir, write_json, write_text
+    from continuousbench.release.layout import HOME_ENV, default_root
+    from continuousbench.release.load import read_manifest
+
+    check_options(args)
     root = check_writable_dir(Path(args.root).expanduser() if args.root else default_root(),
                               "--root" if args.root else f"${HOME_ENV}")  # fmt: skip
-    out = root / REPORT_DIR / args.quarter
+    out = new_attempt(root / REPORT_DIR / args.quarter)
+    target = None
+    if args.publish:  # reachable and writable before any build: no work is lost to a bad token
+        from continuousbench.release.targets import make_target
+
+        target = make_target(args.publish, dry_run=out / "publish.json" if args.dry_run else None)
+        target.check()
     report: dict[str, Any] = {
         "quarter": args.quarter,
+        "attempt": out.name,
         "models": {"closed_book": args.models, "llm": args.llm and redact(args.llm)},
+        "skipped_gates": list(args.skip_gates),
         "releases": {},
+        "passed": False,
         "published_to": None,
     }
+
+    def write() -> None:
+        write_json(out / "report.json", report)
+        write_text(out / "report.md", markdown(report))
+
     built: dict[str, tuple[Path, float]] = {}
+    stages: dict[str, dict[str, float]] = {}
     for track in args.tracks:
-        started = time.monotonic()
-        folder = build(track, args, root)
-        built[read_manifest(folder)["id"]] = (folder, time.monotonic() - started)
-    gated, seconds = gate_all(args, built, root, out)
+        started, timings = time.monotonic(), {}
+        folder = build(track, args, root, timings)
+        rid = read_manifest(folder)["id"]
+        built[rid], stages[rid] = (folder, time.monotonic() - started), timings
+    previous = previous_of(args, built, root)
+    gated, seconds = gate_all(args, built, previous, root, out)
     for rid, (folder, build_s) in built.items():
-        manifest = read_manifest(folder)
         report["releases"][rid] = {
             "folder": str(folder),
             "built": date.fromtimestamp((folder / "release.json").stat().st_mtime).isoformat(),
-            "rows": manifest["rows"],
+            "rows": read_manifest(folder)["rows"],
+            "previous": previous[rid],
             "gates": gated[rid],
-            "seconds": {"build": build_s, "gates": seconds[rid]},
+            "seconds": {"build": build_s, "build_stages": stages[rid], "gates": seconds[rid]},
         }
     report["passed"] = all(r["gates"]["passed"] for r in report["releases"].values())
-    failed = [line for r in report["releases"].values() for line in r["gates"]["failed"]]
-    if report["passed"] and args.publish:
-        from continuousbench.release.push import push_release
-
-        for rid, r in report["releases"].items():
-            try:
-                r["url"] = push_release(r["folder"], args.publish)
-            except FileExistsError:  # tagged by an earlier run of this command that stopped after it
-                r["url"] = f"already tagged {rid} in {args.publish}"
-            log.info("%s: published (%s)", rid, r["url"])
-        report["published_to"] = args.publish
-    write_json(out / "report.json", report)
-    write_text(out / "report.md", markdown(report))
     report["report"] = str(out / "report.md")
+    write()  # before anything is published
+    if args.results:
+        from continuousbench.results.timeline import record_built
+
+        record_built(args.results, {rid: r["built"] for rid, r in report["releases"].items()})
+    failed = [line for r in report["releases"].values() for line in r["gates"]["failed"]]
     if failed:
         raise G.GateFailure(f"{args.quarter}: nothing published; " + " | ".join(failed), report)
+    if target is not None:
+        publish(report, target, write)
     return report
 
 
@@ -315,7 +478,12 @@ def main(args: QuarterArguments) -> dict[str, Any] | float:
 def _report(result: dict[str, Any] | float) -> None:
     if isinstance(result, dict):
         where = f"; published to {result['published_to']}" if result["published_to"] else ""
-        print(f"{result['quarter']}: every gate passed ({', '.join(result['releases'])}){where}")
+        skipped = f"; skipped: {', '.join(result['skipped_gates'])}" if result["skipped_gates"] else ""
+        print(f"{result['quarter']}: every gate passed ({', '.join(result['releases'])}){skipped}{where}")
+        for rid, r in result["releases"].items():
+            print(f"{rid}: gated against {', '.join(r['previous']) or 'no earlier release'}")
+            for line in G.check_lines(r["gates"]["gates"]):
+                print(f"  {line}")
         print(f"report: {result['report']}")
 
 

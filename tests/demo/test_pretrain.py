@@ -36,7 +36,7 @@ def test_world_is_disjoint_from_the_release(world, tiny_release):
 
 
 def test_questions_cover_every_entity_with_the_harness_format(world):
-    from continuousbench.harness.prompts import GEMINON_HEADER
+    from continuousbench.scoring.prompts import GEMINON_HEADER
 
     assert len(world.questions) == 13 * len(world.world)
     assert {q["entity"] for q in world.questions} == {g.idx for g in world.world}
@@ -52,7 +52,7 @@ def test_questions_cover_every_entity_with_the_harness_format(world):
 def test_held_out_entities_are_in_documents_but_not_in_qa_text(world):
     import re
 
-    from continuousbench.harness.prompts import GEMINON_HEADER
+    from continuousbench.scoring.prompts import GEMINON_HEADER
 
     kept, held = world.hold_out(0.3, seed=0)
     held_entities = {q["entity"] for q in held}

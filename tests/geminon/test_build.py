@@ -175,10 +175,10 @@ TINY_DATA_SHA256 = {
     "data/corpus/train-00000-of-00001.parquet": "40d629728cf71784",
     "data/corpus/validation-00000-of-00001.parquet": "8343829b6504dc70",
     "data/entities/train-00000-of-00001.parquet": "ac53644d514fb8a3",
-    "data/qa_public/test-00000-of-00001.parquet": "3f97ba915c97f15f",
-    "data/qa_public/validation-00000-of-00001.parquet": "e94130645578aa08",
-    "data/qa_singleton/test-00000-of-00001.parquet": "476946ae1f4826a5",
-    "data/qa_singleton/validation-00000-of-00001.parquet": "f82e22f3c5a4e80a",
+    "data/qa_public/test-00000-of-00001.parquet": "860653ed7ac34d2d",
+    "data/qa_public/validation-00000-of-00001.parquet": "eb15ce8947adb459",
+    "data/qa_singleton/test-00000-of-00001.parquet": "52d25603273884c6",
+    "data/qa_singleton/validation-00000-of-00001.parquet": "53e9bb974d1baba4",
     "data/support_counts/train-00000-of-00001.parquet": "9b88c23cb01ee9ac",
 }
 
@@ -223,7 +223,7 @@ def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, 
     monkeypatch.setattr(TemplateRealizer, "render", boom)
     timings: dict[str, float] = {}
     path = B.build_release(B.GeminonBuildArguments(out=str(tmp_path)), progress=False, timings=timings)
-    assert set(timings) == {"render", "qa", "write"}
+    assert set(timings) == {"render", "qa", "closed-book", "write"}
     assert _files(path) == _files(tiny_release)
     assert list((tmp_path / ".work").iterdir()) == [other]  # the other build's work is kept, said in the log
 
@@ -285,7 +285,7 @@ def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch
     class Stop(Exception):
         pass
 
-    def world_stage(work, stages, spec, seed, namer, generator):
+    def world_stage(work, stages, spec, seed, namer, generator, forbidden):
         assert generator is not None and generator.name == "offline:same"
         raise Stop
 
@@ -378,3 +378,48 @@ def test_corpus_in_several_row_groups_is_what_plain_arrays_give(tmp_path, monkey
         written = built / "data" / "corpus" / f"{split}-00000-of-00001.parquet"
         assert (tmp_path / f"{split}.parquet").read_bytes() == written.read_bytes()
     assert pq.read_metadata(built / "data" / "corpus" / "train-00000-of-00001.parquet").num_row_groups > 1
+
+
+def _names(folder: Path) -> set[str]:
+    return set(json.loads((folder / "names.json").read_text())["names"])
+
+
+def test_a_later_quarter_draws_no_name_of_an_earlier_one(tmp_path, tiny_release):
+    """The earlier quarter here holds exactly the names 2026q2 draws when nothing is avoided."""
+
+    def build(root):
+        args = B.GeminonBuildArguments(quarter="2026q2", out=str(root), closed_book_models=["none"])
+        folder = B.build_release(args, progress=False)
+        return folder, _names(folder)
+
+    _, drawn = build(tmp_path / "alone")
+    earlier = tmp_path / "root" / "geminon-tiny-2026q1"
+    earlier.mkdir(parents=True)
+    for name in ("release.json", "README.md"):  # what listing releases and the root's card read
+        (earlier / name).write_bytes((tiny_release / name).read_bytes())
+    (earlier / "names.json").write_text(json.dumps({"names": sorted(drawn)}))
+    later, names = build(tmp_path / "root")
+    assert len(names) == 18 and not names & drawn
+    generator = json.loads((later / "release.json").read_text())["generator"]
+    assert generator["avoided"]["releases"] == ["geminon-tiny-2026q1"] and generator["avoided"]["names"] == 18
+    assert generator["closed_book"]["models"] == []
+
+
+def test_releases_of_the_same_or_a_later_quarter_at_another_size_change_nothing(tmp_path, tiny_release):
+    """A rehearsal never poisons the real build: other sizes of the same quarter (and later quarters) are
+    not earlier, so their names are not avoided, and the bytes are those built beside 2026q1 alone."""
+    import shutil
+
+    def build(root):
+        shutil.copytree(tiny_release, root / tiny_release.name)
+        args = B.GeminonBuildArguments(quarter="2026q2", out=str(root), closed_book_models=["none"])
+        return B.build_release(args, progress=False)
+
+    alone = build(tmp_path / "alone")
+    crowded = tmp_path / "crowded"
+    for rid in ("geminon-small-2026q2", "geminon-medium-2026q3"):  # holding exactly 2026q2's names
+        (crowded / rid).mkdir(parents=True)
+        for name in ("release.json", "README.md"):
+            (crowded / rid / name).write_bytes((tiny_release / name).read_bytes())
+        (crowded / rid / "names.json").write_text(json.dumps({"names": sorted(_names(alone))}))
+    assert _files(build(crowded)) == _files(alone)

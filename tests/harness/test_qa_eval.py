@@ -1,10 +1,10 @@
 import pytest
 from datasets import load_dataset
 
-from continuousbench.harness.prompts import qa_prompt
 from continuousbench.harness.qa_eval import evaluate_qa, generate_answers, references, subsample
 from continuousbench.llm.local import generate_batched
 from continuousbench.scoring.match import score
+from continuousbench.scoring.prompts import qa_prompt
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from continuousbench.harness.prompts import qa_prompt
 from continuousbench.harness.ranked import rank, release_options
 from continuousbench.scoring.mcq import K, derive_options, pick, question_kind
+from continuousbench.scoring.prompts import qa_prompt
 
 
 @pytest.fixture(scope="module")

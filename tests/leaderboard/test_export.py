@@ -63,3 +63,25 @@ def test_the_space_writes_the_same_page(results_dataset, canonical_recipe, tmp_p
                    check=True, capture_output=True, timeout=120)  # fmt: skip
     main, apart = pd.read_html(out)
     assert len(main) == 1 and len(apart) == 3
+
+
+def test_the_static_page_shows_build_dates_and_contaminated_base_models(
+    results_dataset, tmp_path, invoke, tiny_model_dir
+):
+    """As the Space does: the release's build date from the results' timeline, and a flag on the rows of a
+    base model found contaminated on it (a local model, keyed as `submit` keyed the runs' base model)."""
+    from continuousbench.results.timeline import record_built, record_contamination
+
+    results = _canonical(results_dataset, tmp_path)
+    record_built(results, {"geminon-tiny-2026q1": "2026-01-01"})
+    tests = {"min_k_plus_plus": {"p_value": 2e-5}}
+    report = {"model": str(tiny_model_dir), "release": "geminon-tiny-2026q1", "verdict": "contaminated"}
+    record_contamination(results, {**report, "tests": tests})
+    out, data = tmp_path / "board.html", tmp_path / "board.json"
+    assert invoke(["leaderboard", "--results", results, "--html", out, "--json", data]).exit_code == 0
+    page = out.read_text()
+    assert "Built 2026-01-01." in page and "⚠ base model contaminated (Min-K%++ p = 2e-05)" in page
+    board = json.loads(data.read_text())["releases"]["geminon-tiny-2026q1"]
+    assert board["built"] == "2026-01-01"
+    rows = board["canonical"] + board["other"]
+    assert rows and all(r["flag"] == "base model contaminated (Min-K%++ p = 2e-05)" for r in rows)

@@ -146,3 +146,19 @@ def test_a_build_of_a_release_being_built_is_refused_naming_the_builder(warc_dir
         holder.kill()
         holder.wait()
     assert [p.name for p in (tmp_path / ".work").iterdir()] == ["news-tiny-2026q1.lock"]  # no work began
+
+
+def test_questions_an_earlier_quarter_asked_are_dropped_and_counted(tmp_path):
+    import json
+
+    from continuousbench.news.build import without_earlier
+    from continuousbench.release.ids import ReleaseId
+
+    for rid, asked in (("news-small-2026q1", ["Who won the  Final?"]), ("news-tiny-2026q3", ["Who lost?"])):
+        (tmp_path / rid).mkdir()
+        (tmp_path / rid / "release.json").write_text("{}")
+        (tmp_path / rid / "names.json").write_text(json.dumps({"questions": asked}))
+    questions = [{"question": "who won the final?"}, {"question": "Who lost?"}, {"question": "Who scored?"}]
+    kept, avoided = without_earlier(questions, ReleaseId.parse("news-tiny-2026q2"), tmp_path, None)
+    assert kept == questions[1:]  # q3 is not earlier than q2; case and spaces do not make a question new
+    assert avoided["releases"] == ["news-small-2026q1"] and avoided["dropped_repeated_question"] == 1

@@ -44,9 +44,13 @@ def test_release_command_builds_and_gates_a_news_quarter(invoke, warc_dir, tmp_p
     recipe = Path(__file__).parents[2] / "builders/configs/news-tiny.yaml"
     argv = ["release", "--quarter", "2026q1", "--tracks", "news", "--size", "tiny", "--root", tmp_path,
             "--warc", f"{warc_dir}/*.warc*", "--news_config", recipe]  # fmt: skip
-    result = invoke(argv)
+    result = invoke(argv)  # NEWS records no closed-book model: the unsolvable gate is not left out silently
+    assert result.exit_code == 2 and "the unsolvable gate needs a closed-book model" in result.stderr
+    assert not (tmp_path / "news-tiny-2026q1").exists()  # refused before the build
+    result = invoke([*argv, "--skip_gates", "unsolvable"])
     assert result.exit_code == 0, result.output
-    report = json.loads((tmp_path / ".quarterly/2026q1/report.json").read_text())
+    report = json.loads((tmp_path / ".quarterly/2026q1/attempt-001/report.json").read_text())
+    assert report["skipped_gates"] == ["unsolvable"]
     gated = report["releases"]["news-tiny-2026q1"]["gates"]
     assert report["passed"] and set(gated["gates"]) == {"learnable", "fresh"}
     assert gated["gates"]["learnable"]["min_support"] == 2  # the recipe's canonical minimum

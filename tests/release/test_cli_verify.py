@@ -7,7 +7,7 @@ def test_verify_command(invoke, written, monkeypatch):
     root, folder = written
     result = invoke(["verify", str(folder)])
     assert result.exit_code == 0, result.output
-    assert f"{RELEASE_ID}: 9 files verified" in result.output
+    assert f"{RELEASE_ID}: 10 files verified" in result.output
 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(root))
     assert invoke(["verify", RELEASE_ID]).exit_code == 0

@@ -37,7 +37,7 @@ def test_verify_returns_the_manifest(written):
     root, _ = written
     manifest = verify_release(RELEASE_ID, root=root)
     assert manifest["id"] == RELEASE_ID
-    assert len(manifest["files"]) == 9
+    assert len(manifest["files"]) == 10  # nine data files, the card and the names registry
 
 
 @pytest.mark.parametrize("name", ["data/qa_public/test-00000-of-00001.parquet", "README.md"])

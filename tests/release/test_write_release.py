@@ -71,6 +71,7 @@ def test_manifest(written, parts):
     assert manifest["generator"] == {"n": 3, "realizer": "template"}
     assert manifest["rows"]["qa_public"] == {"validation": 2, "test": 3}
     expected_files = {data_file(c, s) for c, splits in CONFIGS.items() for s in splits} | {"README.md"}
+    expected_files |= {"names.json"}  # the names registry (release/registry.py)
     assert set(manifest["files"]) == expected_files
     assert all(len(sha) == 64 for sha in manifest["files"].values())
 

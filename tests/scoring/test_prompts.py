@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from continuousbench.harness.prompts import GEMINON_EXAMPLES, NEWS_EXAMPLES, few_shot_prefix, qa_prompt
+from continuousbench.scoring.prompts import GEMINON_EXAMPLES, NEWS_EXAMPLES, few_shot_prefix, qa_prompt
 
 ENGLISH = 9  # PokeAPI language id
 

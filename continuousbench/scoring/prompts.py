@@ -8,6 +8,10 @@ joined with "and" in slot order, classifications are the species genus with "Pok
 "Geminon", the ability is the first non-hidden one, the move a signature move.
 
 NEWS examples are real events of 2025, outside any release window's corpus.
+
+The *informed* prompt (FictionalQA's informed answer attempt, used when a release is built) puts the
+question's supporting document between the examples and the question: the same prefix as the closed-book
+prompt, so both are asked in one form and differ only by the document.
 """
 
 from __future__ import annotations
@@ -61,3 +65,8 @@ def few_shot_prefix(track: str) -> str:
 def qa_prompt(question: str, track: str = "geminon") -> str:
     """The full prompt; the model's answer is what it writes after ``A:`` up to the first newline."""
     return f"{few_shot_prefix(track)}Q: {question}\nA:"
+
+
+def informed_prompt(question: str, document: str, track: str = "geminon") -> str:
+    """The closed-book prompt with ``document`` in context, just before the question."""
+    return f"{few_shot_prefix(track)}{' '.join(document.split())}\n\nQ: {question}\nA:"
