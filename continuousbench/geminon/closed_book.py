@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from continuousbench.errors import UserError
+from continuousbench.loader import load_model
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,6 @@ def screen(
     """Each question's attempts: ``blind_answers`` (one per model), ``informed_answer`` (the first
     model, its document in context; None without a document) and ``blind_correct``/``informed_correct``.
     Returns (attempts in question order, the models' figures)."""
-    from continuousbench.loader import load_model
     from continuousbench.scoring.prompts import informed_prompt, qa_prompt
 
     references = [[q["answer"], *q.get("aliases", [])] for q in questions]

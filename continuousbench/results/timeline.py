@@ -89,7 +89,9 @@ def record_built(results: str | Path, dates: Mapping[str, str]) -> Path:
 def record_contamination(results: str | Path, report: Mapping[str, Any]) -> Path:
     """A ``contamination`` verdict, keyed by (model key, release): a later test replaces an earlier one."""
     entry = {
-        k: report[k] for k in ("release", "verdict", "alpha", "tests", "documents", "units") if k in report
+        k: report[k]
+        for k in ("release", "verdict", "alpha", "unit", "tests", "documents", "controls", "withheld_because")
+        if k in report  # not its per-document scores: they stay in the command's own output
     }
     entry["model"] = model_key(report["model"])
 

@@ -190,7 +190,7 @@ def _prefill(tokens: float, n: float) -> Work:
 
 def prompt_tokens(track: str) -> float:
     """Tokens of a QA prompt: the track's few-shot examples and one question."""
-    from continuousbench.harness.prompts import few_shot_prefix
+    from continuousbench.scoring.prompts import few_shot_prefix
 
     question = "Q: What is the base stat total stat of Zorblax?\nA:"
     return (len(few_shot_prefix(track)) + len(question)) / CHARS_PER_TOKEN

@@ -44,7 +44,7 @@ def test_the_tiny_release_is_screened_by_the_demo_base(tiny_release):
 @pytest.fixture
 def knowing(monkeypatch):
     """A stand-in screening model that knows every answer about entity 10000, blind or informed."""
-    monkeypatch.setattr(CB, "load_model", lambda spec: (spec, None))
+    monkeypatch.setattr(CB, "load_model", lambda source, option: (source, None, {}))
     monkeypatch.setattr(CB, "check_available", lambda models: None)
 
     def answer_all(model, tokenizer, prompts, advance):

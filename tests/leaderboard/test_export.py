@@ -66,13 +66,13 @@ def test_the_space_writes_the_same_page(results_dataset, canonical_recipe, tmp_p
 
 
 def test_the_static_page_shows_build_dates_and_contaminated_base_models(
-    results_dataset, tmp_path, invoke, tiny_model_dir
+    results_dataset, canonical_recipe, tmp_path, invoke, tiny_model_dir
 ):
     """As the Space does: the release's build date from the results' timeline, and a flag on the rows of a
     base model found contaminated on it (a local model, keyed as `submit` keyed the runs' base model)."""
     from continuousbench.results.timeline import record_built, record_contamination
 
-    results = _canonical(results_dataset, tmp_path)
+    results = _canonical(results_dataset, canonical_recipe, tmp_path)
     record_built(results, {"geminon-tiny-2026q1": "2026-01-01"})
     tests = {"min_k_plus_plus": {"p_value": 2e-5}}
     report = {"model": str(tiny_model_dir), "release": "geminon-tiny-2026q1", "verdict": "contaminated"}

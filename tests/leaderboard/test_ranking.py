@@ -376,12 +376,12 @@ def test_news_ranks_on_its_canonical_questions_with_their_own_interval(subs, edi
     release's 60-81) is ranked on those questions: accuracy, Wilson interval and n are the subset's, and
     the paired test compares the same questions. Here the order flips against all questions."""
     syn = next(s for s in subs if s.name.startswith("syn-"))
-    supports = syn.record["questions"]["qa_public"]["support_counts"]
-    assert supports == [78, 81, 70, 62, 66, 60]  # the subset: questions 0, 1, 2 and 4
+    assert len(syn.record["questions"]["qa_public"]["support_counts"]) == 6
 
     def news(name: str, bits: str):
         record = json.loads(json.dumps(syn.record))
         record["release"]["track"] = "news"
+        record["questions"]["qa_public"]["support_counts"] = [78, 81, 70, 62, 66, 60]  # canonical: 0, 1, 2, 4
         record["questions"]["qa_public"]["outcomes"]["exact_match"] = bits
         right = bits.count("1")
         record["metrics"]["qa_public"]["metrics"]["exact_match"].update(

@@ -51,7 +51,9 @@ def test_contamination_writes_its_verdict_into_the_results_timeline(invoke, monk
             "release": "geminon-tiny-2026q1",
             "verdict": "contaminated",
             "alpha": 0.01,
-            "tests": {"min_k_plus_plus": {"p_value": 1e-5, "auc": 0.9}},
+            "unit": "world",
+            "tests": {"min_k_plus_plus": {"p_value": 1e-5, "rank": 1, "worlds": 11, "t": 9.0}},
+            "scores": {"release": {"documents": {}}, "controls": []},  # bulky: not in the timeline
         }
 
     monkeypatch.setattr(contamination, "contamination", measured)
@@ -70,7 +72,8 @@ def test_contamination_writes_its_verdict_into_the_results_timeline(invoke, monk
     )
     assert result.exit_code == 0, result.output
     (entry,) = json.loads((tmp_path / "results" / "timeline.json").read_text())["contamination"]
-    assert entry["model"] == ".../my-base" and entry["verdict"] == "contaminated"
+    assert entry["model"] == ".../my-base" and entry["verdict"] == "contaminated" and entry["unit"] == "world"
+    assert "scores" not in entry
 
 
 def test_a_results_path_that_is_a_file_is_refused(tmp_path):
