@@ -588,6 +588,12 @@ CLI = [
         ("tg-sweep-over-budget", ["--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "4",
                                   "--sweep", "learning_rate=1e-4,2e-4,4e-4", "--max_total_epsilon", "12"],
          "the 3 runs of the sweep compose to epsilon"),
+        # --- train-generator --tuning full (issue 43) ---
+        ("tg-full-nonprivate", ["--tuning", "full"], "--tuning full trains with the DP engine only"),
+        ("tg-full-ghost", ["--tuning", "full", "--epsilon", "10", "--clipping", "ghost"],
+         "--tuning full clips with --clipping bookkeeping, not ghost"),
+        ("tg-full-bf16-weights", ["--tuning", "full", "--epsilon", "10", "--dtype", "bfloat16"],
+         "--dtype bfloat16 keeps the weights in half precision"),
     )],
     case(lambda e: e.evaluate("--tuning", "prompt", drop=("--lora_r",)), 2,
          "--tuning prompt trains generators only", id="evaluate-prompt-tuning"),
