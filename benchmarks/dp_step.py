@@ -159,14 +159,20 @@ def build_step(args, kind: str):
 def timed(steps: dict, repeats: int) -> dict[str, tuple[float, float]]:
     """Median (wall, CPU) seconds of each step, the steps taken in turn (odd rounds in reverse order) so
     that load on a shared machine hits all alike. CPU time (one thread) leaves out the time the process
-    waits for a core, which wall time on a busy machine is mostly made of."""
+    waits for a core, which wall time on a busy machine is mostly made of. On CUDA each step is waited
+    for (its kernels run asynchronously), and wall time is the measure."""
+    import torch
+
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for step in steps.values():
         step()  # warm-up
     times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in steps}
     for round_ in range(repeats):
         for kind in list(steps)[:: -1 if round_ % 2 else 1]:
+            sync()
             wall, cpu = time.perf_counter(), time.process_time()
             steps[kind]()
+            sync()
             times[kind].append((time.perf_counter() - wall, time.process_time() - cpu))
     return {kind: tuple(statistics.median(x[i] for x in t) for i in (0, 1)) for kind, t in times.items()}
 
@@ -246,7 +252,11 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
         reference = f"{ref}-bf16" if kind.endswith("-bf16") and f"{ref}-bf16" in times else ref
         (wall, cpu), ratio = times[kind], ""
         if reference in times and kind != reference and memory[reference] >= 8:  # RSS is coarse below
-            ratio = f" = {cpu / times[reference][1]:.3f}x CPU time ({wall / times[reference][0]:.2f}x wall), "
+            if torch.cuda.is_available():  # the GPU's time: the host's CPU time only launches kernels
+                ratio = f" = {wall / times[reference][0]:.3f}x wall time, "
+            else:
+                ratio = f" = {cpu / times[reference][1]:.3f}x CPU time "
+                ratio += f"({wall / times[reference][0]:.2f}x wall), "
             ratio += f"{memory[kind] / memory[reference]:.2f}x memory"
         rows.append((f"{kind} step", f"{wall:.3f} s wall, {cpu:.3f} s CPU, {memory[kind]:.0f} MiB{ratio}"))
     _, plain, tok = built[kinds[0]]

@@ -380,7 +380,7 @@ class BookkeepingModule(torch.nn.Module):
         """``p.grad`` = sum over records of factor x the record's gradient; a parameter no layer used in
         this step gets zeros. Each parameter's book is dropped once summed (memory moves, not grows)."""
         shared = _SharedInputs(self.book)
-        for p in self.params:
+        for p in reversed(self.params):  # the last layers' tensors are the ones the norms left in cache
             total = None
             for use in self.book.uses.pop(p, []):
                 total = shared.add_clipped_sum(total, use, factors, p)
