@@ -108,19 +108,21 @@ class _Linear(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, book: Book):
-        device = x.device.type
-        if torch.is_autocast_enabled(device):  # the input as the matmul sees it: bf16 keeps half the memory
-            x = book.cast(x, torch.get_autocast_dtype(device))
-        ctx.save_for_backward(x, weight)
-        ctx.book, ctx.bias = book, bias
-        return F.linear(x, weight, bias)
+        device, used = x.device.type, weight
+        if torch.is_autocast_enabled(device):  # input and weight as the matmul sees them (bf16: half the
+            dtype = torch.get_autocast_dtype(device)  # memory, and no second cast in the backward pass)
+            x, used = book.cast(x, dtype), weight.to(dtype)
+        ctx.save_for_backward(x, used)
+        ctx.book, ctx.weight, ctx.bias = book, weight, bias
+        return F.linear(x, used, bias)
 
     @staticmethod
     def backward(ctx, grad_out):
-        x, weight = ctx.saved_tensors
+        x, used = ctx.saved_tensors
+        weight = ctx.weight
         grad_x = None
         if ctx.needs_input_grad[0]:  # a 2-D matmul: a 3-D one broadcasts the weight over the batch
-            flat = grad_out.reshape(-1, grad_out.shape[-1]) @ weight.to(grad_out.dtype)
+            flat = grad_out.reshape(-1, grad_out.shape[-1]) @ used.to(grad_out.dtype)
             grad_x = flat.view(*grad_out.shape[:-1], weight.shape[1])
         rows = grad_out.reshape(grad_out.shape[0], -1, grad_out.shape[-1])
         if weight.requires_grad:
@@ -434,7 +436,9 @@ class _SharedInputs:
             self._once(cols)
             per_record = torch.bmm(rows.transpose(1, 2), cols)  # this layer's only, freed at once
             return per_record.float().flatten(1).pow(2).sum(1)
-        return _gram_inner(_gram(rows), self._once(cols, _gram))
+        gram_in = self._once(cols, lambda x: torch.bmm(x, x.transpose(1, 2)))
+        gram_out = torch.bmm(rows, rows.transpose(1, 2))  # whole: blocks of it fall off bmm's fast paths
+        return (gram_out * gram_in).sum((1, 2), dtype=torch.float32)
 
     def add_clipped_sum(
         self, total: torch.Tensor | None, use: Use, factors: torch.Tensor, param
@@ -455,24 +459,6 @@ class _SharedInputs:
                 rows = rows * factors.to(rows.dtype)[:, None, None]
             part = (rows.flatten(0, 1).t() @ cols.flatten(0, 1)).float()
         return part if total is None else total.add_(part)
-
-
-def _gram(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """Each record's T x T Gram matrix ``x xᵀ`` as its distinct blocks: the two diagonal halves and one
-    off-diagonal one (symmetry: 3/4 of the multiply-adds), or whole for short records."""
-    half = x.shape[1] // 2
-    if half < 32:
-        return (torch.bmm(x, x.transpose(1, 2)),)
-    first, second = x[:, :half], x[:, half:]
-    return tuple(
-        torch.bmm(a, b.transpose(1, 2)) for a, b in ((first, first), (first, second), (second, second))
-    )
-
-
-def _gram_inner(a: tuple[torch.Tensor, ...], b: tuple[torch.Tensor, ...]) -> torch.Tensor:
-    """Each record's ``<A, B>`` of two symmetric Gram matrices given as :func:`_gram`'s blocks."""
-    weights = (1.0,) if len(a) == 1 else (1.0, 2.0, 1.0)  # the off-diagonal block stands for two
-    return sum(w * (x.float() * y.float()).sum((1, 2)) for w, x, y in zip(weights, a, b, strict=True))
 
 
 def _embedding_squared_norm(ids: torch.Tensor, grads: torch.Tensor, vocabulary: int) -> torch.Tensor:

@@ -12,7 +12,7 @@ from continuousbench.dp.bookkeeping import BookkeepingModule, describe
 from continuousbench.errors import UserError
 
 TEXTS = [f"Geminon {i} has attack {i} and lives in zone {i % 5}." + " zone" * (i % 4) for i in range(6)]
-# Records long enough (T >= 64) for the Gram matrices' block form, of different lengths (padding)
+# Longer records (T >= 64, where Gram norms are cheaper than materialised ones), of different lengths
 LONG = [" ".join([text] * (3 + i % 3)) for i, text in enumerate(TEXTS)]
 
 
@@ -72,7 +72,8 @@ def _per_record_grads(model, rows, pad_id, clip_norm=1.0):
 def test_per_record_norms_equal_independent_backward_passes(dp_model_dir, arch, texts):
     """Per parameter and record: linear weights and biases, plain and Gemma's scaled embeddings tied
     with the output layer (two uses, one norm: the cross term) or untied, RMSNorm and Gemma's (1 + w)
-    norm weights, q/k norms, LayerNorm weights and biases; Gram matrices whole and as blocks."""
+    norm weights, q/k norms, LayerNorm weights and biases; Gram norms (short records) and materialised
+    ones (long)."""
     model, tok = _model(dp_model_dir, arch)
     rows = dpsgd.encode_records(tok, texts, 128)
     assert (max(map(len, rows)) >= 64) == (texts is LONG)
