@@ -213,7 +213,8 @@ class _Stateless:
         width = next(iter(weights.values())).shape[-1]
         generator = torch.Generator().manual_seed(0)
         x, grad_out = (torch.randn(2, 3, width, generator=generator) for _ in range(2))
-        x, grad_out = x.to(layer_device(layer)), grad_out.to(layer_device(layer))
+        device = next(layer.parameters()).device
+        x, grad_out = x.to(device), grad_out.to(device)
 
         def record_loss(params, x_b, g_b):
             return (self(params, x_b.unsqueeze(0)) * g_b.unsqueeze(0)).sum()
@@ -233,10 +234,6 @@ class _Stateless:
                 f"parameter {name} lives in a {type(layer).__name__}, whose per-record gradients cannot be "
                 "computed exactly here (it does not use its weights elementwise); freeze it"
             )
-
-
-def layer_device(layer: torch.nn.Module) -> torch.device:
-    return next(layer.parameters()).device
 
 
 def _kind(module: torch.nn.Module) -> str | None:
@@ -330,6 +327,8 @@ class BookkeepingModule(torch.nn.Module):
         self.book = Book()
         self._patched: list[torch.nn.Module] = []
         forwards = {"linear": _linear_forward, "embedding": _embedding_forward, "norm": _norm_forward}
+        if any(hasattr(layer, "_bk_book") for found in layers.values() for _, layer in found):
+            raise RuntimeError("the model is wrapped for book-keeping already: unwrap it first")
         for kind, found in layers.items():
             for name, layer in found:
                 if kind == "norm":  # the stateless copy first: it keeps the layer's own forward

@@ -118,10 +118,11 @@ def token_loss(model, criterion, rows, pad_id: int, device):
 
 CLIPPINGS = ("per_sample", "ghost", "bookkeeping")
 # A DP step's time over the non-private step of the same tuning and batch, as measured by
-# benchmarks/dp_step.py (docs/performance.md: LoRA r=16 per_sample 1.02-1.04x; ghost 1.6-1.7x, its
-# second backward pass; full fine-tuning with book-keeping, its norms): what a cost model multiplies
-# the non-private step's FLOPs (6·N·T full, 4·N·T LoRA or prompt) by. Measured on CPU, one thread.
-STEP_COST: dict[str, float] = {"per_sample": 1.04, "ghost": 1.7, "bookkeeping": 1.3}
+# benchmarks/dp_step.py (docs/performance.md: LoRA r=16 per_sample 1.02-1.04x; ghost at rank 128 1.71x,
+# its second backward pass; full fine-tuning with book-keeping 1.31-1.33x in float32 and 1.21-1.27x in
+# bf16, its norms and the noise): what a cost model multiplies the non-private step's FLOPs (6·N·T full,
+# 4·N·T LoRA or prompt) by. Measured on CPU, one thread, float32 (the larger).
+STEP_COST: dict[str, float] = {"per_sample": 1.04, "ghost": 1.71, "bookkeeping": 1.33}
 
 
 def resolve_clipping(tuning: str, clipping: str | None) -> str:
