@@ -136,6 +136,10 @@ def settings(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, path: s
     for key in DP_TRAINING_KEYS if t.private else TRAINING_KEYS:
         if key not in HARDWARE:
             out[key] = getattr(t, key)
+    if t.private:  # the clipping that runs, whether named or the tuning's default
+        from continuousbench.dp.dpsgd import resolve_clipping
+
+        out["clipping"] = resolve_clipping(m.tuning, t.clipping)
     # 50 in a YAML and --eval_steps 50 (a float) are the same setting
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in out.items()}
 
