@@ -44,9 +44,7 @@ class DPOptions:
     clipping: str | None = field(
         default=None,
         metadata={
-            "help": "per_sample (one backward), ghost (two backwards, little memory: large ranks) or "
-            "bookkeeping (one backward, norms from layer inputs; --tuning full's); default: bookkeeping "
-            "for --tuning full, per_sample otherwise.",
+            "help": "per_sample, ghost (little memory) or bookkeeping (--tuning full's); default by tuning.",
             "choices": ["per_sample", "ghost", "bookkeeping"],
         },
     )
