@@ -4,6 +4,8 @@
     python benchmarks/dp_step.py                  # Llama h=256 L=4, LoRA r=16, batch 32 x 128 tokens
     python benchmarks/dp_step.py --kinds plain ghost --bf16
     python benchmarks/dp_step.py --kinds plain per_sample prompt_plain prompt_per_sample   # prompt tuning
+    python benchmarks/dp_step.py --kinds full_plain full_bookkeeping full_opacus_hooks full_opacus_ghost \
+        --bf16                                    # full fine-tuning: ours beside Opacus's two engines
     python benchmarks/dp_step.py --glibc_default  # glibc's own malloc thresholds: faults in every DP step
 
 Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-loss backward + AdamW;
@@ -12,7 +14,11 @@ Same model (tiny Llama + LoRA), same batch, same tokens. ``plain`` is one mean-l
 backward). Both DP steps add secure-mode noise from a secret generator, as training does.
 ``prompt_plain`` / ``prompt_per_sample`` are the same two steps training a soft prompt of
 ``--virtual_tokens`` instead of LoRA (PEFT's batch-wide lookup for the plain step, the DP loop's
-per-record lookup for the DP one); prompt kinds are compared with ``prompt_plain``. ``--bf16``
+per-record lookup for the DP one); prompt kinds are compared with ``prompt_plain``. ``full_*`` kinds
+train every weight: ``full_bookkeeping`` is ours (continuousbench.dp.bookkeeping), ``full_opacus_hooks``
+and ``full_opacus_ghost`` Opacus's own engines on the same model (ghost clipping refuses tied weights,
+so it runs on an untied copy: the output layer's 131k more parameters), ``full_plain_twice`` the
+two-pass floor; all compared with ``full_plain``. ``--bf16``
 adds the same kinds under CPU/GPU bf16 autocast. Times are medians of repeats in which the kinds
 alternate (load on a shared machine hits them alike). Memory is what one step needs above its set-up:
 on CUDA the allocator's peak in a second step, on CPU the peak RSS of the first step of a fresh
@@ -44,6 +50,10 @@ KINDS = ("plain", "per_sample", "ghost")
 # "ghost_gram": ghost with Gram norms whatever the length ("ghost" picks the cheaper norms each step)
 EXTRA = ("two_backwards", "opacus_hooks", "plain_twice", "opacus_ghost", "ghost_gram")
 PROMPT_KINDS = ("prompt_plain", "prompt_per_sample", "prompt_ghost")  # a soft prompt instead of LoRA
+# Full fine-tuning (every weight trains): the non-private step, ours (book-keeping), Opacus's per-sample
+# hooks (GradSampleModule: every record's gradient of every weight) and Opacus's ghost clipping (two
+# backward passes), the two-pass floor; compared with full_plain
+FULL_KINDS = ("full_plain", "full_bookkeeping", "full_opacus_hooks", "full_opacus_ghost", "full_plain_twice")
 
 
 CLIPPING_OF = {
@@ -86,16 +96,20 @@ def build_step(args, kind: str):
         num_heads=4,
     )
     base, _, precision = kind.partition("-")
-    prompt = base.startswith("prompt_")
-    base = base.removeprefix("prompt_")
+    prompt, full = base.startswith("prompt_"), base.startswith("full_")
+    base = base.removeprefix("prompt_").removeprefix("full_")
     tuning = {"tuning": "prompt", "prompt": PromptSpec(args.virtual_tokens)} if prompt else {}
+    tuning = {"tuning": "full"} if full else tuning
     model, tok = load_model_and_tokenizer(str(folder), lora_rank=args.rank, dtype="float32", **tuning)
     if prompt and base != "plain":  # what the DP loop does: one lookup per record
         look_up_per_record(model)
+    if full and base == "opacus_ghost":  # "Parameter tying is not supported with Ghost Clipping": untie
+        model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+        model.config.tie_word_embeddings = False
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model.to(device)
+    model.to(device).train()  # Opacus's hooks record nothing in eval mode
     rows = dpsgd.encode_records(tok, texts[: args.batch], args.length)
-    params = dpsgd.check_trainable(model)
+    params = dpsgd.check_trainable(model, "bookkeeping" if full else "per_sample")
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     dtype = torch.bfloat16 if precision == "bf16" else None
     if base not in ("plain", "plain_twice"):
@@ -145,14 +159,20 @@ def build_step(args, kind: str):
 def timed(steps: dict, repeats: int) -> dict[str, tuple[float, float]]:
     """Median (wall, CPU) seconds of each step, the steps taken in turn (odd rounds in reverse order) so
     that load on a shared machine hits all alike. CPU time (one thread) leaves out the time the process
-    waits for a core, which wall time on a busy machine is mostly made of."""
+    waits for a core, which wall time on a busy machine is mostly made of. On CUDA each step is waited
+    for (its kernels run asynchronously), and wall time is the measure."""
+    import torch
+
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for step in steps.values():
         step()  # warm-up
     times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in steps}
     for round_ in range(repeats):
         for kind in list(steps)[:: -1 if round_ % 2 else 1]:
+            sync()
             wall, cpu = time.perf_counter(), time.process_time()
             steps[kind]()
+            sync()
             times[kind].append((time.perf_counter() - wall, time.process_time() - cpu))
     return {kind: tuple(statistics.median(x[i] for x in t) for i in (0, 1)) for kind, t in times.items()}
 
@@ -228,11 +248,15 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
         ("batch x tokens", f"{args.batch} x <= {args.length}"),
     ]
     for kind in kinds:
-        ref = "prompt_plain" if kind.startswith("prompt_") else "plain"
+        ref = next((f"{x}plain" for x in ("prompt_", "full_") if kind.startswith(x)), "plain")
         reference = f"{ref}-bf16" if kind.endswith("-bf16") and f"{ref}-bf16" in times else ref
         (wall, cpu), ratio = times[kind], ""
         if reference in times and kind != reference and memory[reference] >= 8:  # RSS is coarse below
-            ratio = f" = {cpu / times[reference][1]:.3f}x CPU time ({wall / times[reference][0]:.2f}x wall), "
+            if torch.cuda.is_available():  # the GPU's time: the host's CPU time only launches kernels
+                ratio = f" = {wall / times[reference][0]:.3f}x wall time, "
+            else:
+                ratio = f" = {cpu / times[reference][1]:.3f}x CPU time "
+                ratio += f"({wall / times[reference][0]:.2f}x wall), "
             ratio += f"{memory[kind] / memory[reference]:.2f}x memory"
         rows.append((f"{kind} step", f"{wall:.3f} s wall, {cpu:.3f} s CPU, {memory[kind]:.0f} MiB{ratio}"))
     _, plain, tok = built[kinds[0]]
@@ -251,7 +275,9 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Tiny sizes, a few seconds on CPU.")
-    parser.add_argument("--kinds", nargs="+", choices=KINDS + EXTRA + PROMPT_KINDS, default=list(KINDS))
+    parser.add_argument(
+        "--kinds", nargs="+", choices=KINDS + EXTRA + PROMPT_KINDS + FULL_KINDS, default=list(KINDS)
+    )
     parser.add_argument("--bf16", action="store_true", help="Also every kind under bf16 autocast.")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=128)

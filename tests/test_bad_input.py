@@ -617,6 +617,12 @@ CLI = [
         ("tg-sweep-alias-key", ["--sweep", "steps=2,4"], "--sweep key 'steps' cannot be swept"),
         ("tg-sweep-and-lr-sweep", ["--sweep", "learning_rate=1e-4", "--lr_sweep", "1e-4"],
          "--lr_sweep and --sweep both"),
+        # --- train-generator --tuning full (issue 43) ---
+        ("tg-full-nonprivate", ["--tuning", "full"], "--tuning full trains with the DP engine only"),
+        ("tg-full-ghost", ["--tuning", "full", "--epsilon", "10", "--clipping", "ghost"],
+         "--tuning full clips with --clipping bookkeeping, not ghost"),
+        ("tg-full-bf16-weights", ["--tuning", "full", "--epsilon", "10", "--dtype", "bfloat16"],
+         "--dtype bfloat16 keeps the weights in half precision"),
     )],
     case(lambda e: without_lora(e.train_generator("--tuning", "prompt", "--num_virtual_tokens", "0")), 2,
          "--num_virtual_tokens 0 is out of range", id="tg-prompt-zero-virtual-tokens"),  # not silently 20

@@ -1,8 +1,10 @@
-"""DP-SGD on LoRA adapters or a soft prompt with Opacus, our own Poisson batches and PLD accounting.
+"""DP-SGD on LoRA adapters, a soft prompt or every weight (full fine-tuning) with Opacus's optimizers,
+our own Poisson batches and PLD accounting.
 
 How the pieces fit:
 
-* Opacus's ghost-clipping module, optimizer and criterion wrap the model (:func:`make_private`); the
+* A per-record clipping module (ours, or Opacus's ghost clipping) and Opacus's DP optimizer wrap the
+  model (:func:`make_private`); the
   logical batches come from our :class:`~continuousbench.dp.sampling.PoissonBatchSampler` (Poisson or
   truncated Poisson), which is exactly what :mod:`continuousbench.dp.accounting` accounts. Opacus's own
   RDP accountant is not used.
@@ -36,10 +38,21 @@ def record_logits(model, ids, mask):
     return model(input_ids=ids, attention_mask=mask).logits[:, -ids.shape[1] :]
 
 
-def check_trainable(model) -> list:
-    """The trainable parameters, after refusing anything DP-SGD here cannot clip (one ValueError line)."""
+def check_trainable(model, clipping: str = "per_sample") -> list:
+    """The trainable parameters, after refusing anything ``clipping`` cannot clip (one ValueError line):
+    book-keeping clips linear, embedding and norm layers (any tuning); the other two LoRA adapters and
+    soft prompts."""
     from opacus.grad_sample import GradSampleModuleFastGradientClipping as GSM
 
+    if clipping == "bookkeeping":
+        from continuousbench.dp.bookkeeping import trainable_layers
+
+        trainable = trainable_layers(model)[0]
+        if not trainable:
+            raise ValueError(
+                "the model has no trainable parameters: load it with tuning full, lora or prompt"
+            )
+        return trainable
     trainable = []
     for module_name, module in model.named_modules():
         for name, p in module.named_parameters(recurse=False):
@@ -103,7 +116,40 @@ def token_loss(model, criterion, rows, pad_id: int, device):
     return criterion(flat, targets.reshape(-1), shape=(logits.shape[0], logits.shape[1]))
 
 
-CLIPPINGS = ("per_sample", "ghost")
+CLIPPINGS = ("per_sample", "ghost", "bookkeeping")
+# A DP step's time over the non-private step of the same tuning and batch, as measured by
+# benchmarks/dp_step.py (docs/performance.md: LoRA r=16 per_sample 1.02-1.04x; ghost at rank 128 1.71x,
+# its second backward pass; a soft prompt 1.01x and 1.18x; full fine-tuning with book-keeping 1.31-1.33x
+# in float32 and 1.21-1.27x in bf16, its norms and the noise): what a cost model (study --plan) multiplies
+# the non-private step's FLOPs (6·N·T full, 4·N·T LoRA or prompt) by. Measured on CPU, one thread, float32
+# (the larger). Book-keeping on LoRA or a soft prompt is not measured: full fine-tuning's figure.
+STEP_COST: dict[tuple[str, str], float] = {
+    ("lora", "per_sample"): 1.03, ("lora", "ghost"): 1.71, ("lora", "bookkeeping"): 1.33,
+    ("prompt", "per_sample"): 1.01, ("prompt", "ghost"): 1.18, ("prompt", "bookkeeping"): 1.33,
+    ("full", "bookkeeping"): 1.33,
+}
+
+
+def resolve_clipping(tuning: str, clipping: str | None) -> str:
+    """The clipping a run uses: ``clipping`` as given, else book-keeping for full fine-tuning and
+    per-sample gradients for LoRA and soft prompts; full fine-tuning refuses the other two (per-sample
+    gradients of every parameter do not fit a batch of a real model, and ghost clipping's second
+    backward pass and per-layer norms would miss a tied weight's cross term)."""
+    if clipping is not None and clipping not in CLIPPINGS:
+        raise UserError(f"unknown clipping {clipping!r}: use {', '.join(CLIPPINGS)}")
+    if tuning == "full":
+        if clipping not in (None, "bookkeeping"):
+            raise UserError(
+                f"--tuning full clips with --clipping bookkeeping, not {clipping}: per-record gradients of "
+                "every parameter (per_sample) do not fit, and ghost clipping misses tied weights"
+            )
+        return "bookkeeping"
+    return clipping or "per_sample"
+
+
+def step_cost(tuning: str, clipping: str | None = None) -> float:
+    """The measured DP step time over the non-private step (:data:`STEP_COST`) of a run's clipping."""
+    return STEP_COST[(tuning, resolve_clipping(tuning, clipping))]
 
 
 @dataclass
@@ -114,6 +160,7 @@ class DPComponents:
     rank: int = 0
     world_size: int = 1
     embedding_leaf: object | None = None  # ghost on LoRA: its first pass stops at the embeddings
+    clipping: str = "per_sample"
 
 
 def make_private(
@@ -135,7 +182,10 @@ def make_private(
     - cheap for LoRA on small models) or ``ghost``
     (Opacus ghost clipping: per-record norms without holding per-record gradients, then a second
     backward pass - the memory-light choice for large LoRA ranks and batches; for LoRA,
-    :mod:`~continuousbench.dp.ghost_passes` restricts both passes and picks the cheaper norms).
+    :mod:`~continuousbench.dp.ghost_passes` restricts both passes and picks the cheaper norms) or
+    ``bookkeeping`` (:mod:`~continuousbench.dp.bookkeeping`: one backward pass, exact per-record norms of
+    every trainable linear, embedding and norm layer, tied weights included, and the clipped sum from
+    the kept layer inputs and output gradients - full fine-tuning's engine).
 
     Built from Opacus's classes directly rather than ``PrivacyEngine.make_private``: that wants a
     DataLoader (whose iterator draws from torch's global generator) to infer the batch size, and a
@@ -157,15 +207,20 @@ def make_private(
 
         keep_freed_memory()  # each step's per-record gradients reuse the last step's memory
     distributed = world_size > 1
-    if clipping == "ghost":
+    fast_optimizers = (
+        optimizers.DistributedDPOptimizerFastGradientClipping
+        if distributed
+        else optimizers.DPOptimizerFastGradientClipping
+    )  # they add noise to p.grad, the clipped sum the module left there
+    if clipping == "bookkeeping":
+        from continuousbench.dp.bookkeeping import BookkeepingModule
+
+        module, dp_class = BookkeepingModule(model), fast_optimizers
+    elif clipping == "ghost":
         module = GradSampleModuleFastGradientClipping(
             model, batch_first=True, loss_reduction="mean", max_grad_norm=1.0, use_ghost_clipping=True
         )
-        dp_class = (
-            optimizers.DistributedDPOptimizerFastGradientClipping
-            if distributed
-            else optimizers.DPOptimizerFastGradientClipping
-        )
+        dp_class = fast_optimizers
     else:
         from continuousbench.dp.record_grads import RecordGradModule  # Opacus's, without its hooks
 
@@ -189,7 +244,7 @@ def make_private(
             module, dp_optimizer, torch.nn.CrossEntropyLoss(ignore_index=-100, reduction="mean"), "mean"
         )
         leaf = ghost_passes.attach(model, dp_optimizer.params)
-    return DPComponents(module, dp_optimizer, criterion, rank, world_size, leaf)
+    return DPComponents(module, dp_optimizer, criterion, rank, world_size, leaf, clipping)
 
 
 def record_loss(model, rows: list[list[int]], pad_id: int, device):
@@ -243,7 +298,12 @@ def dp_step(
             if autocast_dtype is not None
             else contextlib.nullcontext()
         )
-        if criterion is not None:  # ghost: Opacus's criterion runs both backward passes
+        if components.clipping == "bookkeeping":  # one backward pass; the clipped sum lands in p.grad
+            with autocast:
+                per_record = record_loss(module, chunk, pad_id, device)
+            total += float(per_record.detach().sum())
+            module.backward(per_record / clip_norm)
+        elif criterion is not None:  # ghost: Opacus's criterion runs both backward passes
             with autocast:
                 loss = token_loss(module, criterion, chunk, pad_id, device)
             total += float(loss.loss_per_sample.detach().sum())
@@ -262,7 +322,9 @@ def dp_step(
         if i < len(chunks) - 1:
             optimizer.signal_skip_step(do_skip=True)
         optimizer.step()
-        optimizer.zero_grad()  # after a skipped step this keeps the clipped sum, drops the rest
+        # after a skipped step this keeps the clipped sum, drops the rest; book-keeping frees p.grad
+        # (a whole model's worth) before the next forward pass instead of zeroing it
+        optimizer.zero_grad(set_to_none=components.clipping == "bookkeeping")
     return total, len(mine)
 
 

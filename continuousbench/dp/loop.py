@@ -102,15 +102,19 @@ def build(
 
     from continuousbench.training.modeling import load_model_and_tokenizer
 
+    clipping = dpsgd.resolve_clipping(model_args.tuning, config.clipping)
     if loaded is None:
         set_seed(config.seed)  # the LoRA initialisation is public randomness: the published seed
-        loaded = load_model_and_tokenizer(model_args.model, **model_args.loading())
+        loading = model_args.loading()
+        if model_args.tuning == "full" and loading["dtype"] in (None, "auto"):
+            loading["dtype"] = "float32"  # the optimizer's weights: bf16 compute is --bf16's autocast
+        loaded = load_model_and_tokenizer(model_args.model, **loading)
     model, tokenizer = loaded
     if getattr(model, "prompt_encoder", None) is not None:  # a soft prompt: one lookup per record
         from continuousbench.training.adapters import look_up_per_record
 
         look_up_per_record(model)
-    params = dpsgd.check_trainable(model)
+    params = dpsgd.check_trainable(model, clipping)
     device = training_device(config)
     model.to(device)
     max_length = config.max_length or 256
@@ -134,7 +138,7 @@ def build(
         expected_batch_size=plan.sampling.expected_batch_size,
         generator=streams.noise,
         secure_mode=config.secure_noise,
-        clipping=config.clipping,
+        clipping=clipping,
         rank=procs.rank,
         world_size=procs.world_size,
     )

@@ -25,7 +25,8 @@ GUARANTEE = {
 CONFIGURATION = {
     "dp_sgd", "learning_rate", "target_epsilon", "sampling_plan", "secure_noise", "max_tokens_per_record",
     "tokenizer", "versions", "checkpoint_selection", "corpus_documents", "replay_documents",
-    "tuning", "trained",  # what was trained (LoRA placement, soft prompt)
+    "tuning", "trained",  # what was trained (LoRA placement, soft prompt, every weight)
+    "clipping",  # the per-record clipping algorithm (per_sample, ghost, bookkeeping)
     "class_balance",  # a --per_class corpus: where its class balance came from (uniform, stated, public, DP)
 }  # fmt: skip
 PUBLISHED_KEYS = frozenset(GUARANTEE | CONFIGURATION | {"validation", "selection"})

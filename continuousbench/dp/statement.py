@@ -49,6 +49,7 @@ class RunFacts:
     epsilon_per_run: float | None = None  # a sweep's: one run alone (the guarantee is all runs composed)
     versions: dict[str, str] = field(default_factory=dict)
     trained: str = "LoRA adapter weights"  # what DP-SGD trained (adapters.describe_trained)
+    tuning: str = "lora"  # lora, prompt or full (no frozen base model)
 
 
 def versions() -> dict[str, str]:
@@ -146,12 +147,13 @@ def privacy_statement(g: PrivacyGuarantee | None, facts: RunFacts | None = None)
     scored = f" ({facts.validation_records} validation records)" if facts.validation_records else ""
     length = facts.max_length or "the training sequence length in"
     headline = statement_headline(g, facts.secret, "This generator", sweep=(runs, facts.epsilon_per_run))
+    frozen = "" if facts.tuning == "full" else "; the base model is frozen"
     return f"""## Privacy statement
 
 {headline}
 
 1. **DP setting.** Central DP: the party that trains the generator is trusted to run the mechanism as
-   described. DP-SGD trained {facts.trained}, which is released; the base model is frozen.
+   described. DP-SGD trained {facts.trained}, which is released{frozen}.
 2. **What the guarantee covers.** One training run. The mechanism's output is the whole sequence of
    noisy gradients, so every checkpoint, the released weights and everything sampled from them
    (synthetic corpora) are covered by post-processing. Not covered: the base checkpoint (public data),
@@ -265,11 +267,13 @@ def generator_card(
     """A ``huggingface_hub.ModelCard`` for a generator folder: metadata, training details, privacy."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    kind = {"lora": "LoRA", "prompt": "Prompt-tuned (soft prompt)"}.get(tuning, tuning)
+    kinds = {"lora": "LoRA", "prompt": "Prompt-tuned (soft prompt)", "full": "Full-parameter"}
+    kind = kinds.get(tuning, tuning)
     tags = ["continuousbench", "synthetic-data-generator", "lora" if tuning == "lora" else f"{tuning}-tuning"]
     tags += ["differential-privacy", "dp-sgd", "opacus"] if private else ["non-private"]
     data = ModelCardData(
-        base_model=base_model, library_name="peft", tags=tags, pipeline_tag="text-generation"
+        base_model=base_model, library_name="transformers" if tuning == "full" else "peft", tags=tags,
+        pipeline_tag="text-generation",
     )
     body = (
         f"---\n{data.to_yaml()}\n---\n\n# ContinuousBench generator\n\n"

@@ -1,8 +1,9 @@
 """Train a generator on a corpus: non-private (the evaluator recipe, TRL) or DP-SGD (Opacus, PLD).
 
 ``--epsilon`` unset or ``inf`` trains with the evaluator's presets (:mod:`.nonprivate`; paper App. I.2:
-generator and evaluator share Tables 29/30, 10,000 steps). A finite ``--epsilon`` trains LoRA adapters
-with DP-SGD (:mod:`.loop`; Table 31, 3,000 steps), noise calibrated by our PLD accountant to
+generator and evaluator share Tables 29/30, 10,000 steps). A finite ``--epsilon`` trains LoRA adapters,
+a soft prompt or every weight (``--tuning full``) with DP-SGD (:mod:`.loop`; Table 31, 3,000 steps),
+noise calibrated by our PLD accountant to
 (epsilon, delta). Either way the checkpoint with the lowest validation loss is kept, and the folder
 gets a model card with the privacy statement. ``--lr_sweep 5e-5,1e-4`` trains one run per learning
 rate and publishes only the best by validation loss; ``--epsilon`` is then the sweep's total budget (the
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # imports torch: loaded when arguments are parsed, not for --
 logger = logging.getLogger(__name__)
 
 COMMAND = "train-generator"
+HALF_PRECISION = ("bfloat16", "bf16", "float16", "fp16", "half")
 PRIVACY_FILE = "privacy.json"
 CARD_FILE = "README.md"
 RESULT_FILE = "result.json"
@@ -179,7 +181,12 @@ def _one_run(run_dir: Path, swept: dict, args, model_args, config, train, val, p
             "randomness": run.streams.describe(config.secure_noise),
             "secret": run.streams.secret,
             "tokenizer": describe_tokenizer(run.tokenizer),
+            "clipping": run.comps.clipping,
         }
+        if model_args.tuning == "full":  # what the engine clipped, read from the model itself
+            from continuousbench.dp.bookkeeping import describe
+
+            result["trained"] = describe(run.model)
     else:
         from continuousbench.dp.nonprivate import train_nonprivate
 
@@ -202,15 +209,19 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     from continuousbench.dp import sweep
     from continuousbench.files import StagedOutput
 
-    if model_args.tuning not in ("lora", "prompt"):
+    if model_args.tuning in ("prompt", "full") and not config.private:
         raise UserError(
-            "generators train LoRA adapters (paper App. I.2) or a soft prompt (App. E): pass --tuning lora "
-            "or --tuning prompt"
+            f"--tuning {model_args.tuning} trains with the DP engine only: pass --epsilon (a large one, e.g. "
+            "1e6, for a nearly non-private reference), or --tuning lora"
         )
-    if model_args.tuning == "prompt" and not config.private:
+    if config.private:
+        from continuousbench.dp.dpsgd import resolve_clipping
+
+        resolve_clipping(model_args.tuning, config.clipping)  # refused before any data is read
+    if model_args.tuning == "full" and str(model_args.dtype).lower() in HALF_PRECISION:
         raise UserError(
-            "--tuning prompt trains with the DP engine only: pass --epsilon (a large one, e.g. 1e6, for a "
-            "nearly non-private reference), or --tuning lora"
+            f"--dtype {model_args.dtype} keeps the weights in half precision, where DP full fine-tuning's "
+            "small noisy updates round away: drop it (float32 weights; --bf16 true computes in bfloat16)"
         )
     procs = processes.current()
     grid = _grid(args, config)
@@ -271,7 +282,7 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
     for name in names:
         os.replace(final / name, staged.work / name)
     adapter = staged.work / "adapter_config.json"
-    trained = describe_trained(
+    trained = chosen.get("trained") or describe_trained(
         read_json(adapter) if adapter.is_file() else {}, model_args.lora_targets, model_args.prompt_spec()
     )
     validation = {
@@ -298,6 +309,7 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
             randomness=chosen["randomness"], secret=chosen["secret"], grid=grid, selected=chosen["settings"],
             validation_records=chosen["validation_records"], delta_given=config.delta is not None,
             versions=versions(), epsilon_per_run=one_run and one_run.epsilon, trained=trained,
+            tuning=model_args.tuning,
         )  # fmt: skip
         statement = privacy_statement(guarantee, facts)
         validation["best_step"] = chosen["best_step"]
@@ -305,6 +317,7 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
             private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),  # the event and steps of all runs
             target_epsilon=config.epsilon,  # the budget asked for (a sweep's total); "epsilon" is the one met
             sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
+            clipping=chosen["clipping"],
             max_tokens_per_record=facts.max_length,
             tokenizer=facts.tokenizer, lr_sweep_accounted=one_run is not None, versions=facts.versions,
         )  # fmt: skip
@@ -319,6 +332,7 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
         "trained": trained,
         **({"lora_rank": model_args.lora_r, "lora_targets": model_args.lora_targets}
            if model_args.tuning == "lora" else {}),
+        **({"clipping": chosen["clipping"]} if "clipping" in chosen else {}),
         **chosen["settings"],
         "steps": config.max_steps,
         "seed": config.seed,

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from continuousbench.dp.dpsgd import step_cost
 from continuousbench.training.data import CHARS_PER_TOKEN  # prompts and corpora by characters
 
 
@@ -49,13 +50,6 @@ BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/perfor
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
 # a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
 STEP_S, LAYER_S = 1.8e-3, 0.47e-3
-# DP-SGD's clipping costs passes: its step over the non-private step's (docs/performance.md, measured on
-# CPU; full fine-tuning not measured yet: ghost clipping's two-pass figure). per_sample holds per-record
-# gradients (small adapters, soft prompts), ghost runs a second backward pass.
-PASS_FACTORS: dict[tuple[str, str], float] = {
-    ("lora", "per_sample"): 1.03, ("lora", "ghost"): 1.71, ("prompt", "per_sample"): 1.01,
-    ("prompt", "ghost"): 1.18, ("full", "ghost"): 1.71, ("full", "per_sample"): 1.71,
-}  # fmt: skip
 # Geminon builds on one CPU (docs/performance.md: small 16.5 s, medium 42.8 s; tiny, the demo's).
 BUILD_CPU_S = {"tiny": 0.5, "small": 17.0, "medium": 43.0}
 BYTES_PER_DOCUMENT = 180  # a release's parquet per document (Geminon small: 33.9 MiB, 200,120 documents)
@@ -223,7 +217,7 @@ def _training(r: dict, shape: Shape, batch: float) -> Work:
     per_token = 6 * shape.parameters if full else 4 * shape.parameters + 6 * _trainable(r, shape)
     setup = 0.0
     if r.get("epsilon") is not None:
-        per_token *= PASS_FACTORS.get((r.get("tuning", "lora"), r.get("clipping", "per_sample")), 1.71)
+        per_token *= step_cost(r.get("tuning", "lora"), r.get("clipping"))  # its clipping's extra passes
         setup = DP_SETUP_S
     kept, meanwhile = _trained(r, shape)
     return Work(flops=per_token * tokens, tokens=tokens, disk=kept, scratch=meanwhile, fixed_s=setup)

@@ -22,7 +22,7 @@ class DPOptions:
 
     epsilon: float | None = field(
         default=None,
-        metadata=bounds("(0, inf]", "Target epsilon: DP-SGD on LoRA adapters; unset or inf: non-private."),
+        metadata=bounds("(0, inf]", "Target epsilon: DP-SGD training; unset or inf: non-private."),
     )
     delta: float | None = field(default=None, metadata=bounds("(0, 1)", "Target delta; default 1/n^1.1."))
     expected_batch_size: str = field(
@@ -41,11 +41,11 @@ class DPOptions:
         default="pld", metadata={"help": "pld (exact) or union_bound.", "choices": ["pld", "union_bound"]}
     )
     clip_norm: float = field(default=1e-3, metadata=bounds("(0, inf)", "Normalised clipping norm C."))
-    clipping: str = field(
-        default="per_sample",
+    clipping: str | None = field(
+        default=None,
         metadata={
-            "help": "per_sample (one backward) or ghost (two backwards, little memory: large ranks).",
-            "choices": ["per_sample", "ghost"],
+            "help": "per_sample, ghost (little memory) or bookkeeping (--tuning full's); default by tuning.",
+            "choices": ["per_sample", "ghost", "bookkeeping"],
         },
     )
     secure_noise: bool = field(

@@ -111,19 +111,21 @@ def test_generator_recipes_follow_tables_29_to_31(recipe):
     from continuousbench.dp.train import make_parser
 
     args, model, config = make_parser().parse(["--config", str(recipe), "--output_dir", "/tmp/unused"])
-    prompt = recipe.stem.endswith("-prompt")
+    prompt, full = recipe.stem.endswith("-prompt"), recipe.stem.endswith("-full")
     if prompt:  # App. E: a soft prompt, random uniform in [-0.01, 0.01]
         assert model.tuning == "prompt" and model.prompt_init == "random_uniform"
         assert model.prompt_init_range == 0.01
+    elif full:  # every weight, kept in float32 under bf16 autocast
+        assert (model.tuning, model.dtype, config.bf16) == ("full", "float32", True)
     else:
         assert model.tuning == "lora" and model.lora_r == 128
     assert config.max_length in (256, 1024)
-    if recipe.stem.endswith(("-dp", "-dp-prompt")):  # Table 31
+    if recipe.stem.endswith(("-dp", "-dp-prompt", "-dp-full")):  # Table 31
         assert config.private and config.max_steps == 3000 and config.clip_norm == 1e-3
         assert (config.sampling, config.truncation_analysis) == ("truncated_poisson", "pld")
         assert (config.physical_batch_size, config.expected_batch_size) == (512, "auto")
-        # rank-128 per-record gradients would not fit; a soft prompt's are tiny
-        assert config.clipping == ("per_sample" if prompt else "ghost")
+        # rank-128 per-record gradients would not fit; a soft prompt's are tiny; every weight: book-keeping
+        assert config.clipping == ("per_sample" if prompt else "bookkeeping" if full else "ghost")
     else:  # Table 29
         assert not config.private and config.max_steps == 10_000 and config.samples_per_step == 32
     weight_decay = 0.0 if prompt else 0.1  # decay would pull a soft prompt towards 0
