@@ -215,7 +215,7 @@ CLI = [
          id="dp-direct-clip-norm-0"),
     case(lambda e: e.evaluate(*DP_EVALUATE, "--sampling", "uniform"), 2, "--sampling",
          id="dp-direct-sampling-unknown"),
-    case(lambda e: e.evaluate(*DP_EVALUATE, "--tuning", "full"), 2, "covers LoRA adapters only",
+    case(lambda e: e.evaluate(*DP_EVALUATE, "--tuning", "full"), 2, "on LoRA adapters only",
          id="dp-direct-full-tuning"),
     case(lambda e: e.evaluate(*DP_EVALUATE, "--steps", "0"), 2, "drop --epsilon",
          id="dp-direct-no-steps"),

@@ -104,7 +104,7 @@ gpus: {{evaluate: 0}}
     planned = invoke(["study", "--config", "study.yaml", "--plan"])
     assert planned.exit_code == 0, planned.output
     assert "evaluate/tiny/mine-seed0" in planned.stdout and "report/all" in planned.stdout
-    assert re.search(r"total: 0\.0 GPU-hours; [0-9.]+ CPU-hours", planned.stdout), planned.stdout
+    assert re.search(r"total: 0\.0 GPU-hours on [^;]+; [0-9.]+ CPU-hours", planned.stdout), planned.stdout
     assert not Path("studies").exists()  # the plan ran nothing
     ran = invoke(["study", "--config", "study.yaml", "--jobs", "1"])
     assert ran.exit_code == 0, ran.output

@@ -49,8 +49,8 @@ def check(tuning: str, config) -> None:
         return
     if tuning != "lora":
         raise UserError(
-            "--epsilon trains with DP-SGD, which covers LoRA adapters only (full fine-tuning under DP is "
-            "not supported): pass --tuning lora"
+            "evaluate --epsilon fine-tunes the evaluated model with DP-SGD on LoRA adapters only: pass "
+            "--tuning lora (DP full fine-tuning is for generators: train-generator --tuning full)"
         )
     if config.max_steps == 0:
         raise UserError("--steps 0 trains nothing, so there is nothing to make private: drop --epsilon")

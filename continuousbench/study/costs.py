@@ -50,7 +50,8 @@ BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/perfor
 # The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
 # a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
 STEP_S, LAYER_S = 1.8e-3, 0.47e-3
-# Geminon builds on one CPU (docs/performance.md: small 16.5 s, medium 42.8 s; tiny, the demo's).
+# Geminon builds on one CPU without their screening, which is priced as closed-book answers
+# (docs/performance.md: small 16.5 s, medium 42.8 s; tiny, the demo's).
 BUILD_CPU_S = {"tiny": 0.5, "small": 17.0, "medium": 43.0}
 BYTES_PER_DOCUMENT = 180  # a release's parquet per document (Geminon small: 33.9 MiB, 200,120 documents)
 ANSWER_TOKENS = 16  # decode steps of a QA batch: it ends once every answer reached its newline
@@ -237,7 +238,8 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
         size = str(r.get("size", "small"))
         if job.argv[1:2] == ("news",) or size not in BUILD_CPU_S:
             return Work(flops=math.nan, disk=_release_bytes(rows))
-        return Work(fixed_s=BUILD_CPU_S[size], disk=_release_bytes(rows))
+        built = Work(fixed_s=BUILD_CPU_S[size], disk=_release_bytes(rows))
+        return built + (_closed_book(_number(r.get("questions")), shape, track) if shape else Work())
     if shape is None:  # proxies without a model computes no FID
         return Work(flops=math.nan) if kind in MODEL_KINDS and kind != "proxies" else Work()
     n = shape.parameters
@@ -278,9 +280,15 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
         return _prefill(_number(r.get("texts"), 2000) * 128, n)
     if kind == "gate":  # closed-book answers of every model (`release --plan`)
         answers = _number(r.get("models"), 0) * _number(r.get("questions"))
-        prompt, new = prompt_tokens(track), _number(r.get("max_new_tokens"), 32)
-        return _prefill(answers * prompt, n) + _decode(answers, new, 32, prompt)
+        return _closed_book(answers, shape, track, _number(r.get("max_new_tokens"), 32))
     return Work()
+
+
+def _closed_book(answers: float, shape: Shape, track: str, new: float = 32) -> Work:
+    """Closed-book answers (a build's screening, the unsolvable gate): each few-shot prompt prefilled,
+    then up to ``new`` tokens decoded in batches of 32."""
+    prompt = prompt_tokens(track)
+    return _prefill(answers * prompt, shape.parameters) + _decode(answers, new, 32, prompt)
 
 
 MODEL_KINDS = (

@@ -101,6 +101,7 @@ def expand(study: Study, out: Path) -> list[Job]:
         release = str(releases / f"{study.build.track}-{size}-{quarter}")
         built = g.add("build", study.build.track, ["build", study.build.track], releases,
                       Path(release) / "release.json", options={**opts, "out": releases})  # fmt: skip
+        g.jobs[-1].recipe.update(_screening(study.build.track, size, opts.get("closed_book_models")))
         after_release = (built,)
     else:
         release = study.path(study.release)
@@ -247,3 +248,13 @@ def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:
     from dataclasses import replace
 
     return replace(job, recipe=recipe)
+
+
+def _screening(track: str, size: str, models) -> dict:
+    """What the plan prices of a build's closed-book screening: its first model and its answers."""
+    from continuousbench.study.quarterly import screening_answers
+
+    if isinstance(models, str):
+        models = [models]
+    model, questions = screening_answers(track, size, list(models or ()))
+    return {"model": model, "questions": questions} if model and questions else {}

@@ -29,6 +29,8 @@ class Priced:
 
 def model_of(job: Job) -> str | None:
     r = job.recipe
+    if job.kind == "build":  # a Geminon build screens its questions with a model (none: none)
+        return r.get("model")
     api = str(r.get("api", ""))
     return r.get("model") or (api.split(":", 1)[1] if api.startswith("transformers:") else None)
 
