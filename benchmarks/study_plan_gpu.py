@@ -1,7 +1,7 @@
 """The GPU figures `study --plan` assumes, measured on a Gemma 3 1B-shaped model (random weights, bf16):
 a decode step of transformers' ``generate`` by batch size (against the plan's floor of 1.8 ms + 0.47 ms a
 layer and its bandwidth term), prefill MFU, and a training step's MFU for full fine-tuning and LoRA
-rank 128 (the plan assumes 45%).
+rank 128 (the plan assumes costs.Device.mfu, measured here on an H200).
 
     python benchmarks/study_plan_gpu.py          # needs a CUDA GPU; about two minutes on an H100
 
@@ -33,7 +33,7 @@ def main() -> None:
         torch.cuda.synchronize()
         return time.perf_counter()
 
-    floor = (costs.STEP_S + costs.LAYER_S * config.num_hidden_layers) * 1e3
+    floor = (costs.STEP_S + costs.GPUS["h200"].layer_s * config.num_hidden_layers) * 1e3
     for batch in (1, 8, 32, 128, 512):
         ids = torch.randint(5, 1000, (batch, 8), device="cuda")
         model.generate(ids, max_new_tokens=4, min_new_tokens=4, do_sample=True)

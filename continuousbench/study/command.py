@@ -109,15 +109,17 @@ def planned_build(release: str, jobs: list):
     every job that reads the release waits for it (a run still needs it built first)."""
     from dataclasses import replace
 
-    from continuousbench.study.graph import Job
+    from continuousbench.study.graph import Job, screening_recipe
     from continuousbench.study.plan import release_preset
 
     track, size = release_preset(release)
     rid = str(release)
     print(f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
           f"{size}); a run needs it built first, or give the study build: instead of release:")  # fmt: skip
-    build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json", gpus=0,
-                recipe={"track": track, "size": size})  # fmt: skip
+    screening = screening_recipe(track, size, None)
+    recipe = {"track": track, "size": size, **screening}
+    build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json",
+                gpus=screening.get("gpus", 0), recipe=recipe)  # fmt: skip
     return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
 
 

@@ -26,10 +26,15 @@ class Device:
     name: str
     flops: float  # peak dense bf16 FLOP/s (a CPU thread: its fitted fp32 rate)
     bandwidth: float  # memory bandwidth, bytes/s
-    mfu: float = 0.45  # share of peak FLOP/s a tuned training or prefill pass reaches (an assumption)
+    # share of peak FLOP/s a training or prefill pass reaches: measured on an H200 (bf16 autocast, eager
+    # PyTorch, Gemma 3 1B/4B shapes): full fine-tuning 0.20-0.22, prefill 0.28, LoRA r128 0.10
+    mfu: float = 0.2
     mbu: float = 0.7  # share of the bandwidth a decode step's reads reach (an assumption)
     weight_bytes: int = 2  # bytes a parameter is read as (bf16; fp32 on CPU)
     row_s: float = 0.0  # a decode step's own work per sequence (sampling, small matmuls): a CPU's, serial
+    # The dispatch floor of one step of transformers' eager generate, per layer (plus STEP_S): on a GPU
+    # measured on an H200 (Gemma 3 1B greedy, batch 32: 55 ms a step over 26 layers; 4B: 91 ms over 34)
+    layer_s: float = 2.05e-3
 
 
 # Vendors' datasheets (SXM parts unless named): dense bf16 tensor peak, HBM bandwidth.
@@ -43,13 +48,13 @@ GPUS: dict[str, Device] = {
 }
 DEFAULT_GPU = "a100-80gb"  # what the recipes were made for ("Made for one NVIDIA A100 80GB")
 # One fp32 CPU thread, fitted to the demo's jobs (docs/study.md): rates already effective (MFU 1).
-CPU = Device("one CPU thread", 50e9, 10e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3)
+CPU = Device("one CPU thread", 50e9, 10e9, mfu=1.0, mbu=1.0, weight_bytes=4, row_s=0.2e-3, layer_s=0.47e-3)
 CPU_START_S = 1.0  # a CPU job's start: its model and data loaded, its own imports (the demo's jobs)
 DP_SETUP_S = 7.0  # a DP run's noise calibration and Opacus (quick demo: a 4-step DP generator, 6.8 s more)
 BOOKKEEPING_START_S = 0.5  # a job without a model (compare, report: docs/performance.md, forked jobs)
-# The dispatch floor of one decode step of transformers' eager generate: fixed plus per layer. CPU time of
-# a model too small to compute (benchmarks/study_plan.py); a GPU adds its launches on top: a lower bound.
-STEP_S, LAYER_S = 1.8e-3, 0.47e-3
+# The fixed part of a decode step's dispatch floor: CPU time of a model too small to compute
+# (benchmarks/study_plan.py --floor, with the CPU's 0.47 ms a layer); a GPU's layers: Device.layer_s.
+STEP_S = 1.8e-3
 # Geminon builds on one CPU without their screening, which is priced as closed-book answers
 # (docs/performance.md: small 16.5 s, medium 42.8 s; tiny, the demo's).
 BUILD_CPU_S = {"tiny": 0.5, "small": 17.0, "medium": 43.0}
@@ -158,7 +163,7 @@ def seconds(work: Work, shape: Shape | None, device: Device) -> float | None:
         read = shape.parameters * device.weight_bytes + batch * context * shape.kv_bytes
         step = max(read / (device.bandwidth * device.mbu),
                    2 * shape.parameters * batch / (device.flops * device.mfu),
-                   STEP_S + LAYER_S * shape.layers)  # fmt: skip
+                   STEP_S + device.layer_s * shape.layers)  # fmt: skip
         total += steps * (step + device.row_s * batch)
     return total
 

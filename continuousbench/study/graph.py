@@ -8,7 +8,7 @@ Layout under the study folder: ``releases/``, ``generators/<g>``, ``synthetic/<c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,9 @@ def expand(study: Study, out: Path) -> list[Job]:
         release = str(releases / f"{study.build.track}-{size}-{quarter}")
         built = g.add("build", study.build.track, ["build", study.build.track], releases,
                       Path(release) / "release.json", options={**opts, "out": releases})  # fmt: skip
-        g.jobs[-1].recipe.update(_screening(study.build.track, size, opts.get("closed_book_models")))
+        screening = screening_recipe(study.build.track, size, opts.get("closed_book_models"))
+        g.jobs[-1] = replace(g.jobs[-1], recipe={**g.jobs[-1].recipe, **screening},
+                             gpus=study.gpus.get("build", screening.get("gpus", 0)))  # fmt: skip
         after_release = (built,)
     else:
         release = study.path(study.release)
@@ -250,11 +252,15 @@ def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:
     return replace(job, recipe=recipe)
 
 
-def _screening(track: str, size: str, models) -> dict:
-    """What the plan prices of a build's closed-book screening: its first model and its answers."""
+def screening_recipe(track: str, size: str, models) -> dict:
+    """What the plan prices of a build's closed-book screening: its first model, its answers, and a GPU
+    unless the model is the demo's CPU base (a Hub model such as Gemma screens on the job's GPU)."""
+    from continuousbench.geminon.closed_book import DEMO_BASE, model_path
     from continuousbench.study.quarterly import screening_answers
 
     if isinstance(models, str):
         models = [models]
     model, questions = screening_answers(track, size, list(models or ()))
-    return {"model": model, "questions": questions} if model and questions else {}
+    if not (model and questions):
+        return {}
+    return {"model": model, "questions": questions, "gpus": int(model != model_path(DEMO_BASE))}

@@ -43,7 +43,7 @@ def price(jobs: Sequence[Job], parameters: dict[str, float], device: costs.Devic
         model = model_of(job)
         shape = costs.shape_of(model, parameters) if model else None
         work = costs.work(job, shape, rows, track)
-        on_cpu = job.gpus == 0 or job.kind in CPU_KINDS
+        on_cpu = job.gpus == 0 or (job.kind in CPU_KINDS and job.kind != "build")  # a build screens on a GPU
         seconds = costs.seconds(work, shape, costs.CPU if on_cpu else device)
         if seconds is not None and on_cpu:
             seconds += costs.CPU_START_S if job.kind in costs.MODEL_KINDS else costs.BOOKKEEPING_START_S
@@ -124,7 +124,7 @@ def show_plan(jobs: Sequence[Job], parameters: dict[str, float], *, device: cost
                   f"on {gpus} (--plan_gpus; a job waits for its inputs)")  # fmt: skip
     console.print(f"disk: {_gb(disk)} kept, {_gb(disk + scratch)} at most while a job keeps its checkpoints")
     console.print(MODEL_NOTE.format(mfu=device.mfu, mbu=device.mbu, step=costs.STEP_S * 1e3,
-                                    layer=costs.LAYER_S * 1e3))  # fmt: skip
+                                    layer=device.layer_s * 1e3))  # fmt: skip
     return totals
 
 
