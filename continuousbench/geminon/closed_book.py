@@ -176,3 +176,16 @@ def screen(
         for b, i, r in zip(blind, informed, references, strict=True)
     ]
     return attempts, figures
+
+
+def screening_answers(track: str, size: str, models: Sequence[str]) -> tuple[str | None, int]:
+    """(the first screening model's path, the closed-book answers a Geminon build asks: every question, 13
+    an entity, blind with each model and informed with the first); NEWS screens on its endpoint."""
+    if track != "geminon":
+        return (model_path(models[0]), 0) if models else (None, 0)
+    chosen = screening_models(list(models), size)
+    if not chosen:
+        return None, 0
+    from continuousbench.geminon.sizes import get_size
+
+    return model_path(chosen[0]), (len(chosen) + 1) * 13 * get_size(size).n_entities

@@ -255,8 +255,7 @@ def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:
 def screening_recipe(track: str, size: str, models) -> dict:
     """What the plan prices of a build's closed-book screening: its first model, its answers, and a GPU
     unless the model is the demo's CPU base (a Hub model such as Gemma screens on the job's GPU)."""
-    from continuousbench.geminon.closed_book import DEMO_BASE, model_path
-    from continuousbench.study.quarterly import screening_answers
+    from continuousbench.geminon.closed_book import DEMO_BASE, model_path, screening_answers
 
     if isinstance(models, str):
         models = [models]

@@ -140,28 +140,14 @@ def closed_book_answers(track: str, size: str, models: Sequence[str]) -> tuple[s
     """(the first closed-book model, how many answers the quarter asks of such models): a Geminon build
     screens every question (13 an entity) blind with each model and informed with the first, and the gate
     asks the test questions again; NEWS screens on its endpoint, so only the gate counts."""
+    from continuousbench.geminon.closed_book import screening_answers, screening_models
+
     model, screened = screening_answers(track, size, models)
     if model is None:
         return None, 0
-    from continuousbench.geminon.closed_book import screening_models
 
     count = len(screening_models(list(models), size)) if track == "geminon" else max(len(models), 1)
     return model, screened + count * gate_questions(track, size)
-
-
-def screening_answers(track: str, size: str, models: Sequence[str]) -> tuple[str | None, int]:
-    """(the first screening model's path, the closed-book answers a Geminon build asks: every question, 13
-    an entity, blind with each model and informed with the first); NEWS screens on its endpoint."""
-    from continuousbench.geminon.closed_book import model_path, screening_models
-
-    if track != "geminon":
-        return (model_path(models[0]), 0) if models else (None, 0)
-    chosen = screening_models(list(models), size)
-    if not chosen:
-        return None, 0
-    from continuousbench.geminon.sizes import get_size
-
-    return model_path(chosen[0]), (len(chosen) + 1) * 13 * get_size(size).n_entities
 
 
 def plan_jobs(args: QuarterArguments) -> list:
