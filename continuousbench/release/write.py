@@ -190,11 +190,29 @@ def _keys(rid: ReleaseId, parts: dict[str, dict[str, Dataset]]) -> list[str]:
 
 
 def write_umbrella_card(root: Path) -> Path:
-    """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename)."""
+    """Regenerate ``<root>/README.md`` from the releases present (temp file, then rename), holding the
+    root's own lock: release locks are per release, so two releases finishing at once under one root
+    would each write a card listing what it saw, and the last written could miss the other."""
     root = Path(root).expanduser()
-    ids = list_releases(root)
-    infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
-    return write_text(root / CARD, str(umbrella_card(ids, infos)))
+    with _root_lock(root):
+        ids = list_releases(root)
+        infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
+        return write_text(root / CARD, str(umbrella_card(ids, infos)))
+
+
+@contextmanager
+def _root_lock(root: Path) -> Iterator[None]:
+    """An exclusive lock on the root folder itself (flock on its descriptor: no lock file in the root,
+    released by the kernel if the process dies), waited for: a card takes milliseconds to write."""
+    import fcntl
+    import os
+
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 @contextmanager

@@ -226,3 +226,32 @@ def test_the_manifest_records_its_own_digest(written):
     manifest = json.loads((folder / "release.json").read_text())
     assert manifest["manifest_sha256"] == manifest_digest(manifest)
     assert manifest_digest({**manifest, "seed": 8}) != manifest["manifest_sha256"]
+
+
+def test_two_releases_finishing_at_once_are_both_on_the_umbrella_card(written, make_parts, monkeypatch):
+    """The card is listed and written under the root's lock: a release that finishes while another's card
+    is being written waits, then lists both (before, the slower writer's card left the other out)."""
+    import threading
+    import time
+
+    from continuousbench.release import write as release_write
+    from continuousbench.release.layout import list_releases
+
+    root, _ = written
+    listed = threading.Event()
+
+    def slow_listing(folder):
+        found = list_releases(folder)
+        if threading.current_thread().name == "first":
+            listed.set()
+            time.sleep(0.5)  # the second release is written and its card refreshed meanwhile
+        return found
+
+    monkeypatch.setattr(release_write, "list_releases", slow_listing)
+    first = threading.Thread(target=release_write.write_umbrella_card, args=(root,), name="first")
+    first.start()
+    assert listed.wait(10)
+    write_release("geminon-tiny-2026q2", make_parts("b"), root=root, seed=1, generator={})
+    first.join()
+    card = (root / "README.md").read_text()
+    assert RELEASE_ID in card and "geminon-tiny-2026q2" in card
