@@ -7,9 +7,11 @@ Only articles published in the quarter are kept (``--start``/``--end`` may narro
 drops the others, and those with no publication date, counting each (``dropped_out_of_window``,
 ``dropped_no_date``); see docs/news.md.
 
-Each stage writes its own folder under ``<root>/.work/<release-id>-seed<seed>/`` (or ``--work``):
+Each stage writes its own folder under ``<root>/.work/<release-id>-<hash of settings>/`` (or
+``--work``), the convention of every release build (:meth:`continuousbench.stages.WorkDir.for_settings`):
 a finished stage is skipped, an unfinished one resumed, so a killed build continues where it stopped
-and the endpoint's answer cache means no prompt is paid for twice. The stage folders stay after the
+and the endpoint's answer cache means no prompt is paid for twice; other settings get a folder of their
+own, and the finished stages of the first are kept. The stage folders stay after the
 release is written (their ``stats.json`` say what each stage dropped and why); remove them by hand.
 Every random choice is seeded from (seed, year, quarter): the same inputs and model answers give a
 byte-identical release.
@@ -49,7 +51,7 @@ class NewsBuildArguments:
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of every random choice."))
     out: str | None = field(default=None, metadata={"help": "Root folder (default $CONTINUOUSBENCH_HOME)."})
     work: str | None = field(
-        default=None, metadata={"help": "Stage folders (default <out>/.work/<id>-seed<seed>)."}
+        default=None, metadata={"help": "Stage folders (default <out>/.work/<id>-<hash of the settings>)."}
     )
     overwrite: bool = field(default=False, metadata={"help": "Replace an existing release."})
     start: str | None = field(
@@ -192,13 +194,16 @@ def _build(
     from continuousbench.release.layout import WORK
     from continuousbench.stages import WorkDir
 
-    work = Path(args.work).expanduser() if args.work else root / WORK / f"{rid}-seed{args.seed}"
-    # Finished stages are reused only for the same settings: another setting refuses in one line.
-    # (how many requests go out at once, how long one may take and how many may be unusable change no
-    # answer: a rerun may change them)
+    # Finished stages are reused only for the same settings: others get their own folder (under --work,
+    # a folder the user named, they are refused in one line). How many requests go out at once, how
+    # long one may take and how many may be unusable change no answer: a rerun may change them.
     how = ("max_in_flight", "request_timeout", "max_dropped")
-    WorkDir(work, {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")}
-            | {k: v for k, v in asdict(model).items() if k not in how})  # fmt: skip
+    settings = ({k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")}
+                | {k: v for k, v in asdict(model).items() if k not in how})  # fmt: skip
+    if args.work:
+        work = WorkDir(Path(args.work).expanduser(), settings).path
+    else:
+        work = WorkDir.for_settings(root / WORK, str(rid), settings).path
     seeds = stage_seeds(args.seed, rid, SEED_KEYS, bits=32)
     folders: dict[str, str] = {}
     for name, run in _stages(args, model, ex, seeds):

@@ -51,7 +51,8 @@ def test_quarter_drops_articles_published_outside_it(tmp_path, monkeypatch):
     args = NewsBuildArguments(articles=[str(source)], size="tiny", quarter="2026q4", out=str(tmp_path))
     with pytest.raises(Stop):
         main(args, ModelArguments(llm="offline:news"), ExecutorArguments())
-    extracted = tmp_path / ".work" / "news-tiny-2026q4-seed0" / "extract"
+    (work,) = (tmp_path / ".work").glob("news-tiny-2026q4-*")
+    extracted = work / "extract"
     kept = read_rows(extracted).to_pylist()
     assert sorted(r["url"].rsplit("/", 1)[1] for r in kept) == ["first", "inside", "last"]
     assert {r["date"] for r in kept} == {"2026-10-01", "2026-11-15", "2026-12-31"}

@@ -63,7 +63,7 @@ def test_release_parts_agree(news_release):
 def test_rebuild_is_byte_identical_and_resumes_by_stage(news_release, warc_dir, tmp_path):
     again = build(warc_dir, tmp_path)
     assert files(again) == files(news_release)
-    work = tmp_path / ".work" / "news-tiny-2026q1-seed0"
+    (work,) = (tmp_path / ".work").glob("news-tiny-2026q1-*")  # keyed by the build's settings
     shutil.rmtree(work / "support")  # as if the build had been killed during its last stage
     before = {s: (work / s / "stats.json").stat().st_mtime_ns for s in ("extract", "cluster", "filter")}
     assert files(build(warc_dir, tmp_path, overwrite=True)) == files(news_release)
@@ -104,9 +104,18 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
     assert json.loads((out / "results.json").read_text())["canonical"] == canonical
 
 
-def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir):
+def test_other_settings_do_not_reuse_finished_stages(news_release, warc_dir, tmp_path):
+    """Other settings build in a work folder of their own (the first's finished stages are kept); under
+    a --work folder the user named, they are refused in one line."""
+    root = tmp_path / "root"
+    shutil.copytree(news_release.parent / ".work", root / ".work")
+    (first,) = (root / ".work").glob("news-tiny-2026q1-*")
+    kept = {p: p.stat().st_mtime_ns for p in first.rglob("*") if p.is_file()}
+    build(warc_dir, root, max_questions=3)
+    assert {p: p.stat().st_mtime_ns for p in first.rglob("*") if p.is_file()} == kept
+    assert len(list((root / ".work").glob("news-tiny-2026q1-*"))) == 2
     with pytest.raises(ValueError, match="other settings"):
-        build(warc_dir, news_release.parent, overwrite=True, max_questions=3)
+        build(warc_dir, news_release.parent, overwrite=True, max_questions=3, work=str(first))
 
 
 def test_a_key_in_the_llm_spec_reaches_the_server_and_no_file(warc_dir, tmp_path, fake_openai_server, capsys):
