@@ -78,23 +78,18 @@ def score(labels: Sequence[int], read: Sequence[tuple[int | None, int | None]], 
 def answer(model, tokenizer, prompts: list[str], template: str, *, batch_size: int, max_new_tokens: int):
     """Greedy replies in the order of ``prompts`` (batched by length, in the weights' precision)."""
     from continuousbench.harness.qa_eval import weights_precision
-    from continuousbench.llm.local import generate_batched
+    from continuousbench.llm.local import generate_batched, in_length_order
 
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
     direct = template == "direct"
-    with weights_precision(model):
-        replies = generate_batched(
-            model,
-            tokenizer,
-            [prompts[i] for i in order],
-            batch_size=batch_size,
-            stop_at_newline=direct,
-            max_new_tokens=DIRECT_TOKENS if direct else max_new_tokens,
+
+    def reply(batch: list[str]) -> list[str]:
+        new = DIRECT_TOKENS if direct else max_new_tokens
+        return generate_batched(
+            model, tokenizer, batch, batch_size=batch_size, stop_at_newline=direct, max_new_tokens=new
         )
-    out = [""] * len(prompts)
-    for i, reply in zip(order, replies, strict=True):
-        out[i] = reply
-    return out
+
+    with weights_precision(model):
+        return in_length_order(prompts, reply)
 
 
 def run_condition(

@@ -103,24 +103,16 @@ def answer_all(model, tokenizer, prompts: Sequence[str], advance: Callable[[int]
     """Greedy answers to ``prompts`` (in order), in length-sorted chunks so progress can be shown; the
     batches are those of one :func:`~continuousbench.llm.local.greedy_answers` call over all of them,
     the few-shot prefix they share run once a chunk."""
-    from continuousbench.llm.local import greedy_answers
+    from continuousbench.llm.local import greedy_answers, in_length_order
 
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-    chunks = [order[start : start + CHUNK] for start in range(0, len(order), CHUNK)]
-    answers = [""] * len(prompts)
-    for chunk in chunks:
+    def answer(chunk: list[str]) -> list[str]:
         texts = greedy_answers(
-            model,
-            tokenizer,
-            [prompts[i] for i in chunk],
-            batch_size=BATCH_SIZE,
-            max_new_tokens=MAX_NEW_TOKENS,
-            reuse_prefix=True,
+            model, tokenizer, chunk, batch_size=BATCH_SIZE, max_new_tokens=MAX_NEW_TOKENS, reuse_prefix=True
         )
-        for i, text in zip(chunk, texts, strict=True):
-            answers[i] = text
         advance(len(chunk))
-    return answers
+        return texts
+
+    return in_length_order(prompts, answer, CHUNK)
 
 
 def supporting_documents(matrix, columns: Sequence[Sequence[int]], lengths: np.ndarray) -> list[int]:

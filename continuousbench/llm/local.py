@@ -6,7 +6,7 @@ break (the harness's QA answers), and the ``transformers:`` backend of
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,8 +186,6 @@ def greedy_answers(
     answer (every process must call this)."""
     from continuousbench.processes import share_out
 
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-
     def answer(share: list[str]) -> list[str]:
         return generate_batched(
             model,
@@ -199,10 +197,22 @@ def greedy_answers(
             reuse_prefix=reuse_prefix,
         )
 
-    answers = [""] * len(prompts)
-    for i, text in zip(order, share_out([prompts[i] for i in order], answer), strict=True):
-        answers[i] = text.strip()
-    return answers
+    return [text.strip() for text in in_length_order(prompts, lambda sorted_: share_out(sorted_, answer))]
+
+
+def in_length_order(
+    prompts: Sequence[str], answer: Callable[[list[str]], list[str]], chunk: int | None = None
+) -> list[str]:
+    """``answer`` called on ``prompts`` sorted by length (then position: similar lengths share batches,
+    so little padding), ``chunk`` at a time if given; its replies returned in the order of ``prompts``."""
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+    step = chunk or max(len(order), 1)
+    replies = [""] * len(prompts)
+    for start in range(0, len(order), step):
+        part = order[start : start + step]
+        for i, reply in zip(part, answer([prompts[i] for i in part]), strict=True):
+            replies[i] = reply
+    return replies
 
 
 @dataclass
