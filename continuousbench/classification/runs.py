@@ -14,13 +14,8 @@ from pathlib import Path
 
 import continuousbench
 from continuousbench.files import StagedOutput, write_json
-from continuousbench.results.record import (
-    CLASSIFICATION,
-    CLASSIFICATION_VERSION,
-    PREDICTIONS,
-    RESULTS,
-    SCHEMA,
-)
+from continuousbench.results.record import PREDICTIONS, RESULTS
+from continuousbench.results.schema import CLASSIFICATION, CLASSIFICATION_VERSION, SCHEMA
 
 COMMAND = "classify"
 
@@ -31,7 +26,7 @@ def finished(folder: Path) -> bool:
 
 def corpus_block(source: str, texts: list[str]) -> dict:
     """``corpus``: what the classifier trained on (its statement read from ``privacy.json`` beside it)."""
-    from continuousbench.results.record import stated_privacy
+    from continuousbench.results.privacy_statement import stated_privacy
     from continuousbench.training.data import corpus_fingerprint
 
     path = Path(source)
@@ -64,7 +59,7 @@ def record(
     tokens_per_step: int = 0,
 ) -> dict:
     """The validated results record of one regime."""
-    from continuousbench.results import record as results
+    from continuousbench.results import schema
     from continuousbench.scoring.match import INTERVAL
 
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
@@ -111,7 +106,7 @@ def record(
         "matchers": ["exact_match", "contains"],
         "metrics": {CLASSIFICATION: part},
     }
-    return results.check(json.loads(json.dumps(data, default=str)), "the classification run's results.json")
+    return schema.check(json.loads(json.dumps(data, default=str)), "the classification run's results.json")
 
 
 def _generation(source: str) -> dict | None:
