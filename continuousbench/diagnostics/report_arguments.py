@@ -1,4 +1,5 @@
-"""The options ``gate`` and ``contamination`` share: where releases are looked up, where the report goes."""
+"""The options of the diagnostics that write one JSON report: where it goes (``leakage``, ``mauve``) and,
+for ``gate`` and ``contamination``, where releases are looked up."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ from typing import Any
 from continuousbench.diagnostics.gate_report import GateFailure
 
 
+@dataclass(kw_only=True)
+class ReportFileArguments:
+    """Where a report goes; keyword-only, so that a command's own fields keep their order."""
+
+    output: str | None = field(default=None, metadata={"help": "Write the report as JSON here."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
+
+
 @dataclass
-class ReportArguments:
+class ReportArguments(ReportFileArguments):
     """Where releases are looked up and where a report goes (``gate`` and ``contamination``)."""
 
     root: str | None = field(default=None, metadata={"help": "Release root (default $CONTINUOUSBENCH_HOME)."})
-    output: str | None = field(default=None, metadata={"help": "Write the report as JSON here."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
     def run(self, work: Callable[[Path | None], dict[str, Any]]) -> dict[str, Any]:
         """``work(root)``, its report written to ``--output`` (checked before any work), even when it failed
