@@ -2,8 +2,9 @@
 ``predictions.parquet`` (one row per test text), so that ``report``, ``compare`` and ``submit`` read a
 saturation study's runs as they read the harness's.
 
-A run is written in a hidden work folder and published whole (:class:`continuousbench.files.StagedOutput`),
-so a study killed mid-way never leaves half a run that a rerun would take as finished.
+A run is written in a hidden work folder and published whole
+(:class:`continuousbench.staged_output.StagedOutput`), so a study killed mid-way never leaves half a run
+that a rerun would take as finished.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import json
 from pathlib import Path
 
 import continuousbench
-from continuousbench.files import StagedOutput, write_json
+from continuousbench.files import write_json
 from continuousbench.results.record import PREDICTIONS, RESULTS
 from continuousbench.results.schema import CLASSIFICATION, CLASSIFICATION_VERSION, SCHEMA
+from continuousbench.staged_output import StagedOutput
 
 COMMAND = "classify"
 

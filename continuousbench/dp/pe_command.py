@@ -138,8 +138,8 @@ def main(args: PEArguments) -> Path:
     from continuousbench.dp.accounting import account_evolution, check_delta, default_delta
     from continuousbench.dp.pe import Evolution, PEApi, run_seed
     from continuousbench.embeddings.encoders import make_embedder
-    from continuousbench.files import StagedOutput
     from continuousbench.llm import GenerationError, make_generator
+    from continuousbench.staged_output import StagedOutput
     from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:

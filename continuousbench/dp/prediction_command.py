@@ -124,7 +124,7 @@ def _guarantee(args: PredictionArguments, n: int):
 def main(args: PredictionArguments) -> Path:
     """Decode every batch in a staged folder (resumable by chunks); publish the corpus; return its folder."""
     from continuousbench.dp.prediction import check_batches
-    from continuousbench.files import StagedOutput
+    from continuousbench.staged_output import StagedOutput
     from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:

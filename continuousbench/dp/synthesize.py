@@ -279,7 +279,7 @@ def refuse_soft_prompt(generator: str) -> None:
 
 def _staged(args: SynthesisArguments, procs: processes.Processes, prior: Prior | None):
     """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
-    from continuousbench.files import StagedOutput
+    from continuousbench.staged_output import StagedOutput
 
     _check_not_audited(Path(args.generator))
 
