@@ -21,7 +21,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=100)
     args = parser.parse_args()
-    from continuousbench.diagnostics.gates import corpus_overlap
+    from continuousbench.diagnostics.ngrams import corpus_overlap
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
     from continuousbench.release.load import load_release
 

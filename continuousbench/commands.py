@@ -95,7 +95,7 @@ def disk_full(err: BaseException) -> bool:
 
 
 def _full_line(err: BaseException) -> str:
-    from continuousbench.files import writing
+    from continuousbench.locks import writing
 
     where = (getattr(err, "filename", None) or getattr(err, "writing", None)
              or ", ".join(map(str, writing())) or "the output")  # fmt: skip
@@ -205,9 +205,10 @@ def run(
     """Run a command's work with the one error path; ``report`` prints its result on success.
 
     A new run that fails before keeping anything worth resuming leaves no work folder behind
-    (:func:`continuousbench.files.abandon_new_runs`), so the next attempt needs no ``--resume``.
+    (:func:`continuousbench.staged_output.abandon_new_runs`), so the next attempt needs no ``--resume``.
     """
-    from continuousbench.files import abandon_new_runs, forget_new_runs, release_folders
+    from continuousbench.locks import release_folders
+    from continuousbench.staged_output import abandon_new_runs, forget_new_runs
 
     configure_logging()
     try:

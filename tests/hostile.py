@@ -98,7 +98,7 @@ class Env:
         import subprocess
         import sys
 
-        hold = "import sys, time; from continuousbench.files import lock_folder; "
+        hold = "import sys, time; from continuousbench.locks import lock_folder; "
         hold += "lock_folder(sys.argv[1], 'evaluate');"
         holder = subprocess.Popen([sys.executable, "-c", hold + " print(1, flush=True); time.sleep(120)",
                                    str(self.tmp / name)], stdout=subprocess.PIPE, text=True)  # fmt: skip

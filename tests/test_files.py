@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from continuousbench.files import StagedOutput, atomic_write, check_writable_dir, read_json, write_json
+from continuousbench.files import atomic_write, check_writable_dir, read_json, write_json
+from continuousbench.staged_output import StagedOutput
 
 
 def finish(out, command="cmd", names=("results.json", "model"), **kwargs):
@@ -78,7 +79,7 @@ def test_a_command_refuses_another_commands_folder_unless_overwrite_replaces_it(
 
 HOLD = """
 import sys, time
-from continuousbench.files import StagedOutput
+from continuousbench.staged_output import StagedOutput
 StagedOutput(sys.argv[1], "cmd")
 print("held", flush=True)
 time.sleep(60)
@@ -89,7 +90,7 @@ def test_a_second_run_into_a_locked_folder_fails_at_once_naming_the_holder(tmp_p
     import subprocess
     import sys
 
-    from continuousbench.files import release_folders
+    from continuousbench.locks import release_folders
 
     out = tmp_path / "run"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
@@ -144,7 +145,7 @@ def test_a_command_ending_in_one_thread_keeps_the_locks_of_stages_in_others(tmp_
     """The demo runs stages in threads: one finishing must not unlock a folder another still writes."""
     import threading
 
-    from continuousbench.files import LOCK_FILE, lock_folder, release_folders
+    from continuousbench.locks import LOCK_FILE, lock_folder, release_folders
 
     held, done = threading.Event(), threading.Event()
 

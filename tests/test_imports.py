@@ -130,9 +130,9 @@ print(json.dumps(failed))
 
 # The layers of DESIGN.md, lowest first. A package may import its own layer or any layer below, never one
 # above; within a layer imports must stay acyclic (checked at package level below). Why this order:
-# - files/errors know nothing of ours; commands (the error path), parser (the one parser), processes, stats
-#   and stages build on files; loader (the one model loader) on processes' device rule, below llm's
-#   transformers: backend.
+# - files, locks, staged_output and errors know nothing of ours; commands (the error path), parser (the one
+#   parser), processes, stats and stages build on files; loader (the one model loader) on processes' device
+#   rule, below llm's transformers: backend.
 # - llm, scoring (matchers, the judge on llm, the metric on release), results (the record, report, compare,
 #   submit: read by the leaderboard and the study, so neither imports the evaluator) and release are the
 #   shared services of every stage.
@@ -143,7 +143,7 @@ print(json.dumps(failed))
 # - study, demo, leaderboard and the cli compose whole workflows; ``continuousbench`` is the package's
 #   ``__init__`` (its lazy ``load_release`` is the public face of release/).
 LAYERS: tuple[set[str], ...] = (
-    {"errors", "files", "credentials", "hub", "strict_yaml"},
+    {"errors", "files", "locks", "staged_output", "credentials", "hub", "strict_yaml"},
     {"commands", "parser", "processes", "stats", "stages", "loader"},
     {"llm", "scoring", "results", "release", "metrics_src", "fake_endpoint", "testing"},
     {"training", "embeddings", "geminon", "news"},

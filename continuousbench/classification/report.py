@@ -15,7 +15,7 @@ from pathlib import Path
 import continuousbench
 from continuousbench.classification.figure import LABELS
 from continuousbench.files import read_json, write_json, write_text
-from continuousbench.results.record import CLASSIFICATION
+from continuousbench.results.schema import CLASSIFICATION
 
 RULE = "exact_match"  # the paper's tables report exact match
 

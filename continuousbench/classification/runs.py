@@ -2,8 +2,9 @@
 ``predictions.parquet`` (one row per test text), so that ``report``, ``compare`` and ``submit`` read a
 saturation study's runs as they read the harness's.
 
-A run is written in a hidden work folder and published whole (:class:`continuousbench.files.StagedOutput`),
-so a study killed mid-way never leaves half a run that a rerun would take as finished.
+A run is written in a hidden work folder and published whole
+(:class:`continuousbench.staged_output.StagedOutput`), so a study killed mid-way never leaves half a run
+that a rerun would take as finished.
 """
 
 from __future__ import annotations
@@ -13,14 +14,10 @@ import json
 from pathlib import Path
 
 import continuousbench
-from continuousbench.files import StagedOutput, write_json
-from continuousbench.results.record import (
-    CLASSIFICATION,
-    CLASSIFICATION_VERSION,
-    PREDICTIONS,
-    RESULTS,
-    SCHEMA,
-)
+from continuousbench.files import write_json
+from continuousbench.results.record import PREDICTIONS, RESULTS
+from continuousbench.results.schema import CLASSIFICATION, CLASSIFICATION_VERSION, SCHEMA
+from continuousbench.staged_output import StagedOutput
 
 COMMAND = "classify"
 
@@ -31,7 +28,7 @@ def finished(folder: Path) -> bool:
 
 def corpus_block(source: str, texts: list[str]) -> dict:
     """``corpus``: what the classifier trained on (its statement read from ``privacy.json`` beside it)."""
-    from continuousbench.results.record import stated_privacy
+    from continuousbench.results.privacy_statement import stated_privacy
     from continuousbench.training.data import corpus_fingerprint
 
     path = Path(source)
@@ -64,7 +61,7 @@ def record(
     tokens_per_step: int = 0,
 ) -> dict:
     """The validated results record of one regime."""
-    from continuousbench.results import record as results
+    from continuousbench.results import schema
     from continuousbench.scoring.match import INTERVAL
 
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
@@ -111,7 +108,7 @@ def record(
         "matchers": ["exact_match", "contains"],
         "metrics": {CLASSIFICATION: part},
     }
-    return results.check(json.loads(json.dumps(data, default=str)), "the classification run's results.json")
+    return schema.check(json.loads(json.dumps(data, default=str)), "the classification run's results.json")
 
 
 def _generation(source: str) -> dict | None:

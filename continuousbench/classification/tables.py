@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from continuousbench.results.record import CLASSIFICATION
+from continuousbench.results.schema import CLASSIFICATION
 from continuousbench.stats import mean_sd
 
 

@@ -172,7 +172,8 @@ def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any
 def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: ModelArguments, config) -> dict:
     """Draw canaries, train with the generator recipe, score, bound; return the audit record."""
     from continuousbench.dp.train import main as train_generator
-    from continuousbench.files import StagedOutput, write_json
+    from continuousbench.files import write_json
+    from continuousbench.staged_output import StagedOutput
 
     procs = processes.current()
     staged = processes.on_main(

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from continuousbench.commands import bounds, command
-from continuousbench.diagnostics.gates import ReportArguments, options
+from continuousbench.diagnostics.report_arguments import ReportArguments, options
 from continuousbench.errors import UserError
 
 log = logging.getLogger(__name__)

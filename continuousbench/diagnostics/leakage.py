@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from continuousbench.commands import command
+from continuousbench.diagnostics.report_arguments import ReportFileArguments
 from continuousbench.errors import UserError
 
 
@@ -88,15 +89,13 @@ RESULT_KEYS = {"--corpus": "corpus", "--reference": "reference", "--release": "r
 
 
 @dataclass
-class LeakageArguments:
+class LeakageArguments(ReportFileArguments):
     release: str = field(metadata={"help": "Release id or folder (its qa_singleton facts and real corpus)."})
     corpus: str = field(metadata={"help": "Synthetic corpus to check (folder, parquet, jsonl, ...)."})
     reference: str | None = field(
         default=None, metadata={"help": "Corpus sampled from the non-private generator, for comparison."}
     )
     text_column: str = field(default="text", metadata={"help": "Column of the corpora holding the text."})
-    output: str | None = field(default=None, metadata={"help": "Write the result as JSON here."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
 
 def main(args: LeakageArguments) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from continuousbench.commands import bounds, command
+from continuousbench.diagnostics.report_arguments import ReportFileArguments
 from continuousbench.embeddings.encoders import embed_texts
 from continuousbench.errors import UserError
 
@@ -135,7 +136,7 @@ def reference_mauve(
 
 
 @dataclass
-class MauveArguments:
+class MauveArguments(ReportFileArguments):
     candidate: str = field(
         metadata={"help": "Candidate corpus: save_to_disk folder, parquet, jsonl, or release id."}
     )
@@ -153,8 +154,6 @@ class MauveArguments:
     with_reference: bool = field(
         default=True, metadata={"help": "Also score disjoint halves of the reference."}
     )
-    output: str | None = field(default=None, metadata={"help": "Write the results as JSON here."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing --output file."})
 
 
 def main(args: MauveArguments) -> dict:

@@ -9,11 +9,22 @@ travels without its guarantee.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 PARQUET = "data/train-00000-of-00001.parquet"
 CARD = "README.md"
+
+
+@dataclass(kw_only=True)
+class CorpusOutputArguments:
+    """Where a generation command (``synthesize``, ``pe``, ``private-prediction``) writes its corpus folder;
+    keyword-only, so that each command's own fields keep their order. ``--resume`` stays each command's:
+    what a killed job keeps (iterations, chunks, shards) differs."""
+
+    output_dir: str = field(metadata={"help": "Where the synthetic corpus folder goes."})
+    overwrite: bool = field(default=False, metadata={"help": "Replace a finished corpus in --output_dir."})
 
 
 def corpus_card(

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from continuousbench.commands import bounds, command
+from continuousbench.dp.corpus import CorpusOutputArguments
 from continuousbench.dp.published import publishable
 from continuousbench.errors import UserError
 
@@ -41,7 +42,7 @@ PUBLISHED = ("data", "README.md", "pe.json", "privacy.json")
 
 
 @dataclass
-class PEArguments:
+class PEArguments(CorpusOutputArguments):
     api: str = field(
         metadata={
             "help": "Text generator for RANDOM_API and VARIATION_API: transformers:<folder>, "
@@ -53,7 +54,6 @@ class PEArguments:
             "help": "Local sentence-transformers folder, or an encoder / causal LM folder (mean-pooled)."
         }
     )
-    output_dir: str = field(metadata={"help": "Where the synthetic corpus folder goes."})
     release: str | None = field(default=None, metadata={"help": "Release id or folder (its corpus)."})
     corpus: str | None = field(
         default=None, metadata={"help": "Private corpus instead of a release (needs a validation split)."}
@@ -86,7 +86,6 @@ class PEArguments:
     embed_max_length: int = field(default=256, metadata=bounds("[1, 100000]", "Tokens embedded per text."))
     seed: int = field(default=0, metadata={"help": "Seed of the public choices (styles, tones, API seeds)."})
     resume: bool = field(default=False, metadata={"help": "Continue a killed job at its next iteration."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished corpus in --output_dir."})
 
     def settings(self) -> dict:
         """What determines the corpus (published, and pinned for --resume): all but where and how to write."""
@@ -139,8 +138,8 @@ def main(args: PEArguments) -> Path:
     from continuousbench.dp.accounting import account_evolution, check_delta, default_delta
     from continuousbench.dp.pe import Evolution, PEApi, run_seed
     from continuousbench.embeddings.encoders import make_embedder
-    from continuousbench.files import StagedOutput
     from continuousbench.llm import GenerationError, make_generator
+    from continuousbench.staged_output import StagedOutput
     from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from continuousbench.commands import bounds, command
+from continuousbench.dp.corpus import CorpusOutputArguments
 from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -37,9 +38,8 @@ FLOOR_WARNING = 0.1  # share of the probability on the clip floor above which th
 
 
 @dataclass
-class PredictionArguments:
+class PredictionArguments(CorpusOutputArguments):
     model: str = field(metadata={"help": "Base model: a local folder or a Hub id (transformers, KV-cached)."})
-    output_dir: str = field(metadata={"help": "Where the synthetic corpus folder goes."})
     release: str | None = field(default=None, metadata={"help": "Release id or folder (its corpus)."})
     corpus: str | None = field(default=None, metadata={"help": "Private corpus instead of a release."})
     text_column: str = field(default="text", metadata={"help": "Column holding the records."})
@@ -72,7 +72,6 @@ class PredictionArguments:
         ),
     )
     resume: bool = field(default=False, metadata={"help": "Continue a killed job at its next chunk."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished corpus in --output_dir."})
 
     def settings(self) -> dict:
         """What determines the corpus (published, and pinned for --resume): all but where and how to write."""
@@ -125,7 +124,7 @@ def _guarantee(args: PredictionArguments, n: int):
 def main(args: PredictionArguments) -> Path:
     """Decode every batch in a staged folder (resumable by chunks); publish the corpus; return its folder."""
     from continuousbench.dp.prediction import check_batches
-    from continuousbench.files import StagedOutput
+    from continuousbench.staged_output import StagedOutput
     from continuousbench.training.data import corpus_fingerprint
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:

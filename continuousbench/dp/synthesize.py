@@ -31,6 +31,7 @@ from pathlib import Path
 
 from continuousbench import processes
 from continuousbench.commands import bounds, command
+from continuousbench.dp.corpus import CorpusOutputArguments
 from continuousbench.dp.labels import Prior
 from continuousbench.errors import UserError
 
@@ -40,11 +41,10 @@ SHARD = "shards/rank-{:05d}.parquet"
 
 
 @dataclass
-class SynthesisArguments:
+class SynthesisArguments(CorpusOutputArguments):
     generator: str = field(
         metadata={"help": "Generator folder (LoRA adapter + tokenizer, or a merged model)."}
     )
-    output_dir: str = field(metadata={"help": "Where the synthetic corpus folder goes."})
     backend: str = field(
         default="local",
         metadata={
@@ -73,7 +73,6 @@ class SynthesisArguments:
     )
     seed: int = field(default=0, metadata={"help": "Same seed, same corpus."})
     resume: bool = field(default=False, metadata={"help": "Continue a killed run (finished shards, cache)."})
-    overwrite: bool = field(default=False, metadata={"help": "Replace an existing output folder."})
 
 
 def load_generator(folder: str, *, with_model: bool = True):
@@ -280,7 +279,7 @@ def refuse_soft_prompt(generator: str) -> None:
 
 def _staged(args: SynthesisArguments, procs: processes.Processes, prior: Prior | None):
     """The staged output, its configuration pinned (run on process 0 only: :func:`processes.on_main`)."""
-    from continuousbench.files import StagedOutput
+    from continuousbench.staged_output import StagedOutput
 
     _check_not_audited(Path(args.generator))
 

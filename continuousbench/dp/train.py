@@ -9,7 +9,7 @@ gets a model card with the privacy statement. ``--lr_sweep 5e-5,1e-4`` trains on
 rate and publishes only the best by validation loss; ``--epsilon`` is then the sweep's total budget (the
 noise is calibrated for all runs composed) and ``privacy.json`` states that composition.
 
-The output folder is a :class:`~continuousbench.files.StagedOutput`: runs, checkpoints and the secret
+The output folder is a :class:`~continuousbench.staged_output.StagedOutput`: runs, checkpoints and the secret
 noise state live in the hidden ``.train-generator-work/``; the finished generator replaces only what
 this command wrote before, once complete; ``--resume`` continues a killed job and refuses any change of
 corpus or setting.
@@ -207,7 +207,7 @@ def resumable(work: Path) -> bool:
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:
     """Train (one run per setting of the sweep), publish the best run's generator and return its folder."""
     from continuousbench.dp import sweep
-    from continuousbench.files import StagedOutput
+    from continuousbench.staged_output import StagedOutput
 
     if model_args.tuning in ("prompt", "full") and not config.private:
         raise UserError(

@@ -86,7 +86,7 @@ def load_qa(folder: str, part: str, split: str, limit: int | None, seed: int, op
 def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_path: str):
     """(training text, record): the candidate corpus, the replay mixture if any, long documents cut."""
     from continuousbench.results.privacy_check import delta_problem
-    from continuousbench.results.record import stated_privacy
+    from continuousbench.results.privacy_statement import stated_privacy
     from continuousbench.training.data import (
         CHARS_PER_TOKEN,
         cap_documents,

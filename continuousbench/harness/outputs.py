@@ -6,7 +6,7 @@
 ``<output_dir>/model/``                the selected checkpoint (adapter or weights), tokenizer, card
 ``<output_dir>/checkpoint-N/``         Trainer checkpoints (the best and the latest survive)
 
-A run is staged (:class:`continuousbench.files.StagedOutput`): it trains and writes in the hidden work
+A run is staged (:class:`continuousbench.staged_output.StagedOutput`): it trains and writes in the hidden work
 folder ``<output_dir>/.evaluate-work/`` (checkpoints included, so ``--resume`` continues from there),
 and only once everything is written does it replace what ``evaluate`` published before; a failed or
 interrupted ``--overwrite`` leaves the previous run as it was. The run's configuration is pinned in the
@@ -19,8 +19,9 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from continuousbench.files import StagedOutput, atomic_write, write_json
+from continuousbench.files import atomic_write, write_json
 from continuousbench.results.record import PREDICTIONS, RESULTS
+from continuousbench.staged_output import StagedOutput
 from continuousbench.training.sft import kept_checkpoints
 
 logger = logging.getLogger(__name__)

@@ -50,10 +50,9 @@ from urllib.parse import quote
 from continuousbench.hub import hub_repo_id
 from continuousbench.leaderboard.releases import HUB, ReleaseIndex
 from continuousbench.leaderboard.rows import PART, one_per_corpus, ranked_accuracy, ranked_outcomes
-from continuousbench.results import record as results
+from continuousbench.results import schema
 from continuousbench.results.canonical import recipe_label, standing
-from continuousbench.results.privacy_check import NOT_DP  # noqa: F401 (the leaderboard's name for it)
-from continuousbench.results.record import (  # noqa: F401 (the leaderboard's names for them)
+from continuousbench.results.labels import (  # noqa: F401 (the leaderboard's names for them)
     DP_DATA,
     DP_MODEL,
     NO_STATEMENT,
@@ -64,6 +63,7 @@ from continuousbench.results.record import (  # noqa: F401 (the leaderboard's na
     epsilon_label,
     kind_label,
 )  # fmt: skip
+from continuousbench.results.privacy_check import NOT_DP  # noqa: F401 (the leaderboard's name for it)
 from continuousbench.scoring.judge import label as judge_label
 from continuousbench.scoring.judge import same_judge
 from continuousbench.stats import paired_difference
@@ -112,7 +112,7 @@ def load_submissions(
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             problems.append(f"{where}: not JSON ({err})")
             continue
-        issues = results.validate(record)
+        issues = schema.validate(record)
         if issues:
             problems.append(f"{where}: {issues[0]}")
             continue

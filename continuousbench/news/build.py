@@ -121,40 +121,45 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
     reader = replace(model, llm=args.reader or model.llm, judge=model.judge or model.llm)
 
     def run_extract(out: str, f: dict) -> Path | str:
-        found = extract.ExtractArguments(out, warc=args.warc, articles=args.articles, start=args.start,
+        found = extract.ExtractArguments(output=out, warc=args.warc, articles=args.articles, start=args.start,
                                          end=args.end)  # fmt: skip
         return extract.main(found, ex, resume=None)
 
     def run_dedup(out: str, f: dict) -> Path | str:
         return dedup.main(
-            dedup.DedupArguments(f["extract"], out, candidates=args.candidates), ex, resume=None
+            dedup.DedupArguments(input=f["extract"], output=out, candidates=args.candidates), ex, resume=None
         )
 
     def run_subsample(out: str, f: dict) -> Path:
-        found = subsample.SubsampleArguments(f["dedup"], out, size=args.size, count=args.count,
+        found = subsample.SubsampleArguments(input=f["dedup"], output=out, size=args.size, count=args.count,
                                              seed=seeds["subsample"])  # fmt: skip
         return subsample.main(found, resume=None)
 
     def run_cluster(out: str, f: dict) -> Path:
-        found = cluster.ClusterArguments(f["subsample"], out, encoder=args.encoder, seed=seeds["cluster"],
-                                         min_cluster_size=args.min_cluster_size,
+        found = cluster.ClusterArguments(input=f["subsample"], output=out, encoder=args.encoder,
+                                         seed=seeds["cluster"], min_cluster_size=args.min_cluster_size,
                                          min_similarity=args.min_similarity)  # fmt: skip
         return cluster.main(found, resume=None)
 
     def run_facts(out: str, f: dict) -> Path:
-        found = facts.FactsArguments(f["cluster"], out, top_clusters=args.top_clusters, seed=seeds["facts"])
+        found = facts.FactsArguments(
+            input=f["cluster"], output=out, top_clusters=args.top_clusters, seed=seeds["facts"]
+        )
         return facts.main(found, model, resume=unfinished(out, "facts"))
 
     def run_qa(out: str, f: dict) -> Path:
-        found = qa.QAArguments(f["facts"], f["cluster"], out, max_questions=args.max_questions)
+        found = qa.QAArguments(
+            facts=f["facts"], articles=f["cluster"], output=out, max_questions=args.max_questions
+        )
         return qa.main(found, model, resume=unfinished(out, "qa"))
 
     def run_filter(out: str, f: dict) -> Path:
-        found = filtering.FilterArguments(f["qa"], out)
+        found = filtering.FilterArguments(input=f["qa"], output=out)
         return filtering.main(found, model, resume=unfinished(out, "filter"))
 
     def run_support(out: str, f: dict) -> Path:
-        found = support.SupportArguments(f["filter"], f["cluster"], out, neighbours=args.neighbours,
+        found = support.SupportArguments(input=f["filter"], articles=f["cluster"], output=out,
+                                         neighbours=args.neighbours,
                                          max_candidates=args.max_candidates)  # fmt: skip
         return support.main(found, reader, resume=unfinished(out, "support"))
 

@@ -32,14 +32,17 @@ import numpy as np
 from continuousbench.commands import bounds, command
 from continuousbench.embeddings.encoders import CLUSTERING_PROMPT, DEFAULT_ENCODER
 from continuousbench.errors import UserError
+from continuousbench.news.stage_arguments import StageArguments
 
 NEIGHBOURS = 5  # nearest clusters recorded per cluster (the support stage's candidate pool)
 
 
 @dataclass
-class ClusterArguments:
+class ClusterArguments(StageArguments):
     input: str = field(metadata={"help": "Articles: the subsample (or dedup) stage's output folder."})
-    output: str = field(metadata={"help": "Output folder (data/, clusters.parquet, embeddings.parquet)."})
+    output: str = field(
+        kw_only=True, metadata={"help": "Output folder (data/, clusters.parquet, embeddings.parquet)."}
+    )
     encoder: str = field(
         default=DEFAULT_ENCODER, metadata={"help": "st:<sentence-transformers model folder or id>, or tfidf."}
     )
@@ -58,8 +61,6 @@ class ClusterArguments:
     merge_jaccard: float = field(default=0.35, metadata=bounds("(0, 1]", "Member overlap that merges."))
     merge_similarity: float = field(default=0.9, metadata=bounds("(0, 1]", "Centroid cosine that merges."))
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of Leiden and of the SVD."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
     def __post_init__(self) -> None:
         if self.stride_days > self.window_days:

@@ -47,6 +47,7 @@ from datatrove.utils.stats import Stats
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
 from continuousbench.news.executors import ExecutorArguments
+from continuousbench.news.stage_arguments import StageArguments
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -427,9 +428,11 @@ class DropDuplicates(PipelineStep):
 
 
 @dataclass
-class DedupArguments:
+class DedupArguments(StageArguments):
     input: str = field(metadata={"help": "Articles: the extract stage's output folder (or shards)."})
-    output: str = field(metadata={"help": "Output folder (data/ shards, duplicates.parquet, stats.json)."})
+    output: str = field(
+        kw_only=True, metadata={"help": "Output folder (data/ shards, duplicates.parquet, stats.json)."}
+    )
     threshold: float = field(default=0.8, metadata=bounds("(0, 1]", "Containment that makes a duplicate."))
     candidates: str = field(
         default="sampled",
@@ -443,8 +446,6 @@ class DedupArguments:
         metadata=bounds("(0, 1)", "Candidate threshold (default: 0.5 of the sampled shingles shared; "
                                   "LSH: 0.6 containment, 0.5 Jaccard)."),
     )
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = None) -> Path | str:

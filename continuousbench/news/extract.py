@@ -34,6 +34,7 @@ from continuousbench.news.articles import (
     parse_day,
 )
 from continuousbench.news.executors import ExecutorArguments
+from continuousbench.news.stage_arguments import StageArguments
 from continuousbench.news.warc import WarcPages, warc_files
 
 
@@ -150,8 +151,7 @@ def to_row(self, doc: Document) -> dict:
 
 
 @dataclass
-class ExtractArguments:
-    output: str = field(metadata={"help": "Output folder (data/ shards + stats.json)."})
+class ExtractArguments(StageArguments):
     warc: list[str] | None = field(default=None, metadata={"help": "WARC files or globs (.warc, .warc.gz)."})
     articles: list[str] | None = field(
         default=None, metadata={"help": "Already-extracted articles instead: JSONL/parquet files or globs."}
@@ -166,8 +166,6 @@ class ExtractArguments:
     timeout: float = field(
         default=10.0, metadata=bounds("[0, inf)", "Seconds per page before it is dropped (0: no sandbox).")
     )
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None = None) -> Path | str:

@@ -19,12 +19,12 @@ from pathlib import Path
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments
+from continuousbench.news.stage_arguments import StageArguments
 
 
 @dataclass
-class FactsArguments:
+class FactsArguments(StageArguments):
     input: str = field(metadata={"help": "Clustered articles: the cluster stage's output folder."})
-    output: str = field(metadata={"help": "Output folder (data/ fact rows + stats.json)."})
     top_clusters: int = field(default=500, metadata=bounds("[1, inf)", "Largest clusters sent to the model."))
     articles_per_cluster: int = field(default=50, metadata=bounds("[3, inf)", "Reports shown per cluster."))
     article_chars: int = field(default=512, metadata=bounds("[1, inf)", "Characters shown per report."))
@@ -33,8 +33,6 @@ class FactsArguments:
     min_reports: int = field(default=3, metadata=bounds("[1, inf)", "Reports that must state a fact."))
     chunk: int = field(default=20, metadata=bounds("[1, inf)", "Clusters per resumable chunk."))
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of the reports shown."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def fact_schema():

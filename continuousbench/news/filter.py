@@ -17,18 +17,19 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.news.models import ModelArguments
+from continuousbench.news.stage_arguments import StageArguments
 
 VERDICTS = "verdicts.parquet"
 ADDED = ("closed_book_answer", "closed_book_correct", "standalone", "reason")
 
 
 @dataclass
-class FilterArguments:
+class FilterArguments(StageArguments):
     input: str = field(metadata={"help": "Questions: the qa stage's output folder."})
-    output: str = field(metadata={"help": "Output folder (data/ kept questions, verdicts.parquet, stats)."})
+    output: str = field(
+        kw_only=True, metadata={"help": "Output folder (data/ kept questions, verdicts.parquet, stats)."}
+    )
     chunk: int = field(default=500, metadata=bounds("[1, inf)", "Questions per resumable chunk."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def reason(correct: bool | None, standalone: bool | None) -> str | None:

@@ -18,20 +18,17 @@ from pathlib import Path
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments
+from continuousbench.news.stage_arguments import ClusteredArticles, StageArguments
 
 
 @dataclass
-class QAArguments:
+class QAArguments(StageArguments, ClusteredArticles):
     facts: str = field(metadata={"help": "The facts stage's output folder."})
-    articles: str = field(metadata={"help": "Clustered articles: the cluster stage's output folder."})
-    output: str = field(metadata={"help": "Output folder (data/ question rows + stats.json)."})
     max_questions: int = field(default=12, metadata=bounds("[1, inf)", "Questions kept per cluster."))
     article_chars: int = field(default=512, metadata=bounds("[1, inf)", "Characters shown per report."))
     min_reports: int = field(default=3, metadata=bounds("[1, inf)", "Articles that must hold the answer."))
     max_answer_words: int = field(default=10, metadata=bounds("[1, inf)", "Longest answer kept (words)."))
     chunk: int = field(default=20, metadata=bounds("[1, inf)", "Clusters per resumable chunk."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def qa_schema():

@@ -2,7 +2,7 @@
 
 A stage's output folder holds ``data/part-NNNNN.parquet`` (the rows it passes on, every input column
 kept), ``stats.json`` (rows in, rows out, ``dropped_<reason>`` counts) and stage-specific side tables.
-It is written through :class:`continuousbench.files.StagedOutput`: the run happens in a hidden work
+It is written through :class:`continuousbench.staged_output.StagedOutput`: the run happens in a hidden work
 folder, finished shards survive an interruption, ``--resume`` skips them, and the previous output is
 replaced only once the new one is complete.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from continuousbench.errors import UserError
-from continuousbench.files import OWNED_FILE, StagedOutput, atomic_write, read_json, write_json
+from continuousbench.files import OWNED_FILE, atomic_write, read_json, write_json
+from continuousbench.staged_output import StagedOutput
 
 if TYPE_CHECKING:
     import pyarrow as pa

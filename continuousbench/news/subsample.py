@@ -15,14 +15,14 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
+from continuousbench.news.stage_arguments import StageArguments
 
 SIZES: dict[str, int | None] = {"tiny": 2_000, "small": 200_000, "medium": 600_000, "large": None}
 
 
 @dataclass
-class SubsampleArguments:
+class SubsampleArguments(StageArguments):
     input: str = field(metadata={"help": "Articles: the dedup stage's output folder (or shards)."})
-    output: str = field(metadata={"help": "Output folder (data/ shards + stats.json)."})
     size: str = field(
         default="small",
         metadata={"help": "tiny (2k), small (200k), medium (600k) or large (all).", "choices": list(SIZES)},
@@ -31,8 +31,6 @@ class SubsampleArguments:
         default=None, metadata=bounds("[1, inf)", "Articles to keep (overrides --size).")
     )
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of the sample."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def choose(ids: Sequence[str], count: int | None, seed: int) -> set[str]:

@@ -21,23 +21,23 @@ from pathlib import Path
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
 from continuousbench.news.models import ModelArguments, require_usable
+from continuousbench.news.stage_arguments import ClusteredArticles, StageArguments
 
 OPENBOOK = "openbook.parquet"
 
 
 @dataclass
-class SupportArguments:
+class SupportArguments(StageArguments, ClusteredArticles):
     input: str = field(metadata={"help": "Questions: the filter stage's output folder."})
-    articles: str = field(metadata={"help": "Clustered articles: the cluster stage's output folder."})
-    output: str = field(metadata={"help": "Output folder (data/ questions with support, openbook.parquet)."})
+    output: str = field(
+        kw_only=True, metadata={"help": "Output folder (data/ questions with support, openbook.parquet)."}
+    )
     neighbours: int = field(default=2, metadata=bounds("[0, 5]", "Nearest clusters whose articles are read."))
     max_candidates: int | None = field(
         default=None, metadata=bounds("[1, inf)", "Articles read per question (own cluster first).")
     )
     article_chars: int = field(default=4000, metadata=bounds("[1, inf)", "Characters of each article shown."))
     chunk: int = field(default=20, metadata=bounds("[1, inf)", "Questions per resumable chunk."))
-    overwrite: bool = field(default=False, metadata={"help": "Replace a finished output."})
-    resume: bool = field(default=False, metadata={"help": "Continue an unfinished run."})
 
 
 def openbook_schema():

@@ -13,15 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import continuousbench
 from continuousbench.errors import UserError
-from continuousbench.files import (
-    check_writable_dir,
-    dumps,
-    holding,
-    replace_dir,
-    sha256_file,
-    temp_dir,
-    write_text,
-)
+from continuousbench.files import check_writable_dir, dumps, replace_dir, sha256_file, temp_dir, write_text
+from continuousbench.locks import holding
 from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (

@@ -1,4 +1,5 @@
-"""The results layer: the record and its schema, report, compare, submit, plots.
+"""The results layer: the record (record.py) and its schema (schema.py), privacy statements, labels, report,
+compare, submit, plots.
 
 What the leaderboard and the study read, so neither depends on the evaluator.
 """

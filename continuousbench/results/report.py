@@ -57,20 +57,21 @@ def comparison_rows(runs: dict[str, dict]) -> list[dict]:
     non-private...), epsilon (requested, with the achieved value when it differs), seed, and per
     ``<part>/<matcher>`` its accuracy, ``<part>/<matcher>/ci95`` (None in records older than schema 1)
     and ``/count``."""
-    from continuousbench.results import record as results
     from continuousbench.results.canonical import recipe_label
+    from continuousbench.results.labels import epsilon_label, kind_label
+    from continuousbench.results.record import benchmark
 
     rows = []
     for name, r in runs.items():
         row = {
             "run": name,
-            "release": results.benchmark(r)[0],
+            "release": benchmark(r)[0],
             "model": r["base_model"],
             "tuning": r["tuning"],
             "steps": r["steps"],
             "corpus": corpus_name(r["corpus"]),
-            "kind": results.kind_label(r),
-            "epsilon": results.epsilon_label(r),
+            "kind": kind_label(r),
+            "epsilon": epsilon_label(r),
             "seed": r.get("seed"),
             "recipe": recipe_label(r),
             "judge": judge_label(r.get("judge")) if "llm_match" in r.get("matchers", ()) else None,

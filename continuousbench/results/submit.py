@@ -95,11 +95,12 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
     """The validated, scrubbed record of a finished run, with its per-question outcomes, what ``submit``
     found (``submitted``: name, run folder, canonical recipe, privacy statement) and, when given, the Hub
     repo of its model (``model_repo``: the leaderboard links that model's card)."""
-    from continuousbench.results import record as results  # the schema (pydantic): not for --help
+    from continuousbench.results import schema  # pydantic: not for --help
     from continuousbench.results.canonical import standing
+    from continuousbench.results.record import load
 
     run_dir = Path(run_dir)
-    record = results.check(results.load(run_dir), run_dir / "results.json")
+    record = schema.check(load(run_dir), run_dir / "results.json")
     record = scrub({k: v for k, v in record.items() if k != "questions"})
     record["base_model"] = model_key(record["base_model"])  # as contamination keys it (results/timeline.py)
     if model_repo is not None:
@@ -112,7 +113,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
                 "drop --model_repo"
             )
         # Older schemas are schema 3 without its optional keys, so the record now says 3.
-        record.update(model_repo=model_repo, schema_version=results.SCHEMA_VERSION)
+        record.update(model_repo=model_repo, schema_version=schema.SCHEMA_VERSION)
     record["questions"] = question_outcomes(run_dir, record)
     record["submitted"] = {
         "name": name or run_name(run_dir), "run_folder": run_name(run_dir),
@@ -120,7 +121,7 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
         "privacy_statement": (record["corpus"].get("privacy") or record.get("model_privacy")) is not None,
     }  # fmt: skip
     record["schema_version"] = max(record["schema_version"], 4)  # `submitted` is schema 4's
-    return results.check(record, f"the submission of {run_dir}")
+    return schema.check(record, f"the submission of {run_dir}")
 
 
 def submission_path(record: dict, name: str) -> str:

@@ -40,7 +40,8 @@ class StudyArguments:
 
 
 def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
-    from continuousbench.files import check_writable_dir, lock_folder
+    from continuousbench.files import check_writable_dir
+    from continuousbench.locks import lock_folder
     from continuousbench.study import executors
     from continuousbench.study.check import check_jobs, check_release
     from continuousbench.study.graph import expand

@@ -32,7 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from continuousbench.commands import bounds, command
 from continuousbench.credentials import redact
-from continuousbench.diagnostics import gates as G
+from continuousbench.diagnostics.gate_fresh import MAX_OVERLAP, check_previous, earlier_releases
+from continuousbench.diagnostics.gate_report import GateFailure, check_lines
+from continuousbench.diagnostics.gate_unsolvable import MAX_ACCURACY, NO_MODEL
+from continuousbench.diagnostics.gates import GATES, run_gates
 from continuousbench.errors import UserError
 from continuousbench.release.ids import TRACKS, release_id
 
@@ -76,12 +79,12 @@ class QuarterArguments:
         default_factory=list,
         metadata={
             "help": "Gates left out, by name; written into the report and the published card.",
-            "choices": list(G.GATES),
+            "choices": list(GATES),
         },
     )
-    max_accuracy: float = field(default=G.MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book bound."))
+    max_accuracy: float = field(default=MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book bound."))
     min_support: int | None = field(default=None, metadata=bounds("[1, inf)", "Least public support."))
-    max_overlap: float = field(default=G.MAX_OVERLAP, metadata=bounds("(0, 1]", "Corpus 13-gram overlap."))
+    max_overlap: float = field(default=MAX_OVERLAP, metadata=bounds("(0, 1]", "Corpus 13-gram overlap."))
     publish: str | None = field(
         default=None,
         metadata={
@@ -236,7 +239,7 @@ def markdown(report: dict[str, Any]) -> str:
         )
     for rid, r in report["releases"].items():
         lines += ["", f"## {rid}", "", f"- gated against: {', '.join(r['previous']) or 'no earlier release'}"]
-        lines += [f"- {line}" for line in G.check_lines(r["gates"]["gates"])]
+        lines += [f"- {line}" for line in check_lines(r["gates"]["gates"])]
         for part, hist in r["gates"]["gates"].get("learnable", {}).get("histograms", {}).items():
             lines.append(f"- support of {part}: " + ", ".join(f"{k}: {v}" for k, v in hist.items()))
         if r.get("url"):
@@ -252,7 +255,7 @@ def gate_models(args: QuarterArguments) -> list[str]:
 
 def gate_names(args: QuarterArguments) -> tuple[str, ...]:
     """The gates that run: all three unless ``--skip_gates`` names some."""
-    return tuple(g for g in G.GATES if g not in args.skip_gates)
+    return tuple(g for g in GATES if g not in args.skip_gates)
 
 
 def previous_of(
@@ -262,8 +265,8 @@ def previous_of(
     else every strictly earlier quarter of its track under the root, any size."""
     previous = {}
     for rid, (folder, _) in built.items():
-        previous[rid] = list(args.previous) or G.earlier_releases(folder, root)
-        G.check_previous(rid, previous[rid], root=root)
+        previous[rid] = list(args.previous) or earlier_releases(folder, root)
+        check_previous(rid, previous[rid], root=root)
     return previous
 
 
@@ -282,7 +285,7 @@ def gate_all(
     reports, seconds = {}, {}
     for rid, (folder, _) in built.items():
         started = time.monotonic()
-        reports[rid] = G.run_gates(folder, previous=previous[rid], models=gate_models(args), gates=names,
+        reports[rid] = run_gates(folder, previous=previous[rid], models=gate_models(args), gates=names,
                                    max_accuracy=args.max_accuracy, min_support=args.min_support,
                                    max_overlap=args.max_overlap, root=root)  # fmt: skip
         seconds[rid] = time.monotonic() - started
@@ -366,7 +369,7 @@ def check_options(args: QuarterArguments) -> None:
             "the news track needs --warc (or --articles) and --llm <model spec> (or a --news_config)"
         )
     if "news" in args.tracks and not args.models and "unsolvable" not in args.skip_gates:
-        raise UserError(G.NO_MODEL)  # NEWS screens with its endpoint: the gate's local model is named here
+        raise UserError(NO_MODEL)  # NEWS screens with its endpoint: the gate's local model is named here
     if args.dry_run and not args.publish:
         raise UserError("--dry_run shows what --publish would write: give --publish <org/name | ./folder>")
     if args.models == ["none"] and "unsolvable" not in args.skip_gates:
@@ -455,7 +458,7 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
         record_built(args.results, {rid: r["built"] for rid, r in report["releases"].items()})
     failed = [line for r in report["releases"].values() for line in r["gates"]["failed"]]
     if failed:
-        raise G.GateFailure(f"{args.quarter}: nothing published; " + " | ".join(failed), report)
+        raise GateFailure(f"{args.quarter}: nothing published; " + " | ".join(failed), report)
     if target is not None:
         publish(report, target, write)
     return report
@@ -479,7 +482,7 @@ def _report(result: dict[str, Any] | float) -> None:
         print(f"{result['quarter']}: every gate passed ({', '.join(result['releases'])}){skipped}{where}")
         for rid, r in result["releases"].items():
             print(f"{rid}: gated against {', '.join(r['previous']) or 'no earlier release'}")
-            for line in G.check_lines(r["gates"]["gates"]):
+            for line in check_lines(r["gates"]["gates"]):
                 print(f"  {line}")
         print(f"report: {result['report']}")
 

@@ -206,7 +206,7 @@ class Study(Section):
     def _check_corpus(self, name: str) -> None:
         """A corpus of ``corpora`` found, and its statement a valid one, before any job runs (a missing
         file would otherwise fail its job after the generators trained)."""
-        from continuousbench.results.record import stated_privacy
+        from continuousbench.results.privacy_statement import stated_privacy
 
         source, statement = self.corpus(name)
         if Path(source).is_absolute() and not Path(source).exists():

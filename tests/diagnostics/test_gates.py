@@ -8,7 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from continuousbench.diagnostics import gates
+from continuousbench.diagnostics.gate_fresh import fresh_gate
+from continuousbench.diagnostics.gate_learnable import GEMINON_MIN_SUPPORT, learnable_gate
+from continuousbench.diagnostics.gate_unsolvable import closed_book_questions, unsolvable_gate
+from continuousbench.diagnostics.gates import GATES
+from continuousbench.diagnostics.ngrams import NgramHasher
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +33,7 @@ def test_a_quarter_passes_against_the_one_before(invoke, tmp_path, tiny_release,
     result = invoke(["gate", "--release", next_quarter, "--previous", tiny_release, "--output", out])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["passed"] and set(report["gates"]) == set(gates.GATES)
+    assert report["passed"] and set(report["gates"]) == set(GATES)
     assert report["previous"] == ["geminon-tiny-2026q1"]
     closed = report["gates"]["unsolvable"]["models"]["demo-base"]
     kept = json.loads((next_quarter / "release.json").read_text())["rows"]
@@ -50,7 +54,7 @@ def test_previous_must_be_an_earlier_quarter(invoke, tiny_release, next_quarter)
 
 
 def test_release_against_itself_is_not_fresh(tiny_release):
-    gate = gates.fresh_gate(tiny_release, [tiny_release])
+    gate = fresh_gate(tiny_release, [tiny_release])
     assert not gate.passed
     assert "gate fresh failed: questions repeated from earlier releases" in gate.line()
     assert "corpus 13-gram overlap 1 (threshold 0.05)" in gate.line()
@@ -58,12 +62,12 @@ def test_release_against_itself_is_not_fresh(tiny_release):
 
 
 def test_learnable_minimum_and_histogram(tiny_release):
-    gate = gates.learnable_gate(tiny_release)
-    assert gate.passed and gate.details["min_support"] == gates.GEMINON_MIN_SUPPORT
+    gate = learnable_gate(tiny_release)
+    assert gate.passed and gate.details["min_support"] == GEMINON_MIN_SUPPORT
     singletons = json.loads((tiny_release / "release.json").read_text())["rows"]["qa_singleton"]
     assert sum(gate.details["histograms"]["qa_singleton"].values()) == sum(singletons.values())
     least = gate.details["least_public_support"]
-    strict = gates.learnable_gate(tiny_release, min_support=least + 1)
+    strict = learnable_gate(tiny_release, min_support=least + 1)
     assert not strict.passed
     assert strict.line().startswith(f"gate learnable failed: public questions with support under {least + 1}")
 
@@ -71,19 +75,19 @@ def test_learnable_minimum_and_histogram(tiny_release):
 def test_unsolvable_fails_when_a_model_knows_the_answers(monkeypatch, tiny_release, tiny_model_dir):
     from continuousbench.llm import local
 
-    qa = gates.closed_book_questions(tiny_release)
+    qa = closed_book_questions(tiny_release)
     known = {f"Q: {q}\nA:": a for q, a in zip(qa["question"], qa["answer"], strict=True)}
     monkeypatch.setattr(
         local, "greedy_answers", lambda m, t, prompts, **_: [known[p[p.rindex("Q: "):]] for p in prompts]
     )
-    gate = gates.unsolvable_gate(tiny_release, [str(tiny_model_dir)])
+    gate = unsolvable_gate(tiny_release, [str(tiny_model_dir)])
     assert not gate.passed
     n = len(qa)
     assert gate.line().endswith(f"{n} of {n} correct, 95% Wilson upper bound 1 (threshold 0.05)")
 
 
 def test_ngram_hashes_do_not_cross_documents():
-    hasher = gates.NgramHasher(3)
+    hasher = NgramHasher(3)
     hashes, docs = hasher(["a b c d", "c d e", "x y"])
     assert list(docs) == [0, 0, 1]
     again, _ = hasher(["b c d"])

@@ -13,7 +13,8 @@ from dp_runs import walk_for_private_statistics
 
 from continuousbench.dp import loop
 from continuousbench.harness import run
-from continuousbench.results import record as schema
+from continuousbench.results import schema
+from continuousbench.results.labels import epsilon_bucket
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = Path("model") / "adapter_model.safetensors"
@@ -39,7 +40,7 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
         privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])), privacy["steps"]))
     assert privacy["epsilon"] == pytest.approx(accountant.get_epsilon(privacy["delta"]), rel=1e-9)
     assert privacy["epsilon"] == pytest.approx(10, rel=0.01) and privacy["epsilon"] <= 10 * (1 + 1e-4)
-    assert privacy["target_epsilon"] == 10 and schema.epsilon_bucket(r) == "10"  # grouped by the request
+    assert privacy["target_epsilon"] == 10 and epsilon_bucket(r) == "10"  # grouped by the request
     n = r["corpus"]["documents"]
     assert privacy["dataset_size"] == privacy["corpus_documents"] == n and privacy["replay_documents"] == 0
     assert privacy["sampling_probability"] == pytest.approx(8 / n) and privacy["steps"] == r["steps"] == 2

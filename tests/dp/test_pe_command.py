@@ -9,7 +9,7 @@ from test_pe import pld_epsilon
 
 from continuousbench.dp import pe_command
 from continuousbench.llm import OFFLINE
-from continuousbench.results.record import corpus_privacy
+from continuousbench.results.privacy_statement import corpus_privacy
 from continuousbench.training.data import load_corpus
 
 

@@ -9,7 +9,7 @@ from dp_runs import one_line_error, walk_for_private_statistics
 
 from continuousbench.dp import prediction, prediction_command
 from continuousbench.dp.published import publishable
-from continuousbench.results.record import corpus_privacy, stated_privacy
+from continuousbench.results.privacy_statement import corpus_privacy, stated_privacy
 from continuousbench.training.data import corpus_fingerprint, load_corpus
 
 PP = "private-prediction"

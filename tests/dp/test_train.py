@@ -157,7 +157,7 @@ def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
     assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
     card = (tmp_path / "a" / "README.md").read_text()
     assert "configs:" in card and "Privacy statement" in card and "Add-or-remove one record" in card
-    from continuousbench.results.record import corpus_privacy
+    from continuousbench.results.privacy_statement import corpus_privacy
 
     stated = json.loads((tmp_path / "a" / "privacy.json").read_text())
     assert "history" not in stated and "validation_loss" not in stated  # losses on private records stay home

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from continuousbench.geminon.build import GeminonBuildArguments, build_release
-from continuousbench.results.record import validate
+from continuousbench.results.schema import validate
 
 
 @pytest.fixture(scope="module")

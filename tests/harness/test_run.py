@@ -9,7 +9,8 @@ from transformers import TrainerCallback
 
 from continuousbench.harness import qa_eval, run
 from continuousbench.harness.outputs import MODEL_DIR, PLOT, PREDICTIONS, RESULTS
-from continuousbench.results.record import SELECTION_RULE, validate
+from continuousbench.results.record import SELECTION_RULE
+from continuousbench.results.schema import validate
 
 
 def check_outputs(out, tuning: str, steps: int):

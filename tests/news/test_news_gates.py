@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from newspages import TINY_CLUSTERING
 
-from continuousbench.diagnostics import gates
+from continuousbench.diagnostics.gate_fresh import fresh_gate
+from continuousbench.diagnostics.gate_learnable import learnable_gate
 from continuousbench.news.build import NewsBuildArguments, main
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
@@ -24,15 +25,15 @@ def news_release(warc_dir, tmp_path_factory):
 
 
 def test_news_release_gates(news_release):
-    learnable = gates.learnable_gate(news_release)
+    learnable = learnable_gate(news_release)
     assert learnable.passed and learnable.details["scored_questions"] >= 1
     assert set(learnable.details["histograms"]) == {"qa_public"}  # NEWS has no singletons
-    strict = gates.learnable_gate(news_release, min_support=10**6)
+    strict = learnable_gate(news_release, min_support=10**6)
     assert (
         strict.line()
         == "gate learnable failed: test questions to score (support >= 1000000) missing 1 (threshold 0)"
     )
-    fresh = gates.fresh_gate(news_release, [news_release])
+    fresh = fresh_gate(news_release, [news_release])
     assert not fresh.passed and fresh.checks[1].passed  # NEWS questions carry no entity name: no pairs
     assert fresh.checks[2].figure == 1.0
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from continuousbench.errors import UserError
-from continuousbench.results.record import stated_privacy
+from continuousbench.results.privacy_statement import stated_privacy
 
 STATEMENT = {"private": True, "epsilon": 4.0, "delta": 1e-6, "accountant": "prv", "mechanism": "mine"}
 

@@ -8,7 +8,9 @@ import pytest
 from old_records import before_schema_4
 
 from continuousbench.harness.outputs import RESULTS
-from continuousbench.results import record as results
+from continuousbench.results import schema
+from continuousbench.results.privacy_statement import corpus_privacy
+from continuousbench.results.record import SELECTION_RULE, selection
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -19,7 +21,7 @@ def record(finished_run):
 
 
 def test_a_run_writes_a_valid_schema_4_record(record):
-    assert results.validate(record) == []
+    assert schema.validate(record) == []
     assert record["schema"] == "continuousbench/results" and record["schema_version"] == 4
     assert record["model_privacy"] is None  # trained without DP
     assert record["statistics"] == {"interval": "wilson", "confidence": 0.95}
@@ -29,7 +31,7 @@ def test_a_run_writes_a_valid_schema_4_record(record):
     assert record["recipe"]["settings"]["max_steps"] == 2 and record["corpus"]["privacy_source"] is None
     assert record["corpus"]["privacy"] is None  # the release's own corpus states no privacy guarantee
     selected = record["selected_checkpoint"]
-    assert selected["rule"] == results.SELECTION_RULE and selected["step"] in selected["tied_steps"]
+    assert selected["rule"] == SELECTION_RULE and selected["step"] in selected["tied_steps"]
     for part in ("qa_public", "qa_singleton"):
         m = record["metrics"][part]
         strata = [m["metrics"], *m["by_support"].values(), *m["buckets"]]
@@ -96,11 +98,11 @@ BAD = [
 def test_each_bad_record_gives_one_line(record, path, value, message):
     bad = copy.deepcopy(record)
     _set(bad, path, value)
-    problems = results.validate(bad)
+    problems = schema.validate(bad)
     assert len(problems) == 1 and "\n" not in problems[0], problems
     assert message in problems[0]
     with pytest.raises(ValueError, match="^run-x is not a valid results record: ") as info:
-        results.check(bad, "run-x")
+        schema.check(bad, "run-x")
     assert "\n" not in str(info.value)
 
 
@@ -110,9 +112,9 @@ def test_schema_1_and_2_records_are_still_read(record):
     old = before_schema_4(record)
     old["schema_version"] = 1
     del old["model_privacy"]
-    assert results.validate(old) == [] and "model_repo" not in old
-    assert results.validate({**old, "schema_version": 2}) == []
-    assert results.validate({**old, "model_repo": "me/eval"}) == [
+    assert schema.validate(old) == [] and "model_repo" not in old
+    assert schema.validate({**old, "schema_version": 2}) == []
+    assert schema.validate({**old, "model_repo": "me/eval"}) == [
         "record: model_repo and model_privacy.target_epsilon need schema_version 3"
     ]
 
@@ -126,10 +128,10 @@ def test_graded_knowledge_is_recorded_and_needs_schema_4(record):
         assert nll["mean"] > 0 and nll["ci95"][0] <= nll["mean"] <= nll["ci95"][1]
         assert metrics["by_support"][">=0"]["mcq"]["count"] == metrics["n"]
     old = before_schema_4(record)
-    assert results.validate({**old, "metrics": record["metrics"], "schema_version": 3}) == [
+    assert schema.validate({**old, "metrics": record["metrics"], "schema_version": 3}) == [
         "record: metrics.<part>.metrics.mcq, answer_nll and forgetting need schema_version 4"
     ]
-    assert results.validate({**old, "schema_version": 3}) == []
+    assert schema.validate({**old, "schema_version": 3}) == []
 
 
 def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run):
@@ -141,19 +143,19 @@ def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run)
         "qa_public": {"ids": [f"q{i}" for i in range(n)], "support_counts": [1] * n,
                       "outcomes": {"exact_match": bits}}
     }  # fmt: skip
-    assert results.validate(good) == []
+    assert schema.validate(good) == []
     flipped = "0" + bits[1:] if bits[0] == "1" else "1" + bits[1:]
     good["questions"]["qa_public"]["outcomes"]["exact_match"] = flipped
     problem = "record: questions.qa_public.outcomes.exact_match disagree with metrics.qa_public"
-    assert results.validate(good) == [problem]
-    assert results.validate([1]) == ["a results record is a JSON object, got list"]
+    assert schema.validate(good) == [problem]
+    assert schema.validate([1]) == ["a results record is a JSON object, got list"]
 
 
 def test_selection_records_ties_and_the_rule():
     history = [{"step": 10, "contains": 0.25}, {"step": 20, "contains": 0.5}, {"step": 30, "contains": 0.5}]
-    chosen = results.selection({"name": "checkpoint-20", "step": 20, "validation_contains": 0.5}, history)
-    assert chosen["tied_steps"] == [20, 30] and chosen["rule"] == results.SELECTION_RULE
-    base = results.selection({"name": "base", "step": 0, "validation_contains": 0.1}, [])
+    chosen = selection({"name": "checkpoint-20", "step": 20, "validation_contains": 0.5}, history)
+    assert chosen["tied_steps"] == [20, 30] and chosen["rule"] == SELECTION_RULE
+    base = selection({"name": "base", "step": 0, "validation_contains": 0.1}, [])
     assert base["tied_steps"] == [] and base["rule"].startswith("no training")
 
 
@@ -172,7 +174,7 @@ def test_corpus_privacy_from_privacy_json_and_from_older_cards(tmp_path):
         "validation_loss": 2.0,
     }
     (dp / "privacy.json").write_text(json.dumps(stated))
-    assert results.corpus_privacy(dp) == {
+    assert corpus_privacy(dp) == {
         "private": True, "epsilon": 10.0, "delta": 1e-6, "steps": 20,
         "unit": "record", "adjacency": "add-or-remove",
     }  # fmt: skip
@@ -184,19 +186,19 @@ def test_corpus_privacy_from_privacy_json_and_from_older_cards(tmp_path):
     old = tmp_path / "old"
     old.mkdir()
     (old / "README.md").write_text("# Synthetic corpus\n\n" + privacy_statement(guarantee))
-    assert results.corpus_privacy(old) == {
+    assert corpus_privacy(old) == {
         "private": True, "epsilon": 3.0, "delta": 2e-7, "unit": "record", "adjacency": "add-or-remove",
     }  # fmt: skip
     (old / "README.md").write_text(privacy_statement(None))
-    assert results.corpus_privacy(old) == {"private": False}
-    assert results.corpus_privacy(tmp_path / "missing") is None
+    assert corpus_privacy(old) == {"private": False}
+    assert corpus_privacy(tmp_path / "missing") is None
 
 
 def test_the_documented_json_schema_is_the_code(tmp_path):
-    assert json.loads((DOCS / "results.schema.json").read_text()) == results.json_schema()
-    assert results.json_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert json.loads((DOCS / "results.schema.json").read_text()) == schema.json_schema()
+    assert schema.json_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     doc = (DOCS / "results-format.md").read_text()
-    for key in results.Results.model_json_schema(by_alias=True)["properties"]:
+    for key in schema.Results.model_json_schema(by_alias=True)["properties"]:
         assert f"`{key}`" in doc, f"docs/results-format.md does not describe {key}"
 
 
@@ -234,9 +236,9 @@ JUDGE_BAD = [
 
 def test_a_judged_record_is_valid_and_its_judge_entry_checked(record):
     judged = _judged(record)
-    assert results.validate(judged) == []
+    assert schema.validate(judged) == []
     for path, value, message in JUDGE_BAD:
         bad = copy.deepcopy(judged)
         _set(bad, path, value)
-        problems = results.validate(bad)
+        problems = schema.validate(bad)
         assert len(problems) == 1 and message in problems[0], (path, problems)

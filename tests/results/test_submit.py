@@ -11,8 +11,7 @@ from huggingface_hub import HfApi
 from old_records import before_schema_4
 
 from continuousbench.hub import hub_repo_id
-from continuousbench.results import record as results
-from continuousbench.results import submit
+from continuousbench.results import schema, submit
 
 TOKEN = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
 
@@ -34,7 +33,7 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
         "name": f"{parent}/llama-lora", "run_folder": f"{parent}/llama-lora", "canonical": False,
         "privacy_statement": False,
     }  # fmt: skip
-    assert results.validate(record) == []
+    assert schema.validate(record) == []
     own = json.loads((finished_run / "results.json").read_text())
     assert record["metrics"] == own["metrics"]
     assert record["corpus"]["fingerprint"] == own["corpus"]["fingerprint"]
@@ -100,7 +99,7 @@ def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch,
     assert path.startswith(f"geminon-tiny-2026q1/{finished_run.parent.name}-llama-lora-")
     assert exists == {"repo_type": "dataset"}
     assert upload["path_in_repo"] == path and upload["repo_type"] == "dataset" and upload["create_pr"]
-    assert results.validate(json.loads(upload["path_or_fileobj"])) == []
+    assert schema.validate(json.loads(upload["path_or_fileobj"])) == []
     assert (out["path"], out["added"], len(out["notes"])) == ("https://hub/c/1", True, 2)
     with pytest.raises(TypeError):  # the fakes take only what HfApi takes
         HfApi().upload_file(path_or_fileobj=b"", path_in_repo="x", repo_id="a/b", dataset=True)
