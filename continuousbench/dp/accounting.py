@@ -36,6 +36,7 @@ was accounted.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -98,7 +99,20 @@ def dp_event(
 
 
 def event_epsilon(event, delta: float, grid: float = 1e-4) -> float:
-    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step)."""
+    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step).
+
+    A pure function of its arguments, and a truncated-Poisson PLD takes seconds to build, so a hashable
+    event's result is kept for the process: accounting a plan again (the sweep's and one run's guarantee,
+    the statement) costs nothing. A composition of a list of events is not hashable and is recomputed."""
+    try:
+        hash(event)
+    except TypeError:
+        return _pld_epsilon.__wrapped__(event, delta, grid)
+    return _pld_epsilon(event, delta, grid)
+
+
+@functools.lru_cache(maxsize=256)
+def _pld_epsilon(event, delta: float, grid: float) -> float:
     from dp_accounting.pld import PLDAccountant
 
     accountant = PLDAccountant(value_discretization_interval=grid)
@@ -123,6 +137,7 @@ def holder_sizes(n: int, sampling: str, truncation_analysis: str | None) -> tupl
     return (n + 1, n) if sampling == "truncated_poisson" and truncation_analysis == "pld" else (n,)
 
 
+@functools.lru_cache(maxsize=256)
 def calibrate_noise(
     target_epsilon: float,
     sampling_probability: float,
@@ -141,6 +156,8 @@ def calibrate_noise(
     Poisson part gets ``delta - (1 + e^eps) * eta``, which must stay positive. With the exact truncated
     analysis the noise must cover both neighbour pairs: calibrated for the n + 1 holder, then for n if
     that one still exceeds the target (epsilon decreases in sigma, so the larger sigma covers both).
+    Cached for the process (pure, and tens of seconds with truncation): choosing an expected batch
+    calibrates the candidates a plan or a check may ask for again.
     """
     check_target_epsilon(target_epsilon)
     poisson_delta = delta
