@@ -15,6 +15,9 @@ from continuousbench.dp import loop
 from continuousbench.harness import run
 from continuousbench.results import record as schema
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_dp_direct")
+
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = Path("model") / "adapter_model.safetensors"
 
