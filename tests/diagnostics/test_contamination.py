@@ -13,9 +13,6 @@ from continuousbench.diagnostics import contamination as C
 from continuousbench.errors import UserError
 from continuousbench.loader import load_model
 
-# one worker runs this file's module fixtures once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_contamination")
-
 
 @pytest.fixture(scope="module")
 def base_model():
