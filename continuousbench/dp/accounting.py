@@ -101,23 +101,25 @@ def dp_event(
 def event_epsilon(event, delta: float, grid: float = 1e-4) -> float:
     """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step).
 
-    A pure function of its arguments, and a truncated-Poisson PLD takes seconds to build, so a hashable
-    event's result is kept for the process: accounting a plan again (the sweep's and one run's guarantee,
-    the statement) costs nothing. A composition of a list of events is not hashable and is recomputed."""
+    Composing a truncated-Poisson PLD takes seconds and reading epsilon off it at a delta takes
+    milliseconds, so a hashable event's composed accountant is kept for the process: the union bound's
+    search over deltas composes once, and accounting a plan again costs nothing. A composition of a list
+    of events is not hashable and is composed each time."""
     try:
         hash(event)
     except TypeError:
-        return _pld_epsilon.__wrapped__(event, delta, grid)
-    return _pld_epsilon(event, delta, grid)
+        return float(_composed.__wrapped__(event, grid).get_epsilon(delta))
+    return float(_composed(event, grid).get_epsilon(delta))
 
 
-@functools.lru_cache(maxsize=256)
-def _pld_epsilon(event, delta: float, grid: float) -> float:
+@functools.lru_cache(maxsize=32)
+def _composed(event, grid: float):
+    """A PLD accountant with ``event`` composed (read only: ``get_epsilon`` does not change it)."""
     from dp_accounting.pld import PLDAccountant
 
     accountant = PLDAccountant(value_discretization_interval=grid)
     accountant.compose(event)
-    return float(accountant.get_epsilon(delta))
+    return accountant
 
 
 def epsilon(noise_multiplier: float, sampling_probability: float, steps: int, delta: float) -> float:

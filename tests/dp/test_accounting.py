@@ -73,7 +73,7 @@ def test_event_json_round_trip(analysis):
     back = acc.dp_event_from_json(text)
     assert back == event
     first = acc.event_epsilon(event, 1e-5)
-    acc._pld_epsilon.cache_clear()  # the round-tripped event's epsilon computed afresh, not the cached one
+    acc._composed.cache_clear()  # the round-tripped event's epsilon computed afresh, not the cached one
     assert acc.event_epsilon(back, 1e-5) == first
 
 
