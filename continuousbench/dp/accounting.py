@@ -139,7 +139,6 @@ def holder_sizes(n: int, sampling: str, truncation_analysis: str | None) -> tupl
     return (n + 1, n) if sampling == "truncated_poisson" and truncation_analysis == "pld" else (n,)
 
 
-@functools.lru_cache(maxsize=256)
 def calibrate_noise(
     target_epsilon: float,
     sampling_probability: float,
@@ -161,6 +160,24 @@ def calibrate_noise(
     Cached for the process (pure, and tens of seconds with truncation): choosing an expected batch
     calibrates the candidates a plan or a check may ask for again.
     """
+    run = (sampling_probability, steps, delta, tol, dataset_size, physical_batch)
+    return _calibrated_noise(target_epsilon, *run, sampling, truncation_analysis)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_noise(
+    target_epsilon: float,
+    sampling_probability: float,
+    steps: int,
+    delta: float,
+    tol: float,
+    dataset_size: int | None,
+    physical_batch: int | None,
+    sampling: str,
+    truncation_analysis: str,
+) -> float:
+    """:func:`calibrate_noise`, keyed on every argument by position (so that a call naming a default
+    finds the result of one leaving it out)."""
     check_target_epsilon(target_epsilon)
     poisson_delta = delta
     if sampling == "truncated_poisson" and truncation_analysis == "union_bound":
