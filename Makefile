@@ -39,7 +39,7 @@ browser:
 
 # Two pytest-xdist workers: the tests are single-threaded (one torch thread each), so two cores halve the
 # wall time; every test writes under its own tmp_path and launches pick free ports.
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .

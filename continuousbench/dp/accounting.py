@@ -36,6 +36,7 @@ was accounted.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -98,12 +99,27 @@ def dp_event(
 
 
 def event_epsilon(event, delta: float, grid: float = 1e-4) -> float:
-    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step)."""
+    """Epsilon of ``event`` at ``delta`` under dp_accounting's PLD accountant (``grid``: its step).
+
+    Composing a truncated-Poisson PLD takes seconds and reading epsilon off it at a delta takes
+    milliseconds, so a hashable event's composed accountant is kept for the process: the union bound's
+    search over deltas composes once, and accounting a plan again costs nothing. A composition of a list
+    of events is not hashable and is composed each time."""
+    try:
+        hash(event)
+    except TypeError:
+        return float(_composed.__wrapped__(event, grid).get_epsilon(delta))
+    return float(_composed(event, grid).get_epsilon(delta))
+
+
+@functools.lru_cache(maxsize=32)
+def _composed(event, grid: float):
+    """A PLD accountant with ``event`` composed (read only: ``get_epsilon`` does not change it)."""
     from dp_accounting.pld import PLDAccountant
 
     accountant = PLDAccountant(value_discretization_interval=grid)
     accountant.compose(event)
-    return float(accountant.get_epsilon(delta))
+    return accountant
 
 
 def epsilon(noise_multiplier: float, sampling_probability: float, steps: int, delta: float) -> float:
@@ -141,7 +157,27 @@ def calibrate_noise(
     Poisson part gets ``delta - (1 + e^eps) * eta``, which must stay positive. With the exact truncated
     analysis the noise must cover both neighbour pairs: calibrated for the n + 1 holder, then for n if
     that one still exceeds the target (epsilon decreases in sigma, so the larger sigma covers both).
+    Cached for the process (pure, and tens of seconds with truncation): choosing an expected batch
+    calibrates the candidates a plan or a check may ask for again.
     """
+    run = (sampling_probability, steps, delta, tol, dataset_size, physical_batch)
+    return _calibrated_noise(target_epsilon, *run, sampling, truncation_analysis)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_noise(
+    target_epsilon: float,
+    sampling_probability: float,
+    steps: int,
+    delta: float,
+    tol: float,
+    dataset_size: int | None,
+    physical_batch: int | None,
+    sampling: str,
+    truncation_analysis: str,
+) -> float:
+    """:func:`calibrate_noise`, keyed on every argument by position (so that a call naming a default
+    finds the result of one leaving it out)."""
     check_target_epsilon(target_epsilon)
     poisson_delta = delta
     if sampling == "truncated_poisson" and truncation_analysis == "union_bound":

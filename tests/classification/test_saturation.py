@@ -12,6 +12,9 @@ from continuousbench.classification.saturation import SMOKE
 from continuousbench.demo.demo import SHIPPED_BASE
 from continuousbench.dp.accounting import dp_event_from_json, event_epsilon
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_saturation")
+
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "recipes" / "saturation"
 TINY = ["--dataset", "fixture", "--model", str(SHIPPED_BASE), *SMOKE]  # with 3-step generators:

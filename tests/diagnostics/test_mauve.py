@@ -12,6 +12,9 @@ import pytest
 
 from continuousbench.diagnostics.mauve import cli, embed_texts, mauve_score, reference_mauve
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_mauve")
+
 N, SEEDS = 60, (0, 1)
 
 

@@ -10,6 +10,9 @@ import pytest
 from continuousbench.diagnostics.memorization import difference, summarise
 from continuousbench.diagnostics.verbatim import Probe, common_prefix, cut, decode_greedy, score
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_memorization")
+
 
 def _row(split: str, exact: bool, prefix: int, rouge: float, style: str = "wiki") -> dict:
     return {"id": "d", "split": split, "style": style, "subset": "public", "exact": exact,

@@ -16,6 +16,9 @@ from continuousbench.harness import run
 from continuousbench.results import schema
 from continuousbench.results.labels import epsilon_bucket
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_dp_direct")
+
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = Path("model") / "adapter_model.safetensors"
 

@@ -10,7 +10,8 @@ from dp_runs import DP_ARGS
 
 from continuousbench.dp import loop
 
-pytestmark = pytest.mark.slow
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_dp_resume")]
 
 REPLAYABLE = [*DP_ARGS, "--insecure_noise_seed", "7", "--eval_steps", "1"]
 ADAPTER = "adapter_model.safetensors"

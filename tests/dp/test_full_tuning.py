@@ -9,7 +9,8 @@ from dp_runs import DP_ARGS, walk_for_private_statistics
 
 from continuousbench.dp.published import PUBLISHED_KEYS
 
-pytestmark = pytest.mark.slow
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_full_tuning")]
 
 FULL_ARGS = [*DP_ARGS[2:], "--tuning", "full"]  # DP_ARGS without --lora_r
 # A run whose noise and batches replay (test seed), evaluated every step: the two tests below compare to it.

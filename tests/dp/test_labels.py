@@ -12,6 +12,9 @@ from continuousbench.dp import labels
 from continuousbench.dp.accounting import account, dp_event_from_json, event_epsilon
 from continuousbench.dp.sampling import SamplingPlan
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_labels")
+
 NAMES = ("even", "odd")
 
 

@@ -11,6 +11,9 @@ from dp_runs import PROMPT_ARGS
 from continuousbench.dp import dpsgd
 from continuousbench.training.adapters import PromptSpec, look_up_per_record, soft_prompt
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_prompt_tuning")
+
 TEXTS = [f"Geminon {i} has attack {i} and lives in zone {i % 5}." + " zone" * (i % 4) for i in range(6)]
 
 

@@ -10,6 +10,9 @@ import pytest
 from continuousbench.geminon.build import GeminonBuildArguments, build_release
 from continuousbench.results.schema import validate
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_heldout_run")
+
 
 @pytest.fixture(scope="module")
 def heldout_run(tmp_path_factory, tiny_model_dir, run_argv):

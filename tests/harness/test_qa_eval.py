@@ -6,6 +6,9 @@ from continuousbench.llm.local import generate_batched
 from continuousbench.scoring.match import score
 from continuousbench.scoring.prompts import qa_prompt
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_qa_eval")
+
 
 @pytest.fixture(scope="module")
 def qa(tiny_release):

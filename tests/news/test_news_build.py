@@ -13,7 +13,8 @@ from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 from continuousbench.release import load_release, verify_release
 
-pytestmark = pytest.mark.slow
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_news_build")]
 
 
 def build(warc_dir, root, **kw):

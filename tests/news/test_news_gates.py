@@ -12,7 +12,8 @@ from continuousbench.news.build import NewsBuildArguments, main
 from continuousbench.news.executors import ExecutorArguments
 from continuousbench.news.models import ModelArguments
 
-pytestmark = pytest.mark.slow
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_news_gates")]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,9 @@ import pytest
 
 from continuousbench.study import executors, forked
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_forked")
+
 PROBE = f"{Path(__file__).stem}:probe"  # tests/study is on sys.path: the forked job imports this file
 
 

@@ -12,6 +12,9 @@ from fake_hub import SECRET, fake_hub
 
 from continuousbench.study.quarterly import check_quarter, redact
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_quarterly")
+
 QUARTER = ["release", "--quarter", "2026q2", "--tracks", "geminon", "--size", "tiny"]
 Q2 = "geminon-tiny-2026q2"
 WRITER = {

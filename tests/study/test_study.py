@@ -21,16 +21,29 @@ from fake_slurm import FakeSlurm
 from continuousbench.files import read_json, sha256_file
 from continuousbench.study import command
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_study")
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "continuousbench" / "demo"
 TINY = (Path(__file__).parent / "tiny_study.yaml").read_text().replace("DEMO_FOLDER", str(DEMO))
 METRICS = ("qa_public/exact_match", "qa_public/contains", "qa_singleton/exact_match", "steps", "seed")
 
 
-def _study(folder: Path, extra: str = "") -> Path:
+def _study(folder: Path, extra: str = "", release: Path | None = None) -> Path:
+    """The tiny study in ``folder``; with ``release``, on that built release instead of building one (the
+    local study's: a build is a third of a study's time, and the local and Slurm studies run theirs)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tiny.yaml").write_text(TINY.replace("EXTRA_OPTIONS", extra))
+    text = TINY.replace("EXTRA_OPTIONS", extra)
+    if release is not None:
+        build = next(line for line in text.splitlines() if line.startswith("build:"))
+        text = text.replace(build, f"release: {release}")
+    (folder / "tiny.yaml").write_text(text)
     return folder / "tiny.yaml"
+
+
+def _release(out: Path) -> Path:
+    return out / "releases" / "geminon-tiny-2026q1"
 
 
 def _table(out: Path) -> list[dict]:
@@ -73,7 +86,8 @@ def test_local_study_runs_every_job_and_records_it(local_study):
 
 @pytest.mark.slow
 def test_ray_gives_the_local_table(local_study, tmp_path):
-    command.cli(["--config", str(_study(tmp_path)), "--out", str(tmp_path / "out"), "--executor", "ray",
+    study = _study(tmp_path, release=_release(local_study))
+    command.cli(["--config", str(study), "--out", str(tmp_path / "out"), "--executor", "ray",
                  "--ray_cpus", "2"])  # fmt: skip
     assert _table(tmp_path / "out") == _table(local_study)
     manifest = read_json(tmp_path / "out" / "manifest.json")["jobs"]
@@ -120,14 +134,15 @@ def test_a_failing_job_is_named_with_its_log_and_fails_its_dependants(tmp_path, 
 
 @pytest.mark.slow
 def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(local_study, tmp_path):
-    """Killed (the whole process group, as Ctrl-C would) while an evaluation trains; --resume runs
-    what never finished, the stopped evaluation with ``evaluate --resume``, to the same table."""
-    study, out = _study(tmp_path), tmp_path / "out"
+    """Killed (the whole process group, as Ctrl-C would) while the second evaluation trains; --resume runs
+    what never finished, the stopped evaluation with ``evaluate --resume``, to the same table, and not the
+    finished first evaluation. (On the local study's release: its build is the local test's to check.)"""
+    study, out = _study(tmp_path, release=_release(local_study)), tmp_path / "out"
     argv = [sys.executable, "-m", "continuousbench.cli", "study", "--config", str(study), "--out", str(out),
             "--jobs", "1"]  # fmt: skip
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     started = subprocess.Popen(argv, start_new_session=True, **quiet)
-    work = out / "runs" / "tiny" / "none-seed0" / ".evaluate-work"
+    work = out / "runs" / "tiny" / "real-seed0" / ".evaluate-work"
     deadline = time.monotonic() + 120
     while not work.is_dir() and time.monotonic() < deadline and started.poll() is None:
         time.sleep(0.2)
@@ -136,11 +151,11 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     assert work.is_dir(), "the evaluation never started"
     done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "evaluate/tiny/none-seed0 started (resuming)" in done.stdout
+    assert "evaluate/tiny/real-seed0 started (resuming)" in done.stdout
     assert "Wilson 95% interval" in done.stdout  # a finished study prints its report
-    assert "build/geminon" not in done.stdout.split("to run")[1]  # finished already: not run again
+    assert "evaluate/tiny/none-seed0" not in done.stdout.split("to run")[1]  # finished already: not run again
     manifest = read_json(out / "manifest.json")["jobs"]
-    assert manifest["evaluate/tiny/none-seed0"]["command"].endswith("--resume")
+    assert manifest["evaluate/tiny/real-seed0"]["command"].endswith("--resume")
     assert _table(out) == _table(local_study)
 
 
