@@ -51,13 +51,13 @@ def test_answers_with_the_few_shot_prefix_run_once_are_those_without(qa_model, q
     questions = qa["question"][:24]
     prompts = [qa_prompt(q) for q in questions]
     without = local.greedy_answers(model, tokenizer, prompts, batch_size=8, max_new_tokens=16)
-    built, cache = [], local._PrefixCache
+    built, cache = [], local.PrefixCache
 
     class Spy(cache):
         def __init__(self, *args):
             built.append(super().__init__(*args))
 
-    monkeypatch.setattr(local, "_PrefixCache", Spy)
+    monkeypatch.setattr(local, "PrefixCache", Spy)
     reused = generate_answers(model, tokenizer, questions, batch_size=8, max_new_tokens=16)
     assert built, "the harness's answers did not reuse the prefix"
     assert reused == without and any(reused)
