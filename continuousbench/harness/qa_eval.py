@@ -61,10 +61,16 @@ def generate_answers(
 ) -> list[str]:
     """Greedy answers, in the order of ``questions`` (:func:`~continuousbench.llm.local.greedy_answers`).
 
-    Under several processes, every process must call this (each answers its share)."""
+    The few-shot block every prompt shares is run once a batch (``reuse_prefix``): a QA prompt is ~90%
+    that block, and the answers are the same as without (on the demo's evaluations: every validation
+    and test answer of the base model and of trained evaluators, full and LoRA; ``tests/harness``
+    checks it) for a third of the CPU time (docs/performance.md). Under several processes, every
+    process must call this (each answers its share)."""
     prompts = [qa_prompt(q, track) for q in questions]
     with weights_precision(model):
-        return greedy_answers(model, tokenizer, prompts, batch_size=batch_size, max_new_tokens=max_new_tokens)
+        return greedy_answers(
+            model, tokenizer, prompts, batch_size=batch_size, max_new_tokens=max_new_tokens, reuse_prefix=True
+        )
 
 
 def evaluate_qa(

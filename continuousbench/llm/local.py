@@ -61,7 +61,7 @@ def common_prefix(rows: Sequence[Sequence[int]]) -> int:
     return max(shortest, 0)
 
 
-class _PrefixCache:
+class PrefixCache:
     """The keys and values of the token prefix every prompt shares (the few-shot block of a QA prompt),
     computed once: each batch then runs only its own tokens, laid out as ``prefix, padding, own tokens``
     with the padding masked. Positions come from the attention mask, so every token has the position it
@@ -82,20 +82,24 @@ class _PrefixCache:
 
     def inputs(self, rows: list[list[int]], pad: int, device) -> dict:
         """``generate``'s inputs for ``rows`` (each prompt's ids after the prefix), with the cache."""
-        import copy
-
         import torch
 
         width = max(len(r) for r in rows)
         ids = [self.ids + [pad] * (width - len(r)) + r for r in rows]
         mask = [[1] * len(self.ids) + [0] * (width - len(r)) + [1] * len(r) for r in rows]
-        cache = copy.deepcopy(self.cache)
-        cache.batch_repeat_interleave(len(rows))
         return {
             "input_ids": torch.tensor(ids, device=device),
             "attention_mask": torch.tensor(mask, device=device),
-            "past_key_values": cache,
+            "past_key_values": self.repeated(len(rows)),
         }
+
+    def repeated(self, rows: int):
+        """A copy of the cache for a batch of ``rows`` (generation extends the cache it is given)."""
+        import copy
+
+        cache = copy.deepcopy(self.cache)
+        cache.batch_repeat_interleave(rows)
+        return cache
 
 
 def generate_batched(
@@ -118,7 +122,7 @@ def generate_batched(
     Left padding keeps every prompt's last token adjacent to its first new token. With
     ``stop_at_newline`` a sequence stops at its first line break and the text is cut there: greedy
     decoding makes this identical to generating ``max_new_tokens`` and truncating, at a fraction of
-    the cost. ``reuse_prefix``: the token prefix all prompts share is run once (:class:`_PrefixCache`;
+    the cost. ``reuse_prefix``: the token prefix all prompts share is run once (:class:`PrefixCache`;
     a few-shot QA prompt is 90% prefix, and its prefill most of the cost of a short answer).
     """
     import torch
@@ -134,8 +138,8 @@ def generate_batched(
     if reuse_prefix and prompts:
         encoded = tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
         shared = common_prefix(encoded)
-        if shared >= _PrefixCache.MIN_TOKENS:
-            prefix = _PrefixCache(model, encoded[0][:shared])
+        if shared >= PrefixCache.MIN_TOKENS:
+            prefix = PrefixCache(model, encoded[0][:shared])
     was_training = model.training
     model.eval()
     texts: list[str] = []

@@ -188,12 +188,14 @@ def _prefill(tokens: float, n: float) -> Work:
     return Work(flops=2 * n * tokens, tokens=tokens)
 
 
+QUESTION = "Q: What is the base stat total stat of Zorblax?\nA:"  # a typical question, as prompted
+
+
 def prompt_tokens(track: str) -> float:
     """Tokens of a QA prompt: the track's few-shot examples and one question."""
     from continuousbench.scoring.prompts import few_shot_prefix
 
-    question = "Q: What is the base stat total stat of Zorblax?\nA:"
-    return (len(few_shot_prefix(track)) + len(question)) / CHARS_PER_TOKEN
+    return (len(few_shot_prefix(track)) + len(QUESTION)) / CHARS_PER_TOKEN
 
 
 def _trainable(r: dict, shape: Shape) -> float:
@@ -305,7 +307,9 @@ MODEL_KINDS = (
 def _evaluate(r: dict, shape: Shape, rows: dict, track: str) -> Work:
     """Training (``steps`` x ``samples_per_step`` blocks; DP: Poisson batches), a validation QA pass
     every ``eval_steps`` (prompt prefill and greedy answers), and the test set: greedy answers and the
-    ranked choice (four options after the same prompt) of every test question."""
+    ranked choice (four options and the answer after the same prompt) of every test question. The
+    few-shot block every prompt shares is prefilled once a pass (the harness caches it), so each
+    question's rows prefill only the question and the option."""
     steps = _steps(r)
     private = r.get("epsilon") is not None
     batch = _dp_batch(r) if private else _number(r.get("samples_per_step"), 32)
@@ -317,7 +321,8 @@ def _evaluate(r: dict, shape: Shape, rows: dict, track: str) -> Work:
     test = sum(_limited(split.get("test", 0), r.get("qa_test_limit"))
                for part, split in rows.items() if part.startswith("qa_"))  # fmt: skip
     for questions, ranked in ((evals * validation, 0), (test, 4)):
-        done += _prefill(questions * (prompt * (1 + ranked) + 4 * ranked), n)
+        own = questions * (1 + ranked) * (len(QUESTION) / CHARS_PER_TOKEN + 4 * (ranked > 0))
+        done += _prefill(own + prompt, n)
         done += _decode(questions, new, batch, prompt)
     return done
 

@@ -45,6 +45,27 @@ def test_batched_generation_equals_one_at_a_time(qa_model, qa):
     assert any(batched)
 
 
+def test_answers_with_the_few_shot_prefix_run_once_are_those_without(qa_model, qa, monkeypatch):
+    """The harness runs the shared few-shot block once a batch; its answers are the ones a full prefill
+    of every prompt gives (the demo's whole evaluation was checked the same way)."""
+    import continuousbench.llm.local as local
+
+    model, tokenizer = qa_model
+    questions = qa["question"][:24]
+    prompts = [qa_prompt(q) for q in questions]
+    without = local.greedy_answers(model, tokenizer, prompts, batch_size=8, max_new_tokens=16)
+    built, cache = [], local.PrefixCache
+
+    class Spy(cache):
+        def __init__(self, *args):
+            built.append(super().__init__(*args))
+
+    monkeypatch.setattr(local, "PrefixCache", Spy)
+    reused = generate_answers(model, tokenizer, questions, batch_size=8, max_new_tokens=16)
+    assert built, "the harness's answers did not reuse the prefix"
+    assert reused == without and any(reused)
+
+
 def test_stop_at_newline_scores_like_truncating_256_tokens(qa_model, qa):
     model, tokenizer = qa_model
     rows = qa.select(range(8))

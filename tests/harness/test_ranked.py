@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from continuousbench.harness.ranked import rank, release_options
+from continuousbench.harness.ranked import rank, release_options, shared_prefix
 from continuousbench.scoring.mcq import K, derive_options, pick, question_kind
 from continuousbench.scoring.prompts import qa_prompt
 
@@ -63,7 +63,8 @@ def test_pick_is_lm_evals_rule_where_counting_the_delimiter_is_not():
 
 def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tiny_release, qa_rows):
     """On 20 questions: the options' log-likelihoods summed token by token with a plain forward pass per
-    option (no batching, no padding), picked by lm-eval's rule, give the same picks, normalised or not."""
+    option (no batching, no padding, no cached few-shot prefix), picked by lm-eval's rule, give the same
+    picks, normalised or not, and the same answer NLL (up to float32 rounding)."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -73,6 +74,8 @@ def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tin
     qa = Dataset.from_list(qa_rows[:20])
     options = release_options(str(tiny_release), seed=0)
     picks, correct, raw, nll = rank(model, tokenizer, qa, options, track="geminon")
+    prompts = [qa_prompt(q) for q in qa["question"]]
+    assert shared_prefix(model, tokenizer, prompts) is not None  # rank ran the few-shot block once
 
     def loglik(prompt: str, continuation: str) -> tuple[float, int]:
         head = tokenizer(prompt)["input_ids"]
