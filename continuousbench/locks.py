@@ -107,3 +107,18 @@ def writing() -> list[Path]:
 
 def release_folder(out: Path) -> None:
     _drop_lock(Path(out) / LOCK_FILE)
+
+
+@contextlib.contextmanager
+def waiting_for(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` itself, waited for (work of milliseconds, such as a root's
+    umbrella card). Written by hand on ``flock`` of the folder's descriptor, not filelock: that needs a
+    lock file, which would sit among the releases; the kernel drops this lock if the process dies."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import continuousbench
 from continuousbench.errors import UserError
 from continuousbench.files import check_writable_dir, dumps, replace_dir, sha256_file, temp_dir, write_text
-from continuousbench.locks import holding
+from continuousbench.locks import holding, waiting_for
 from continuousbench.release.card import UMBRELLA_TITLE, read_infos, release_card, umbrella_card
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.layout import (
@@ -187,25 +187,10 @@ def write_umbrella_card(root: Path) -> Path:
     root's own lock: release locks are per release, so two releases finishing at once under one root
     would each write a card listing what it saw, and the last written could miss the other."""
     root = Path(root).expanduser()
-    with _root_lock(root):
+    with waiting_for(root):
         ids = list_releases(root)
         infos = {str(rid): read_infos(root / str(rid) / CARD) for rid in ids}
         return write_text(root / CARD, str(umbrella_card(ids, infos)))
-
-
-@contextmanager
-def _root_lock(root: Path) -> Iterator[None]:
-    """An exclusive lock on the root folder itself (flock on its descriptor: no lock file in the root,
-    released by the kernel if the process dies), waited for: a card takes milliseconds to write."""
-    import fcntl
-    import os
-
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 @contextmanager

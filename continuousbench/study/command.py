@@ -110,7 +110,7 @@ def planned_build(release: str, jobs: list):
     every job that reads the release waits for it (a run still needs it built first)."""
     from dataclasses import replace
 
-    from continuousbench.study.graph import Job, screening_recipe
+    from continuousbench.study.graph import Job, screening_gpus, screening_recipe
     from continuousbench.study.plan import release_preset
 
     track, size = release_preset(release)
@@ -120,7 +120,7 @@ def planned_build(release: str, jobs: list):
     screening = screening_recipe(track, size, None)
     recipe = {"track": track, "size": size, **screening}
     build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json",
-                gpus=screening.get("gpus", 0), recipe=recipe)  # fmt: skip
+                gpus=screening_gpus(screening), recipe=recipe)  # fmt: skip
     return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
 
 

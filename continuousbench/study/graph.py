@@ -8,7 +8,7 @@ Layout under the study folder: ``releases/``, ``generators/<g>``, ``synthetic/<c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +74,15 @@ class _Graph:
         self.study, self.out, self.jobs = study, out, []
 
     def add(self, kind: str, what: str, command: list[str], out: Path, done: Path, after=(), config=None,
-            options=None, stdout=None, reads=()) -> str:  # fmt: skip
+            options=None, stdout=None, reads=(), priced=None, gpus=None) -> str:  # fmt: skip
         """Add a job; ``reads``: the files it reads beyond its recipe (a participant's corpus, its
-        statement), whose digests the manifest keeps too."""
+        statement), whose digests the manifest keeps too; ``priced``: what only the plan reads (a build's
+        screening); ``gpus``: the kind's default when the study gives none."""
         name = f"{kind}/{what}"
         config = self.study.path(config) if config else None
         options = {k: self.study.option(v) for k, v in (options or {}).items()}
-        recipe = {**read_recipe(config, name), **options}
-        gpus = self.study.gpus.get(kind, 0 if kind in CPU_KINDS else 1)
+        recipe = {**read_recipe(config, name), **options, **(priced or {})}
+        gpus = self.study.gpus.get(kind, (0 if kind in CPU_KINDS else 1) if gpus is None else gpus)
         full = [*command, *(["--config", config] if config else []), *argv(options or {})]
         log = self.out / "logs" / f"{name.replace('/', '--')}.log"
         inputs = (*((config,) if config else ()), *reads)
@@ -99,11 +100,10 @@ def expand(study: Study, out: Path) -> list[Job]:
         opts = study.build.options
         size, quarter = opts.get("size", "small"), opts.get("quarter", "2026q1")
         release = str(releases / f"{study.build.track}-{size}-{quarter}")
-        built = g.add("build", study.build.track, ["build", study.build.track], releases,
-                      Path(release) / "release.json", options={**opts, "out": releases})  # fmt: skip
         screening = screening_recipe(study.build.track, size, opts.get("closed_book_models"))
-        g.jobs[-1] = replace(g.jobs[-1], recipe={**g.jobs[-1].recipe, **screening},
-                             gpus=study.gpus.get("build", screening.get("gpus", 0)))  # fmt: skip
+        built = g.add("build", study.build.track, ["build", study.build.track], releases,
+                      Path(release) / "release.json", options={**opts, "out": releases}, priced=screening,
+                      gpus=screening_gpus(screening))  # fmt: skip
         after_release = (built,)
     else:
         release = study.path(study.release)
@@ -253,13 +253,17 @@ def _with_recipe(job: Job, recipe: dict[str, Any]) -> Job:
 
 
 def screening_recipe(track: str, size: str, models) -> dict:
-    """What the plan prices of a build's closed-book screening: its first model, its answers, and a GPU
-    unless the model is the demo's CPU base (a Hub model such as Gemma screens on the job's GPU)."""
-    from continuousbench.geminon.closed_book import DEMO_BASE, model_path, screening_answers
+    """What the plan prices of a build's closed-book screening: its first model and its answers."""
+    from continuousbench.geminon.closed_book import screening_answers
 
     if isinstance(models, str):
         models = [models]
     model, questions = screening_answers(track, size, list(models or ()))
-    if not (model and questions):
-        return {}
-    return {"model": model, "questions": questions, "gpus": int(model != model_path(DEMO_BASE))}
+    return {"model": model, "questions": questions} if model and questions else {}
+
+
+def screening_gpus(screening: dict) -> int:
+    """A build screening with a Hub model (Gemma) runs it on the job's GPU; the demo's base, on a CPU."""
+    from continuousbench.geminon.closed_book import DEMO_BASE, model_path
+
+    return int(bool(screening) and screening["model"] != model_path(DEMO_BASE))
