@@ -175,7 +175,7 @@ def test_plan_lists_every_job_of_fig3_priced_on_the_recipes_gpu_and_runs_nothing
     assert f"total: {plan['gpu_hours']:.1f} GPU-hours on NVIDIA A100 80GB" in text
     # synthesis by its decode steps: 6,250 batches of 32 x 256 steps at eager generate's floor measured on
     # an H200 (before: 0.06 GPU-hours of FLOPs on an H100); the whole study well above the 3.6 GPU-hours
-    # of FLOPs at 45% MFU alone (docs/study.md: 113.3 without the build)
+    # of FLOPs at 45% MFU alone (docs/study.md: 113.0 with the build, the fixture names no build)
     assert re.search(r"synthesize/syn .* 24\.49 ", text) and 80 < plan["gpu_hours"] < 150
     assert plan["wall_hours"][8] < plan["wall_hours"][1] and plan["wall_hours"][1] >= plan["gpu_hours"]
     assert "wall-clock:" in text and "disk:" in text and plan["disk_bytes"] > 5e9
