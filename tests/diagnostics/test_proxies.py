@@ -118,3 +118,19 @@ def test_the_vectorised_correlations_are_scipys():
     x, y = rng.integers(0, 4, size=(50, 7)).astype(float), rng.normal(size=(50, 7))
     assert _spearman(x, y) == pytest.approx([spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)])
     assert _kendall(x, y) == pytest.approx([kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)])
+
+
+@pytest.mark.parametrize("n", [4, 9])
+def test_the_bootstrap_interval_is_scipys_resample_by_resample(n):
+    """The vectorised bootstrap gives the interval of scipy's statistics computed resample by resample
+    (those with a constant side dropped), few corpora with repeats and ties included."""
+    import numpy as np
+    from scipy.stats import kendalltau, spearmanr
+
+    rng = np.random.default_rng(n)
+    qa, proxy = rng.integers(0, 3, size=n).astype(float), rng.normal(size=n)
+    draws = np.random.default_rng(5).integers(0, n, size=(400, n))  # rank_correlations' draws at seed 5
+    got = rank_correlations(list(qa), list(proxy), resamples=400, seed=5)
+    for name, fn in (("spearman", spearmanr), ("kendall", kendalltau)):
+        boot = [fn(qa[i], proxy[i]).statistic for i in draws if len(set(qa[i])) > 1 and len(set(proxy[i])) > 1]
+        assert got[name]["ci95"] == pytest.approx(np.percentile(boot, [2.5, 97.5]), abs=1e-12)
