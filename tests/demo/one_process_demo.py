@@ -9,7 +9,8 @@ executor itself is tested by tests/study and by the test's rerun through the ins
 Run by a wheel's venv, it imports the wheel's ``continuousbench`` (this folder is on ``sys.path``, the
 source tree is not) and prints where it was imported from, last. Each job's CPU seconds (this process's,
 one torch thread) are kept in ``<out>.job-cpu.json`` beside the demo's folder: the plan's CPU estimates
-are checked against them (tests/demo/test_demo.py).
+are checked against them (tests/demo/test_demo.py), and the top-level modules it imported are listed in
+``<out>.modules.json``: each must come with what `make demo` installs.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def main(argv: list[str]) -> None:
     datasets_logging.get_verbosity(), transformers_logging.get_verbosity()
     executors.LocalExecutor = OneProcessExecutor  # run_demo imports it by name when it starts
     demo.cli(argv)
+    out = Path(argv[argv.index("--out") + 1])  # the modules the demo imported: `make demo` installs them
+    Path(f"{out}.modules.json").write_text(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))
     print(continuousbench.__file__)
 
 

@@ -57,6 +57,45 @@ def wheel_install(tmp: Path) -> Path:
     return venv / "bin" / "continuousbench"
 
 
+def outside_the_demo_install(modules: list[str]) -> list[str]:
+    """The ``modules`` (top-level names) whose distributions `make demo` does not install: it installs
+    ``continuousbench[mauve]`` and what that requires, transitively (the metadata of this environment)."""
+    from importlib.metadata import PackageNotFoundError, distribution, packages_distributions
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[tuple[str, ...]] = set()
+    todo = [Requirement("continuousbench[mauve]")]
+    while todo:
+        wanted = todo.pop()
+        key = (canonicalize_name(wanted.name), *sorted(wanted.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requires = distribution(wanted.name).requires or []
+        except PackageNotFoundError:  # an optional platform dependency this machine lacks
+            continue
+        for line in requires:
+            needed = Requirement(line)
+            extras = wanted.extras or {""}
+            if needed.marker is None or any(needed.marker.evaluate({"extra": e}) for e in extras):
+                todo.append(needed)
+    installed = {key[0] for key in seen}
+    owners = packages_distributions()
+    outside = {m for m in modules if m in owners}
+    return sorted(m for m in outside if not {canonicalize_name(d) for d in owners[m]} & installed)
+
+
+def test_the_demo_install_check_names_a_module_of_another_extra():
+    """What the wheel test below checks can fail: a NEWS or test-only module is outside `make demo`."""
+    assert outside_the_demo_install(["os", "torch", "transformers", "mauve", "datatrove", "pytest"]) == [
+        "datatrove",
+        "pytest",
+    ]
+
+
 def _env() -> dict[str, str]:
     """This environment without PYTHONPATH (which points at the source tree during the tests)."""
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -78,6 +117,8 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     assert jobs.returncode == 0, jobs.stderr[-3000:]
     assert Path(jobs.stdout.splitlines()[-1]).is_relative_to(program.parents[1])  # the wheel's code ran
     assert "FAILED" not in jobs.stdout
+    imported = json.loads(Path(f"{out}.modules.json").read_text())
+    assert "torch" in imported and not outside_the_demo_install(imported)  # `make demo` installs no other
     results_before = (out / "report" / "results.json").read_text()
     command = [program, "demo", *options]
     rerun = subprocess.run(command, cwd=elsewhere, env=_env(), capture_output=True, text=True, timeout=600)
