@@ -58,8 +58,11 @@ def wheel_install(tmp: Path) -> Path:
 
 
 def outside_the_demo_install(modules: list[str]) -> list[str]:
-    """The ``modules`` (top-level names) whose distributions `make demo` does not install: it installs
-    ``continuousbench[mauve]`` and what that requires, transitively (the metadata of this environment)."""
+    """The ``modules`` (top-level names) that belong to a library another extra names and `make demo` does
+    not install: it installs ``continuousbench[mauve]`` and what that requires, transitively (this
+    environment's metadata). Libraries that only other libraries bring are not judged: some are imported
+    when present (httpx takes brotli, for one) and skipped when absent."""
+    import tomllib
     from importlib.metadata import PackageNotFoundError, distribution, packages_distributions
 
     from packaging.requirements import Requirement
@@ -83,9 +86,10 @@ def outside_the_demo_install(modules: list[str]) -> list[str]:
             if needed.marker is None or any(needed.marker.evaluate({"extra": e}) for e in extras):
                 todo.append(needed)
     installed = {key[0] for key in seen}
-    owners = packages_distributions()
-    outside = {m for m in modules if m in owners}
-    return sorted(m for m in outside if not {canonicalize_name(d) for d in owners[m]} & installed)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    others = {canonicalize_name(Requirement(r).name) for rs in extras.values() for r in rs} - installed
+    owners = {m: {canonicalize_name(d) for d in ds} for m, ds in packages_distributions().items()}
+    return sorted(m for m in modules if owners.get(m, set()) & others and not owners[m] & installed)
 
 
 def test_the_demo_install_check_names_a_module_of_another_extra():
