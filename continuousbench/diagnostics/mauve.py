@@ -23,6 +23,7 @@ import numpy as np
 from continuousbench.commands import bounds, command
 from continuousbench.diagnostics.report_arguments import ReportFileArguments
 from continuousbench.embeddings.encoders import embed_texts
+from continuousbench.embeddings.fid import frechet_distance
 from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ def mauve_score(
     max_length: int = 256,
     **mauve_kwargs,
 ) -> dict:
-    """MAUVE of ``candidate_texts`` against ``reference_texts``: ``{mean, std, scores, n, seeds, model}``.
+    """MAUVE of ``candidate_texts`` against ``reference_texts``: ``{mean, std, scores, n, seeds, model}``,
+    and ``fid``, the Fréchet distance of the same features (mean over the seeds' draws).
 
     Each seed draws ``n = min(n_samples, len(candidate), len(reference))`` texts per side.
     """
@@ -108,7 +110,9 @@ def mauve_score(
         mauve_from_features(ref(r), cand(c), seed, **mauve_kwargs)
         for seed, (c, r) in zip(seeds, draws, strict=True)
     ]
-    return _summary(scores, n, seeds, model_path) | {"n_samples_requested": n_samples}
+    # FID of the same features, mean over the draws: `proxies` reads it rather than embedding again
+    fid = float(np.mean([frechet_distance(cand(c), ref(r)) for c, r in draws]))
+    return _summary(scores, n, seeds, model_path) | {"n_samples_requested": n_samples, "fid": fid}
 
 
 def reference_mauve(

@@ -7,7 +7,8 @@ correlation with downstream quality.)
 For every corpus under ``<study>/synthetic/`` that an evaluator scored, the QA accuracy (mean over
 seeds) is set beside each proxy it has: MAUVE against the real corpus (``mauve/<name>.json``), its
 generator's validation loss (``generators/<name>/privacy.json``; perplexity is its exponential, so it
-ranks the same), the FID of its embeddings against the real corpus (``--model``), and singleton leakage
+ranks the same), the FID of its embeddings against the real corpus (``--model``; the study's MAUVE job
+already measured it where it used the same featuriser, ``mauve/<name>.json``), and singleton leakage
 (facts of the release's sensitive entities repeated verbatim). Spearman's rho and Kendall's tau (scipy)
 come with percentile bootstrap intervals over corpora, whose coverage is poor with a handful of corpora,
 and beside them an exact permutation p-value (every pairing of the n corpora while n! is at most
@@ -49,7 +50,10 @@ class ProxiesArguments:
     release: str | None = field(
         default=None, metadata={"help": "Release folder or id (leakage, FID); default: the study's own."}
     )
-    model: str | None = field(default=None, metadata={"help": "Embedding model folder for FID (else none)."})
+    model: str | None = field(
+        default=None,
+        metadata={"help": "Embedding model folder for FID (else none); MAUVE's FID where it used this one."},
+    )
     n_samples: int = field(default=500, metadata=bounds("[2, inf)", "Texts per side embedded for FID."))
     bootstrap: int = field(default=2000, metadata=bounds("[1, inf)", "Bootstrap resamples per interval."))
     seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of the bootstrap and the FID samples."))
@@ -190,7 +194,7 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
              for n in names}  # fmt: skip
     for n, value in _leakage(release, texts).items():
         table[n]["leakage"] = value
-    for n, value in _fid(args, release, texts).items():
+    for n, value in _fid(args, release, texts, study).items():
         table[n]["fid"] = value
     return evaluator, table
 
@@ -205,10 +209,28 @@ def _leakage(release: str | None, texts: dict[str, list[str]]) -> dict[str, floa
     return {n: summary(facts, t)["share_leaked"] if facts else None for n, t in texts.items()}
 
 
-def _fid(args: ProxiesArguments, release: str | None, texts: dict[str, list[str]]) -> dict[str, Any]:
-    """FID of each corpus's embeddings against the real training corpus's (seeded samples)."""
+def _mauve_fid(study: Path, name: str, model: str) -> float | None:
+    """The FID the study's MAUVE job measured for corpus ``name`` with the featuriser ``model``, if any."""
+    from continuousbench.files import read_json
+
+    file = study / "mauve" / f"{name}.json"
+    if not file.is_file():
+        return None
+    found = read_json(file)["candidate_vs_reference"]
+    same = Path(str(found.get("model"))).expanduser().absolute() == Path(model).expanduser().absolute()
+    return found.get("fid") if same else None
+
+
+def _fid(args: ProxiesArguments, release: str | None, texts: dict[str, list[str]], study: Path) -> dict:
+    """FID of each corpus's embeddings against the real training corpus's: the study's MAUVE job's where
+    it used the same featuriser (``--model``; the same features, so nothing is embedded twice), else
+    embedded here (seeded samples)."""
     if args.model is None or release is None:
         return dict.fromkeys(texts)
+    measured = {n: _mauve_fid(study, n, args.model) for n in texts}
+    missing = {n: t for n, t in texts.items() if measured[n] is None}
+    if not missing:
+        return measured
     from continuousbench.embeddings.encoders import embed_texts
     from continuousbench.embeddings.fid import frechet_distance
     from continuousbench.training.data import load_corpus
@@ -220,7 +242,8 @@ def _fid(args: ProxiesArguments, release: str | None, texts: dict[str, list[str]
         return [rows[i] for i in sorted(picked)]
 
     real = embed_texts(sample(list(load_corpus(release, split="train")["text"])), args.model)
-    return {n: frechet_distance(embed_texts(sample(t), args.model), real) for n, t in texts.items()}
+    embedded = {n: frechet_distance(embed_texts(sample(t), args.model), real) for n, t in missing.items()}
+    return measured | embedded
 
 
 def correlate(table: dict[str, dict], resamples: int, seed: int) -> dict[str, dict[str, Any]]:

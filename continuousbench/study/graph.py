@@ -213,6 +213,8 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     made = {j.name.split("/", 1)[1]: j.recipe for j in g.jobs if j.kind in corpus_kinds}
     per_side = options.get("n_samples", 500)  # --plan: the texts its FID embeds, each corpus's and the real
     texts = per_side + sum(min(per_side, int(made[n].get("num_samples", per_side))) for n in scored)
+    if study.mauve is not None:  # each corpus's MAUVE job measured its FID in the same featuriser's space
+        texts = 0
     g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "texts": texts})
 
 

@@ -45,6 +45,7 @@ def test_same_distribution_scores_higher_than_junk(same_and_junk):
     same, bad = same_and_junk
     assert same["mean"] > 0.5
     assert same["mean"] > bad["mean"] + 0.3, (same, bad)
+    assert 0 <= same["fid"] < bad["fid"]  # the FID of the same features (proxies reads it) agrees
 
 
 def test_mean_and_std_over_seeds(same_and_junk):

@@ -132,5 +132,29 @@ def test_the_bootstrap_interval_is_scipys_resample_by_resample(n):
     draws = np.random.default_rng(5).integers(0, n, size=(400, n))  # rank_correlations' draws at seed 5
     got = rank_correlations(list(qa), list(proxy), resamples=400, seed=5)
     for name, fn in (("spearman", spearmanr), ("kendall", kendalltau)):
-        boot = [fn(qa[i], proxy[i]).statistic for i in draws if len(set(qa[i])) > 1 and len(set(proxy[i])) > 1]
+        varied = [i for i in draws if len(set(qa[i])) > 1 and len(set(proxy[i])) > 1]
+        boot = [fn(qa[i], proxy[i]).statistic for i in varied]
         assert got[name]["ci95"] == pytest.approx(np.percentile(boot, [2.5, 97.5]), abs=1e-12)
+
+
+def test_fid_is_the_mauve_jobs_where_it_used_the_same_featuriser(tmp_path, monkeypatch, tiny_release):
+    """A study's MAUVE files carry the FID of their features: proxies reads it rather than loading the
+    model and embedding the corpora again; a file measured with another model is not taken."""
+    import continuousbench.embeddings.fid as fid_module
+    from continuousbench.diagnostics import proxies
+    from continuousbench.embeddings import encoders
+
+    study = _study(tmp_path / "study", ["a", "b", "c"])
+    model = tmp_path / "featuriser"
+    for n, fid in (("a", 3.0), ("b", 2.0), ("c", 1.0)):
+        file = study / "mauve" / f"{n}.json"
+        measured = json.loads(file.read_text())
+        measured["candidate_vs_reference"] |= {"fid": fid, "model": str(model if n != "c" else tmp_path)}
+        file.write_text(json.dumps(measured))
+    embedded = []
+    monkeypatch.setattr(encoders, "embed_texts", lambda texts, path: embedded.append(path) or texts)
+    monkeypatch.setattr(fid_module, "frechet_distance", lambda a, b: 7.0)
+    args = proxies.ProxiesArguments(str(study), release=str(tiny_release), model=str(model), bootstrap=10)
+    corpora = proxies.main(args)["corpora"]
+    assert {n: corpora[n]["fid"] for n in "abc"} == {"a": 3.0, "b": 2.0, "c": 7.0}
+    assert embedded == [str(model)] * 2  # the real corpus and c, nothing else
