@@ -47,6 +47,13 @@ def bounds(interval: str, help: str = "", **metadata: Any) -> dict[str, Any]:
     return {"help": f"{help} Range {interval}.".strip(), "bounds": interval, **metadata}
 
 
+def listed(help: str, **metadata: Any) -> Any:
+    """A dataclass field for an option that takes several values (``--models a b``), empty unless given."""
+    from dataclasses import field
+
+    return field(default_factory=list, metadata={"help": help, **metadata})
+
+
 # --- the one error path -------------------------------------------------------------------------------
 
 # Exceptions from libraries whose own message is not enough, by class name (no heavy imports here).

@@ -34,7 +34,7 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds, command
+from continuousbench.commands import bounds, command, listed
 from continuousbench.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -141,17 +141,11 @@ class SaturationArguments:
     )
     temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Synthesis temperature (paper: 1)."))
     synth_max_new_tokens: int = field(default=128, metadata=bounds("[1, inf)", "Longest synthetic text."))
-    beside: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "A ContinuousBench release's regimes for Fig. 8: a report JSON, or ROLE=RUN folders "
-            "(none, dp_syn, syn, real)."
-        },
+    beside: list[str] = listed(
+        "A ContinuousBench release's regimes for Fig. 8: a report JSON, or ROLE=RUN folders "
+        "(none, dp_syn, syn, real)."
     )
-    beside_rows: list[str] = field(
-        default_factory=list,
-        metadata={"help": "ROLE=ROW of the report JSON (default: the demo's row names)."},
-    )
+    beside_rows: list[str] = listed("ROLE=ROW of the report JSON (default: the demo's row names).")
     beside_metric: str = field(default="qa_public/exact_match", metadata={"help": "PART/MATCHER beside."})
     plan: bool = field(default=False, metadata={"help": "Print the GPU-hours of the paper's runs and exit."})
     seed: int = field(default=0, metadata=bounds("[0, 4294967295]", "Seed of every non-private choice."))

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from continuousbench.commands import bounds, command
+from continuousbench.commands import bounds, command, listed
 from continuousbench.diagnostics.report_arguments import ReportArguments, options
 from continuousbench.errors import UserError
 
@@ -523,12 +523,9 @@ class ContaminationArguments:
         default="", metadata={"help": "An evaluate run folder, a trained folder or a model id."}
     )
     release: str = field(default="", metadata={"help": "Release id (under --root) or release folder."})
-    control: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "Geminon: control releases (other worlds of the same size; default: build "
-            "--controls fresh ones). NEWS: the articles its build sampled from."
-        },
+    control: list[str] = listed(
+        "Geminon: control releases (other worlds of the same size; default: build "
+        "--controls fresh ones). NEWS: the articles its build sampled from."
     )
     controls: int = field(default=CONTROLS, metadata=bounds("[2, 1000]", "Geminon control worlds built."))
     documents: int = field(default=500, metadata=bounds("[2, inf)", "Documents scored per corpus."))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from continuousbench.commands import bounds, command
+from continuousbench.commands import bounds, command, listed
 from continuousbench.diagnostics.gate_fresh import MAX_OVERLAP, check_previous, earlier_releases, fresh_gate
 from continuousbench.diagnostics.gate_learnable import learnable_gate
 from continuousbench.diagnostics.gate_report import Gate, GateFailure, check_lines
@@ -91,15 +91,10 @@ def run_gates(
 @dataclass
 class GateArguments:
     release: str = field(default="", metadata={"help": "Release id (under --root) or release folder."})
-    previous: list[str] = field(
-        default_factory=list,
-        metadata={"help": "Earlier releases to be fresh against (default: every other release under --root).",
-                  "distinct": True},
-    )  # fmt: skip
-    models: list[str] = field(
-        default_factory=list,
-        metadata={"help": "Closed-book models (ids or folders) for the unsolvable gate."},
+    previous: list[str] = listed(
+        "Earlier releases to be fresh against (default: every other release under --root).", distinct=True
     )
+    models: list[str] = listed("Closed-book models (ids or folders) for the unsolvable gate.")
     gates: list[str] = field(default_factory=lambda: list(GATES), metadata={"help": "Gates to run."})
     max_accuracy: float = field(default=MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book upper bound."))
     min_support: int | None = field(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import bounds, command, wide_console
+from continuousbench.commands import bounds, command, listed, wide_console
 from continuousbench.errors import UserError
 from continuousbench.scoring.match import (
     MATCHERS,
@@ -41,10 +41,7 @@ KEY = ["part", "split", "id"]
 
 @dataclass
 class CompareArguments:
-    runs: list[str] = field(
-        default_factory=list, metadata={"help": "RUN_A RUN_B: two run folders on the same release and split.",
-                                        "positional": True}
-    )  # fmt: skip
+    runs: list[str] = listed("RUN_A RUN_B: two run folders on the same release and split.", positional=True)
     matcher: str = field(
         default="exact_match", metadata={"help": "Matcher (or mcq) compared.", "choices": list(SCORES)}
     )

@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from continuousbench.commands import command, wide_console
+from continuousbench.commands import command, listed, wide_console
 from continuousbench.errors import UserError
 from continuousbench.files import atomic_write, check_output_files, write_json
 from continuousbench.release.layout import QA_PARTS
@@ -312,9 +312,7 @@ def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher:
 
 @dataclass
 class ReportArguments:
-    runs: list[str] = field(
-        default_factory=list, metadata={"help": "Run folders (or their results.json).", "positional": True}
-    )
+    runs: list[str] = listed("Run folders (or their results.json).", positional=True)
     plot: str | None = field(default=None, metadata={"help": "Write grouped bars (PNG) here."})
     support_plot: str | None = field(
         default=None, metadata={"help": "Write accuracy by support count with error bars (PNG) here."}
@@ -323,23 +321,14 @@ class ReportArguments:
         default="exact_match", metadata={"help": "Matcher of --support_plot.", "choices": list(SCORES)}
     )
     json: str | None = field(default=None, metadata={"help": "Write runs and seed groups as JSON here."})
-    mauve: list[str] = field(
-        default_factory=list,
-        metadata={"help": "ROW=FILE: the row's MAUVE from a `continuousbench mauve --output` file."},
-    )
-    compare: list[str] = field(
-        default_factory=list, metadata={"help": "`continuousbench compare --json` outputs to print."}
-    )
+    mauve: list[str] = listed("ROW=FILE: the row's MAUVE from a `continuousbench mauve --output` file.")
+    compare: list[str] = listed("`continuousbench compare --json` outputs to print.")
     findings: str | None = field(
         default=None, metadata={"help": "Check the paper's four findings; write them as JSON here."}
     )
-    finding_rows: list[str] = field(
-        default_factory=list,
-        metadata={"help": "ROLE=ROW for --findings: none, real, syn, dp_syn, dp_syn_mauve."},
-    )
-    memorization: list[str] = field(
-        default_factory=list,
-        metadata={"help": "NAME=FILE: a `continuousbench memorization --output` file, shown below."},
+    finding_rows: list[str] = listed("ROLE=ROW for --findings: none, real, syn, dp_syn, dp_syn_mauve.")
+    memorization: list[str] = listed(
+        "NAME=FILE: a `continuousbench memorization --output` file, shown below."
     )
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 

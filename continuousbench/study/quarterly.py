@@ -30,7 +30,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuousbench.commands import bounds, command
+from continuousbench.commands import bounds, command, listed
 from continuousbench.credentials import redact
 from continuousbench.diagnostics.gate_fresh import MAX_OVERLAP, check_previous, earlier_releases
 from continuousbench.diagnostics.gate_report import GateFailure, check_lines
@@ -61,26 +61,16 @@ class QuarterArguments:
     news_config: str | None = field(
         default=None, metadata={"help": "NEWS: a `build news` recipe (builders/configs/news-*.yaml)."}
     )
-    models: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "Closed-book models: Geminon drops the questions they answer, and the unsolvable gate "
-            "asks them again (default: the size's, see build geminon --closed_book_models)."
-        },
+    models: list[str] = listed(
+        "Closed-book models: Geminon drops the questions they answer, and the unsolvable gate "
+        "asks them again (default: the size's, see build geminon --closed_book_models)."
     )
-    previous: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "Earlier releases to gate against (default: every strictly earlier quarter of the "
-            "track under the root, any size)."
-        },
+    previous: list[str] = listed(
+        "Earlier releases to gate against (default: every strictly earlier quarter of the "
+        "track under the root, any size)."
     )
-    skip_gates: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "Gates left out, by name; written into the report and the published card.",
-            "choices": list(GATES),
-        },
+    skip_gates: list[str] = listed(
+        "Gates left out, by name; written into the report and the published card.", choices=list(GATES)
     )
     max_accuracy: float = field(default=MAX_ACCURACY, metadata=bounds("(0, 1]", "Closed-book bound."))
     min_support: int | None = field(default=None, metadata=bounds("[1, inf)", "Least public support."))
