@@ -12,6 +12,9 @@ from continuousbench.geminon.build import GeminonBuildArguments, build_release
 from continuousbench.release.ids import ReleaseId
 from continuousbench.release.load import load_release
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_heldout")
+
 
 @pytest.fixture(scope="module")
 def heldout_root(tmp_path_factory):
