@@ -46,13 +46,37 @@ def pokeapi_csvs() -> Path:
     return folder
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(root)``'s folder (under ``root``), built once for the whole test run and copied into a root of
+    this session's own: under pytest-xdist the first worker to ask builds it under a file lock and the
+    others copy it, so each worker still writes beside it apart from the other."""
+    import json
+    import shutil
+
+    from filelock import FileLock
+
+    own = tmp_path_factory.mktemp(name)
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build(own)
+    shared = tmp_path_factory.getbasetemp().parent / f"built-once-{name}"  # the run's, above the workers'
+    with FileLock(f"{shared}.lock"):
+        made = Path(f"{shared}.json")
+        if not made.is_file():
+            made.write_text(json.dumps(str(build(shared).relative_to(shared))))
+        folder = json.loads(made.read_text())
+    shutil.copytree(shared, own, dirs_exist_ok=True)
+    return own / folder
+
+
 @pytest.fixture(scope="session")
 def tiny_release(tmp_path_factory):
-    """A `tiny` Geminon release built once for the session; returns its folder."""
+    """A `tiny` Geminon release built once for the test run (a copy per xdist worker); returns its folder."""
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
 
-    root = tmp_path_factory.mktemp("cb-home")
-    return build_release(GeminonBuildArguments(size="tiny", quarter="2026q1", seed=0, out=str(root)))
+    def build(root: Path) -> Path:
+        return build_release(GeminonBuildArguments(size="tiny", quarter="2026q1", seed=0, out=str(root)))
+
+    return built_once(tmp_path_factory, "cb-home", build)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,9 @@ from continuousbench.demo.pretrain import (
 )
 from continuousbench.geminon.sizes import SizeSpec
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_pretrain")
+
 SMALL = SizeSpec(
     name="pretrain", lines={3: 1, 2: 2, 1: 2}, sensitive_lines={},
     mix={"comparison": 40, "evolution": 10, "journal": 30, "wiki": 30},

@@ -14,6 +14,9 @@ from continuousbench.diagnostics.gate_unsolvable import closed_book_questions, u
 from continuousbench.diagnostics.gates import GATES
 from continuousbench.diagnostics.ngrams import NgramHasher
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_gates")
+
 
 @pytest.fixture(scope="module")
 def next_quarter(tmp_path_factory, tiny_release):

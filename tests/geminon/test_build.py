@@ -30,6 +30,16 @@ def world(release) -> dict[int, Geminon]:
     return {r["idx"]: Geminon.from_record(r) for r in release["entities"]["train"]}
 
 
+@pytest.fixture(scope="module")
+def unscreened(tmp_path_factory):
+    """The tiny release built without closed-book screening (three quarters of a tiny build's time): what
+    the builds of the tests of locks and full disks must give, where screening plays no part (a resume
+    after screening: test_interrupted_build_resumes_from_finished_stages)."""
+    args = B.GeminonBuildArguments(size="tiny", out=str(tmp_path_factory.mktemp("unscreened")),
+                                   closed_book_models=["none"])  # fmt: skip
+    return B.build_release(args, progress=False)
+
+
 def _docs(release):
     return [r for split in ("train", "validation") for r in release["corpus"][split]]
 
@@ -301,7 +311,7 @@ def test_one_llm_spec_is_built_once_for_namer_and_realizer(tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_build_resumes(
-    tiny_release, tmp_path
+    unscreened, tmp_path
 ):
     """Two builds of one release started together: the second refuses at once naming the first's pid
     (before, both built into one work folder and raced to publish); the first, killed, resumes."""
@@ -312,7 +322,7 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     import time
 
     argv = [sys.executable, "-m", "continuousbench.cli", "build", "geminon", "--size", "tiny", "--out",
-            str(tmp_path)]  # fmt: skip
+            str(tmp_path), "--closed_book_models", "none"]  # fmt: skip
     quiet = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
     first = subprocess.Popen(argv, **quiet)
     try:
@@ -332,21 +342,21 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     assert list((tmp_path / ".work").glob("*/settings.json"))
     again = subprocess.run(argv, timeout=300, **quiet)
     assert again.returncode == 0, again.stdout
-    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
+    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(unscreened)
     assert not (tmp_path / ".work").exists()
 
 
 @pytest.mark.slow
-def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(tiny_release, tmp_path):
+def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(unscreened, tmp_path):
     """Writes past the file size limit (``ulimit -f``, a full disk's stand-in) end the build in one line
     naming where it wrote (before: "[Errno 27] File too large"); the rerun finishes the same release."""
     from hostile import one_error_line, with_file_limit
 
-    argv = ["build", "geminon", "--size", "tiny", "--out", tmp_path]
+    argv = ["build", "geminon", "--size", "tiny", "--out", tmp_path, "--closed_book_models", "none"]
     line = one_error_line(with_file_limit(argv, 50_000, tmp_path))
     assert line.startswith(f"error: no space left on the device writing {tmp_path}/"), line
     assert with_file_limit(argv, 2**40, tmp_path).returncode == 0
-    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(tiny_release)
+    assert _files(tmp_path / "geminon-tiny-2026q1") == _files(unscreened)
 
 
 def test_corpus_in_several_row_groups_is_what_plain_arrays_give(tmp_path, monkeypatch):

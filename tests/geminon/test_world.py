@@ -15,6 +15,9 @@ from continuousbench.geminon.schema import STATS
 from continuousbench.geminon.sizes import SIZES, SizeSpec
 from continuousbench.geminon.world import SCALED, _stage1_distribution, build_world, ratio_grids
 
+# one worker runs this file's module fixtures once (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("test_world")
+
 COLUMNS = [s.replace(" ", "_") for s in STATS]
 SCALED_COLUMNS = [a.replace(" ", "_") for a in SCALED]
 N_SEEDS = 8  # pooled worlds for the frequency checks: 800 lines of each kind
