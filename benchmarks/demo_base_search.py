@@ -61,26 +61,11 @@ def evaluate(run: Path, release: Path, base: Path, steps: int, extra: list[str],
     from continuousbench.training.config import cpu_has_native_bf16
 
     argv = [
-        "--config",
-        str(EVALUATOR_RECIPE),
-        "--release",
-        str(release),
-        "--model",
-        str(base),
-        "--output_dir",
-        str(run),
-        "--replay_corpus",
-        str(base / "replay.parquet"),
-        "--seed",
-        str(seed),
-        "--overwrite",
-        "true",
-        "--max_steps",
-        str(steps),
-        "--bf16",
-        str(cpu_has_native_bf16()).lower(),
-        *extra,
-    ]
+        "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
+        "--output_dir", str(run), "--replay_corpus", str(base / "replay.parquet"), "--seed", str(seed),
+        "--overwrite", "true",
+        "--max_steps", str(steps), "--bf16", str(cpu_has_native_bf16()).lower(), *extra,
+    ]  # fmt: skip
     return summary(cli(argv), steps, extra)
 
 
@@ -140,23 +125,12 @@ def main() -> None:
     if args.base is None:
         n_entities = sum(k * v for k, v in zip((3, 2, 1), args.lines, strict=True))
         recipe = P.BaseRecipe(
-            lines=tuple(args.lines),
-            documents=round(args.docs_per_entity * n_entities),
-            qa_fraction=args.qa_fraction,
-            held_out_fraction=args.held_out,
-            world_seed=args.world_seed,
-            steps=args.steps,
-            learning_rate=args.lr,
-            samples_per_step=args.batch,
-            hidden_size=args.hidden,
-            num_layers=args.layers,
-            num_heads=args.heads,
-            vocab_size=args.vocab,
-            bf16=cpu_has_native_bf16(),
-            seed=args.seed,
-            probe_questions=args.probe,
-            curve_every=args.eval_every,
-        )
+            lines=tuple(args.lines), documents=round(args.docs_per_entity * n_entities),
+            qa_fraction=args.qa_fraction, held_out_fraction=args.held_out, world_seed=args.world_seed,
+            steps=args.steps, learning_rate=args.lr, samples_per_step=args.batch, hidden_size=args.hidden,
+            num_layers=args.layers, num_heads=args.heads, vocab_size=args.vocab, bf16=cpu_has_native_bf16(),
+            seed=args.seed, probe_questions=args.probe, curve_every=args.eval_every,
+        )  # fmt: skip
         with clock("pretrain"):
             P.build_base_model(base, recipe, forbidden_names=P.release_names(args.release))
         result["pretraining"] = read_json(base / P.INFO_FILE)

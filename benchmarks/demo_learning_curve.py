@@ -34,26 +34,11 @@ def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) ->
     replay = base / "replay.parquet"
     with tempfile.TemporaryDirectory() as tmp:
         argv = [
-            "--config",
-            str(EVALUATOR_RECIPE),
-            "--release",
-            str(release),
-            "--model",
-            str(base),
-            "--output_dir",
-            str(Path(tmp) / "run"),
-            "--replay_corpus",
-            str(replay),
-            "--max_steps",
-            str(steps),
-            "--eval_steps",
-            str(eval_every),
-            "--save_steps",
-            str(eval_every),
-            "--seed",
-            str(seed),
-            *extra,
-        ]
+            "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
+            "--output_dir", str(Path(tmp) / "run"), "--replay_corpus", str(replay),
+            "--max_steps", str(steps), "--eval_steps", str(eval_every), "--save_steps", str(eval_every),
+            "--seed", str(seed), *extra,
+        ]  # fmt: skip
         start = time.perf_counter()
         evaluate(argv)
         seconds = time.perf_counter() - start

@@ -38,14 +38,9 @@ def build(args, private: bool):
     if not private:
         return model, tok.pad_token_id, rows, optimizer
     comps = dpsgd.make_private(
-        model,
-        optimizer,
-        noise_multiplier=1.0,
-        expected_batch_size=len(rows),
-        generator=SecretStreams.create().noise,
-        secure_mode=True,
-        clipping="bookkeeping",
-    )
+        model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
+        generator=SecretStreams.create().noise, secure_mode=True, clipping="bookkeeping",
+    )  # fmt: skip
     return comps, tok.pad_token_id, rows, optimizer
 
 
@@ -129,7 +124,9 @@ def main() -> None:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
+    autocast = (
+        (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
+    )
     steps = {"plain": (plain_parts, build(args, False)), "dp": (dp_parts, build(args, True))}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in steps}
     for round_ in range(args.rounds + 1):  # the first round warms up

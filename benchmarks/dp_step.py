@@ -57,10 +57,7 @@ FULL_KINDS = ("full_plain", "full_bookkeeping", "full_opacus_hooks", "full_opacu
 
 
 CLIPPING_OF = {
-    "two_backwards": "ghost",
-    "ghost_gram": "ghost",
-    "opacus_hooks": "per_sample",
-    "opacus_ghost": "ghost",
+    "two_backwards": "ghost", "ghost_gram": "ghost", "opacus_hooks": "per_sample", "opacus_ghost": "ghost"
 }
 
 
@@ -119,14 +116,10 @@ def build_step(args, kind: str):
         hooks = _before(base) if base.startswith("opacus_") else contextlib.nullcontext()
         with hooks:
             comps = dpsgd.make_private(
-                model,
-                optimizer,
-                noise_multiplier=1.0,
-                expected_batch_size=len(rows),
-                generator=SecretStreams.create(device=device).noise,
-                secure_mode=True,
+                model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
+                generator=SecretStreams.create(device=device).noise, secure_mode=True,
                 clipping=CLIPPING_OF.get(base, base),
-            )
+            )  # fmt: skip
         # ghost picks Gram or materialised norms each step; these kinds force one
         forced = {"two_backwards": False, "ghost_gram": True}.get(base)
 
@@ -250,10 +243,8 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
     memory = {kind: step_memory(args, kind, argv) for kind in kinds}
     rows = [
         ("device", "cuda" if torch.cuda.is_available() else "cpu (shared machine: timings are noisy)"),
-        (
-            "model",
-            f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of {args.virtual_tokens}",
-        ),
+        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of "
+                  f"{args.virtual_tokens}"),
         ("batch x tokens", f"{args.batch} x <= {args.length}"),
     ]
     for kind in kinds:

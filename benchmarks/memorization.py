@@ -46,16 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     memorization.decode_greedy = timed
     title = f"memorization on CPU ({args.threads} threads), demo base model, batch {args.batch_size}"
     table = Table(title=title)
-    columns = (
-        "--docs",
-        "documents probed",
-        "total s",
-        "decoding s",
-        "docs / s total",
-        "docs / s decoding",
-        "CPU s",
-        "docs / CPU s",
-    )  # CPU time of all threads: comparable on a loaded machine
+    columns = ("--docs", "documents probed", "total s", "decoding s", "docs / s total", "docs / s decoding",
+               "CPU s", "docs / CPU s")  # CPU time of all threads: comparable on a loaded machine
     for col in columns:
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,25 +57,15 @@ def main(argv: list[str] | None = None) -> None:
             start, cpu = time.perf_counter(), time.process_time()
             result = memorization.main(
                 memorization.MemorizationArguments(
-                    model=str(SHIPPED_BASE),
-                    release=str(release),
-                    output=f"{tmp}/m{docs}.json",
-                    docs=docs,
+                    model=str(SHIPPED_BASE), release=str(release), output=f"{tmp}/m{docs}.json", docs=docs,
                     batch_size=args.batch_size,
                 )
-            )
+            )  # fmt: skip
             total, cpu = time.perf_counter() - start, time.process_time() - cpu
             probed = result["train"]["n"] + result["heldout"]["n"]
-            table.add_row(
-                str(docs),
-                str(probed),
-                f"{total:.1f}",
-                f"{decoding['seconds']:.1f}",
-                f"{probed / total:.1f}",
-                f"{probed / decoding['seconds']:.1f}",
-                f"{cpu:.1f}",
-                f"{probed / cpu:.1f}",
-            )
+            table.add_row(str(docs), str(probed), f"{total:.1f}", f"{decoding['seconds']:.1f}",
+                          f"{probed / total:.1f}", f"{probed / decoding['seconds']:.1f}", f"{cpu:.1f}",
+                          f"{probed / cpu:.1f}")  # fmt: skip
     Console().print(table)
 
 

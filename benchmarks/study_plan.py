@@ -59,14 +59,8 @@ def floor() -> None:
     print("| model | batch | CPU ms per decode step |")
     print("| --- | ---: | ---: |")
     for layers in (2, 4, 8):
-        config = LlamaConfig(
-            vocab_size=1024,
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=layers,
-            num_attention_heads=4,
-            num_key_value_heads=4,
-        )
+        config = LlamaConfig(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
+                             num_attention_heads=4, num_key_value_heads=4)  # fmt: skip
         print(f"| Llama h=64, {layers} layers | 8 | {_step_ms(LlamaForCausalLM(config).eval(), 8):.2f} |")
     base = load_model(str(SHIPPED_BASE), dtype=torch.float32, device="cpu")[0]
     for batch in (8, 64):

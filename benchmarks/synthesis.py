@@ -42,15 +42,9 @@ def local_runs(args, folder: str) -> dict[str, Callable[[], int]]:
 
     def run(batch: int) -> int:
         texts = generate_batched(
-            model,
-            tokenizer,
-            [prompt] * args.local_samples,
-            max_new_tokens=args.new_tokens,
-            batch_size=batch,
-            do_sample=True,
-            temperature=1.0,
-            seed=0,
-        )
+            model, tokenizer, [prompt] * args.local_samples, max_new_tokens=args.new_tokens,
+            batch_size=batch, do_sample=True, temperature=1.0, seed=0,
+        )  # fmt: skip
         return len(texts)
 
     return {f"local, batch {args.batch}": lambda: run(args.batch), "local, one at a time": lambda: run(1)}

@@ -140,17 +140,8 @@ def paired_difference(
     n = int(x.size)
     a_only, b_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
     if n == 0:
-        return {
-            "n": 0,
-            "accuracy_a": None,
-            "accuracy_b": None,
-            "difference": None,
-            "ci95": None,
-            "bootstrap_ci95": None,
-            "a_only": 0,
-            "b_only": 0,
-            "p_value": None,
-        }
+        return {"n": 0, "accuracy_a": None, "accuracy_b": None, "difference": None, "ci95": None,
+                "bootstrap_ci95": None, "a_only": 0, "b_only": 0, "p_value": None}  # fmt: skip
     diff = x.astype(float) - y.astype(float)
     low, high = bootstrap_interval(diff, resamples=resamples, seed=seed, confidence=confidence)
     return {
@@ -158,9 +149,8 @@ def paired_difference(
         "accuracy_a": float(x.mean()),
         "accuracy_b": float(y.mean()),
         "difference": float(diff.mean()),
-        "ci95": list(
-            newcombe_paired_interval(int(np.sum(x & y)), a_only, b_only, int(np.sum(~x & ~y)), confidence)
-        ),
+        "ci95": list(newcombe_paired_interval(int(np.sum(x & y)), a_only, b_only, int(np.sum(~x & ~y)),
+                                              confidence)),
         "bootstrap_ci95": [low, high],
         "a_only": a_only,
         "b_only": b_only,

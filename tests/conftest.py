@@ -95,42 +95,12 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
 def tiny_run_argv(release, model, output_dir, *extra: str, steps: int = 2, tuning: str = "lora") -> list[str]:
     """Arguments of a tiny run: 8 blocks of 64 tokens per step, 4 validation and 6 test questions per part."""
     return [
-        "--release",
-        str(release),
-        "--model",
-        str(model),
-        "--tuning",
-        tuning,
-        "--lora_r",
-        "8",
-        "--output_dir",
-        str(output_dir),
-        "--steps",
-        str(steps),
-        "--eval_steps",
-        "1",
-        "--save_steps",
-        "1",
-        "--per_device_train_batch_size",
-        "8",
-        "--samples_per_step",
-        "8",
-        "--max_length",
-        "64",
-        "--learning_rate",
-        "1e-3",
-        "--logging_steps",
-        "1",
-        "--qa-eval-limit",
-        "4",
-        "--qa-test-limit",
-        "6",
-        "--max-new-tokens",
-        "8",
-        "--dataloader_num_workers",
-        "0",
-        *extra,
-    ]
+        "--release", str(release), "--model", str(model), "--tuning", tuning, "--lora_r", "8",
+        "--output_dir", str(output_dir), "--steps", str(steps), "--eval_steps", "1", "--save_steps", "1",
+        "--per_device_train_batch_size", "8", "--samples_per_step", "8", "--max_length", "64",
+        "--learning_rate", "1e-3", "--logging_steps", "1", "--qa-eval-limit", "4", "--qa-test-limit", "6",
+        "--max-new-tokens", "8", "--dataloader_num_workers", "0", *extra,
+    ]  # fmt: skip
 
 
 @pytest.fixture(scope="session")
@@ -163,18 +133,8 @@ def run_argv():
 
 
 # evaluate --epsilon on the tiny run: Poisson batches of 8 documents (exact accounting in seconds).
-DP_EVALUATE_ARGS = (
-    "--epsilon",
-    "10",
-    "--sampling",
-    "poisson",
-    "--expected_batch_size",
-    "8",
-    "--warmup_steps",
-    "0",
-    "--micro_batch_size",
-    "4",
-)
+DP_EVALUATE_ARGS = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
+                    "--warmup_steps", "0", "--micro_batch_size", "4")  # fmt: skip
 
 
 @dataclass

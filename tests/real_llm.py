@@ -62,21 +62,8 @@ def start_server(model_dir: Path, log: Path, port: int) -> subprocess.Popen:
     hub = log.parent / "hub"  # empty: /v1/models lists the Hub cache, and fails when it is missing
     env = os.environ | {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub), "OMP_NUM_THREADS": "1"}
     hub.mkdir(exist_ok=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "transformers.cli.transformers",
-        "serve",
-        str(model_dir),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--device",
-        "cpu",
-        "--default-seed",
-        "0",
-    ]
+    argv = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model_dir), "--host",
+            "127.0.0.1", "--port", str(port), "--device", "cpu", "--default-seed", "0"]  # fmt: skip
     with log.open("wb") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 

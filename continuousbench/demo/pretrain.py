@@ -196,14 +196,9 @@ def pretrain_base_model(
     start = time.perf_counter()
     tokenizer = train_tokenizer(texts if tokenizer_texts is None else tokenizer_texts, r.vocab_size)
     model = make_tiny_model(
-        tokenizer,
-        arch=r.arch,
-        hidden_size=r.hidden_size,
-        num_layers=r.num_layers,
-        num_heads=r.num_heads,
-        max_positions=max(512, r.max_length),
-        seed=r.seed,
-    )
+        tokenizer, arch=r.arch, hidden_size=r.hidden_size, num_layers=r.num_layers, num_heads=r.num_heads,
+        max_positions=max(512, r.max_length), seed=r.seed,
+    )  # fmt: skip
     args = EvaluatorConfig(
         output_dir=str(tmp / "trainer"),
         max_steps=r.steps,
@@ -229,12 +224,9 @@ def pretrain_base_model(
         return {f"{k}_em": _qa_accuracy(m, tokenizer, q)["exact_match"] for k, q in probes.items() if q}
 
     trainer = continued_pretraining(
-        model,
-        tokenizer,
-        Dataset.from_dict({"text": list(texts)}),
-        args,
+        model, tokenizer, Dataset.from_dict({"text": list(texts)}), args,
         eval_fn=curve_point if r.curve_every and (eval_questions or held_out_questions) else None,
-    )
+    )  # fmt: skip
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     curve = [
         {"step": e["step"]} | {k[5:]: v for k, v in e.items() if k.startswith("eval_") and k.endswith("_em")}
@@ -254,11 +246,8 @@ def pretrain_base_model(
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": len(tokenizer),
         "architecture": {
-            "arch": r.arch,
-            "hidden_size": r.hidden_size,
-            "layers": r.num_layers,
-            "heads": r.num_heads,
-        },
+            "arch": r.arch, "hidden_size": r.hidden_size, "layers": r.num_layers, "heads": r.num_heads
+        },  # fmt: skip
         "training": {
             "steps": r.steps,
             "learning_rate": r.learning_rate,
@@ -266,7 +255,7 @@ def pretrain_base_model(
             "samples_per_step": r.samples_per_step,
             "bf16": r.bf16,
             "seed": r.seed,
-        },
+        },  # fmt: skip
         "documents": len(texts),
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
@@ -314,12 +303,8 @@ class BaseRecipe:
         mix = SIZES["tiny"].mix
         scale = self.documents / sum(mix.values())
         lines = dict(zip((3, 2, 1), self.lines, strict=True))
-        return SizeSpec(
-            name="pretrain",
-            lines=lines,
-            sensitive_lines={},
-            mix={k: round(v * scale) for k, v in mix.items()},
-        )
+        return SizeSpec(name="pretrain", lines=lines, sensitive_lines={},
+                        mix={k: round(v * scale) for k, v in mix.items()})  # fmt: skip
 
 
 REPLAY_FILE = "replay.parquet"  # QA documents about the trained entities: the evaluator's replay mixture
@@ -340,23 +325,14 @@ def build_base_model(
     replay = qa_world.qa_documents(2 * len(qa_world.questions), rng)
     n_probe = min(recipe.probe_questions, len(qa_world.questions))
     probe = sorted(int(i) for i in rng.choice(len(qa_world.questions), size=n_probe, replace=False))
-    info = {
-        "entities": len(world.world),
-        "documents": len(world.documents),
-        "seed": world.seed,
-        "names": sorted(g.name for g in world.world),
-    }
+    info = {"entities": len(world.world), "documents": len(world.documents), "seed": world.seed,
+            "names": sorted(g.name for g in world.world)}  # fmt: skip
     return pretrain_base_model(
-        out_dir,
-        texts,
-        recipe,
-        overwrite=True,
-        eval_questions=[qa_world.questions[i] for i in probe],
-        held_out_questions=held_out,
-        tokenizer_texts=world.without_names(texts),
-        extra_texts={REPLAY_FILE: replay},
+        out_dir, texts, recipe, overwrite=True,
+        eval_questions=[qa_world.questions[i] for i in probe], held_out_questions=held_out,
+        tokenizer_texts=world.without_names(texts), extra_texts={REPLAY_FILE: replay},
         extra_info={"pretraining_world": info, "recipe": asdict(recipe)},
-    )
+    )  # fmt: skip
 
 
 def _qa_accuracy(model, tokenizer, rows: Sequence[dict]) -> dict[str, float]:

@@ -58,11 +58,9 @@ class AuditArguments:
     confidence: float = field(default=0.95, metadata=bounds("(0, 1)", "Confidence of the lower bound."))
     score: str = field(
         default="loss",
-        metadata={
-            "help": "loss (minus the generator's loss) or loss_drop (base loss minus generator loss).",
-            "choices": ["loss", "loss_drop"],
-        },
-    )
+        metadata={"help": "loss (minus the generator's loss) or loss_drop (base loss minus generator loss).",
+                  "choices": ["loss", "loss_drop"]},
+    )  # fmt: skip
 
 
 def draw_canaries(tokenizer, m: int, length: int, corpus: list[str]) -> list[dict[str, Any]]:
@@ -145,13 +143,9 @@ def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any
     scores = score(staged.out, canaries, config.max_length or 256, audit_args.score)
     result = audit(scores, [c["included"] for c in canaries], delta, audit_args.confidence)
     detectable = result.largest_reachable_bound > claimed
-    powerless = (
-        ""
-        if detectable or math.isinf(claimed)
-        else (
-            f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
-            "canaries or a smaller --delta)"
-        )
+    powerless = "" if detectable or math.isinf(claimed) else (
+        f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
+        "canaries or a smaller --delta)"
     )
     record = {
         "claimed_epsilon": claimed,
@@ -183,14 +177,8 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
 
     procs = processes.current()
     staged = processes.on_main(
-        lambda: StagedOutput(
-            config.output_dir,
-            COMMAND,
-            overwrite=args.overwrite,
-            resume=args.resume,
-            inputs=[args.corpus, args.release, model_args.model],
-            also=["train-generator"],
-        ),
+        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
+                             inputs=[args.corpus, args.release, model_args.model], also=["train-generator"]),
         procs,
     )
     _, train, val = processes.main_first(lambda: load_data(args), procs)
@@ -226,7 +214,7 @@ make_parser, cli = command(
     lambda: (AuditArguments, GeneratorArguments, ModelArguments, generator_config()),
     "continuousbench audit",
     "Empirical lower bound on a generator recipe's epsilon from one training run "
-    "(Steinke, Nasr and Jagielski 2023).",
+        "(Steinke, Nasr and Jagielski 2023).",
     main,
     report=_report,
     brief=(AuditArguments, GeneratorArguments, ModelArguments, GeneratorOptions, DPOptions),

@@ -124,12 +124,8 @@ CLIPPINGS = ("per_sample", "ghost", "bookkeeping")
 # the non-private step's FLOPs (6·N·T full, 4·N·T LoRA or prompt) by. Measured on CPU, one thread, float32
 # (the larger). Book-keeping on LoRA or a soft prompt is not measured: full fine-tuning's figure.
 STEP_COST: dict[tuple[str, str], float] = {
-    ("lora", "per_sample"): 1.03,
-    ("lora", "ghost"): 1.71,
-    ("lora", "bookkeeping"): 1.33,
-    ("prompt", "per_sample"): 1.01,
-    ("prompt", "ghost"): 1.18,
-    ("prompt", "bookkeeping"): 1.33,
+    ("lora", "per_sample"): 1.03, ("lora", "ghost"): 1.71, ("lora", "bookkeeping"): 1.33,
+    ("prompt", "per_sample"): 1.01, ("prompt", "ghost"): 1.18, ("prompt", "bookkeeping"): 1.33,
     ("full", "bookkeeping"): 1.33,
 }
 
@@ -363,9 +359,8 @@ def record_losses(model, records: list[list[int]], pad_id: int, batch_size: int 
     model.eval()
     with torch.no_grad():
         losses = [
-            x
-            for i in range(0, len(records), batch_size)
+            x for i in range(0, len(records), batch_size)
             for x in record_loss(model, records[i : i + batch_size], pad_id, device).tolist()
-        ]
+        ]  # fmt: skip
     model.train(was_training)
     return losses

@@ -92,17 +92,9 @@ class DPRun:
 
 
 def build(
-    model_args,
-    config,
-    train_texts,
-    val_texts,
-    plan: DPPlan,
-    procs,
-    insecure_seed=None,
-    *,
-    loaded: tuple[Any, Any] | None = None,
-    selection: Selection = LOWEST_VALIDATION_LOSS,
-) -> DPRun:
+    model_args, config, train_texts, val_texts, plan: DPPlan, procs, insecure_seed=None, *,
+    loaded: tuple[Any, Any] | None = None, selection: Selection = LOWEST_VALIDATION_LOSS,
+) -> DPRun:  # fmt: skip
     """Load the model (LoRA or soft prompt initialised from ``config.seed``) unless ``loaded`` holds
     (model, tokenizer) already loaded that way, wrap it with Opacus, draw secret streams."""
     import torch
@@ -136,11 +128,9 @@ def build(
     sampler = plan.sampling.sampler(plan.steps, streams.batches)
     check_sampler(sampler, plan.sampling)
     optimizer = torch.optim.AdamW(
-        params,
-        lr=config.learning_rate,
-        betas=(config.adam_beta1, config.adam_beta2),
+        params, lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
         weight_decay=config.weight_decay,
-    )
+    )  # fmt: skip
     comps = dpsgd.make_private(
         model,
         optimizer,
@@ -327,33 +317,15 @@ def _every(value, steps: int) -> int:
     return max(1, round(value * steps)) if value < 1 else int(value)
 
 
-def train_dp(
-    run_dir: Path,
-    model_args,
-    config,
-    train_texts,
-    val_texts,
-    plan: DPPlan,
-    *,
-    procs,
-    resume: bool,
-    insecure_seed: int | None = None,
-    loaded: tuple[Any, Any] | None = None,
-    selection: Selection = LOWEST_VALIDATION_LOSS,
-) -> DPRun:
+def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DPPlan, *, procs,
+             resume: bool, insecure_seed: int | None = None, loaded: tuple[Any, Any] | None = None,
+             selection: Selection = LOWEST_VALIDATION_LOSS) -> DPRun:  # fmt: skip
     """Train one DP run in ``run_dir`` (resuming its newest checkpoint when asked); return the run.
     ``loaded`` and ``selection``: see :func:`build`, :class:`Selection`."""
     run = build(
-        model_args,
-        config,
-        train_texts,
-        val_texts,
-        plan,
-        procs,
-        insecure_seed,
-        loaded=loaded,
+        model_args, config, train_texts, val_texts, plan, procs, insecure_seed, loaded=loaded,
         selection=selection,
-    )
+    )  # fmt: skip
     if resume:
         restore(run, run_dir)
     eval_every, save_every = _every(config.eval_steps, plan.steps), _every(config.save_steps, plan.steps)
@@ -366,10 +338,8 @@ def train_dp(
             # DEBUG only, since INFO reaches job logs and consoles that others read (docs/generators.md)
             logger.debug(
                 "%s: private training loss %.4f on this process's %d records (not published)",
-                progress.line(run.step),
-                loss / max(count, 1),
-                count,
-            )
+                progress.line(run.step), loss / max(count, 1), count,
+            )  # fmt: skip
         if run.step % eval_every == 0 or run.step == plan.steps:
             val = evaluate(run, run_dir)
             if procs.main:

@@ -80,12 +80,8 @@ class PEArguments(CorpusOutputArguments):
     threshold: float = field(default=0.0, metadata=bounds("[0, inf)", "Subtracted from noisy counts."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Longest API answer in tokens."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint API requests at once."))
-    request_timeout: float = field(
-        default=300.0,
-        metadata=bounds(
-            "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."
-        ),
-    )
+    request_timeout: float = field(default=300.0, metadata=bounds(
+        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
     embed_batch_size: int = field(default=32, metadata=bounds("[1, 100000]", "Embedding batch size."))
     embed_max_length: int = field(default=256, metadata=bounds("[1, 100000]", "Tokens embedded per text."))
     seed: int = field(default=0, metadata={"help": "Seed of the public choices (styles, tones, API seeds)."})
@@ -155,20 +151,11 @@ def main(args: PEArguments) -> Path:
     guarantee = account_evolution(
         args.epsilon, delta, iterations=args.iterations, private_runs=private_runs, dataset_size=len(private)
     )
-    staged = StagedOutput(
-        args.output_dir,
-        "pe",
-        overwrite=args.overwrite,
-        resume=args.resume,
-        inputs=[args.corpus, args.release, args.embedding_model],
-    )
+    staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume,
+                          inputs=[args.corpus, args.release, args.embedding_model])  # fmt: skip
     staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": private})})
-    generator = make_generator(
-        args.api,
-        max_in_flight=args.max_in_flight,
-        cache_dir=staged.work / "cache",
-        request_timeout=args.request_timeout,
-    )
+    generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache",
+                               request_timeout=args.request_timeout)  # fmt: skip
     try:
         if hasattr(generator, "check"):  # an endpoint: fail now, not after embedding the corpus
             generator.check()
@@ -247,14 +234,8 @@ def privacy_record(guarantee, target_epsilon: float) -> dict:
     if math.isinf(guarantee.epsilon):
         return {"private": False}
     stated = {k: v for k, v in guarantee.to_dict().items() if k != "event_json"}
-    return {
-        "private": True,
-        **stated,
-        "target_epsilon": target_epsilon,
-        "unit": "record",
-        "adjacency": "add-or-remove",
-        "accountant": "pld",
-    }
+    return {"private": True, **stated, "target_epsilon": target_epsilon, "unit": "record",
+            "adjacency": "add-or-remove", "accountant": "pld"}  # fmt: skip
 
 
 def _final_fid(history: list[dict]) -> float:

@@ -159,18 +159,8 @@ def account_prediction(
         )
     rho_em = em_rho(s.clip, s.batch_size, temperature)
     return PredictionGuarantee(
-        epsilon=eps,
-        delta=delta,
-        rho=s.private_tokens * (rho_em + rho_svt),
-        rho_em=rho_em,
-        rho_svt=rho_svt,
-        private_tokens=s.private_tokens,
-        expected_batch_size=s.batch_size,
-        logit_clip=s.clip,
-        temperature=temperature,
-        svt_threshold=s.svt_threshold,
-        svt_noise=s.svt_noise,
-        dataset_size=dataset_size,
-        batches=batches,
-        event_json=dp_event_to_json(event),
-    )
+        epsilon=eps, delta=delta, rho=s.private_tokens * (rho_em + rho_svt), rho_em=rho_em,
+        rho_svt=rho_svt, private_tokens=s.private_tokens, expected_batch_size=s.batch_size,
+        logit_clip=s.clip, temperature=temperature, svt_threshold=s.svt_threshold, svt_noise=s.svt_noise,
+        dataset_size=dataset_size, batches=batches, event_json=dp_event_to_json(event),
+    )  # fmt: skip

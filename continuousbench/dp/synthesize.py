@@ -55,31 +55,19 @@ class SynthesisArguments(CorpusOutputArguments):
     num_samples: int | None = field(
         default=None, metadata=bounds("[1, inf)", "Documents to sample (default 1000; not with --per_class).")
     )
-    per_class: int | None = field(
-        default=None,
-        metadata=bounds(
-            "[1, inf)", "Label-conditioned generator: documents per class on average, split by --class_prior."
-        ),
-    )
-    class_prior: str = field(
-        default="uniform",
-        metadata={
-            "help": "With --per_class: uniform, name=weight,... (a stated prior), or a class-counts JSON "
-            "file (public or DP counts; docs/saturation.md)."
-        },
-    )
+    per_class: int | None = field(default=None, metadata=bounds(
+        "[1, inf)", "Label-conditioned generator: documents per class on average, split by --class_prior."))
+    class_prior: str = field(default="uniform", metadata={
+        "help": "With --per_class: uniform, name=weight,... (a stated prior), or a class-counts JSON file "
+        "(public or DP counts; docs/saturation.md)."})
     temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Sampling temperature (paper: 1)."))
     top_k: int | None = field(default=None, metadata=bounds("[1, inf)", "Top-k (default: none, i.e. all)."))
     top_p: float | None = field(default=None, metadata=bounds("(0, 1]", "Nucleus mass (default: none)."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 1000000]", "Longest document in tokens."))
     batch_size: int = field(default=32, metadata=bounds("[1, 1000000]", "Documents per local batch."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint requests at once."))
-    request_timeout: float = field(
-        default=300.0,
-        metadata=bounds(
-            "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."
-        ),
-    )
+    request_timeout: float = field(default=300.0, metadata=bounds(
+        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
     cache_dir: str | None = field(
         default=None, metadata={"help": "Endpoint answer cache (default: the work folder, kept by --resume)."}
     )
@@ -169,8 +157,8 @@ def _card(args: SynthesisArguments, kept: int, dropped: int, balance: str | None
             "generator, so the generator's guarantee applies to this corpus as a whole."
         ),
         settings=sampling,
-        statement=statement.replace("## Privacy statement", "### Privacy statement", 1)
-        + (f"\n{balance}" if balance else ""),
+        statement=statement.replace("## Privacy statement", "### Privacy statement", 1) + (
+            f"\n{balance}" if balance else ""),
         private=bool(privacy.get("private")),
     )
 
@@ -202,17 +190,11 @@ def _sample_local(
         size = min(args.batch_size, args.num_samples - b * args.batch_size)
         start = b * args.batch_size
         texts = generate_batched(
-            model,
-            tokenizer,
-            prompts[start : start + size],
-            max_new_tokens=args.max_new_tokens,
+            model, tokenizer, prompts[start : start + size], max_new_tokens=args.max_new_tokens,
             batch_size=size,
-            do_sample=True,
-            temperature=args.temperature,
-            top_k=args.top_k,
-            top_p=args.top_p,
+            do_sample=True, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
             seed=args.seed + b * args.batch_size,
-        )
+        )  # fmt: skip
         rows["batch"] += [b] * size
         rows["text"] += texts
         if done % 10 == 0:  # reported by process 0 only (processes.current)
@@ -247,13 +229,8 @@ def _sample_endpoint(args: SynthesisArguments, staged, classes: list[str | None]
     if args.cache_dir:  # shared between runs: checked before any request
         cache = check_writable_dir(Path(args.cache_dir), "--cache_dir")
     weights = {"generator_sha256": content_digest(args.generator, model=True)}  # what the server samples
-    generator = make_generator(
-        args.backend,
-        max_in_flight=args.max_in_flight,
-        cache_dir=cache,
-        cache_identity=weights,
-        request_timeout=args.request_timeout,
-    )
+    generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache,
+                               cache_identity=weights, request_timeout=args.request_timeout)  # fmt: skip
     try:
         generator.check()
     except GenerationError:
@@ -278,9 +255,8 @@ def _check_not_audited(generator: Path) -> None:
     audit's measurement, not a synthetic corpus of the private one."""
     from continuousbench.files import OWNED_FILE
 
-    found = next(
-        (n for n in (OWNED_FILE.format(command="audit"), ".audit-work") if (generator / n).exists()), None
-    )
+    found = next((n for n in (OWNED_FILE.format(command="audit"), ".audit-work") if (generator / n).exists()),
+                 None)  # fmt: skip
     if found is not None:
         raise UserError(
             f"--generator {generator} was trained by `continuousbench audit` ({found} is there), on canary "
@@ -307,9 +283,8 @@ def _staged(args: SynthesisArguments, procs: processes.Processes, prior: Prior |
 
     _check_not_audited(Path(args.generator))
 
-    staged = StagedOutput(
-        args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume, inputs=[args.generator]
-    )
+    staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
+                          inputs=[args.generator])  # fmt: skip
     config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
     config["class_weights"] = prior and prior.weights  # a counts file rewritten in place is a change
     # requests in flight change no sample: a resume may send more at once
@@ -388,11 +363,9 @@ def with_class_balance(guarantee: dict, prior: Prior | None, balance: str | None
         record = compose(guarantee, prior.counts)
         if prior.counts.get("target_epsilon"):  # the budget split between generator and counts
             record["target_epsilon"] = prior.counts["target_epsilon"]
-    record["class_balance"] = {
-        "source": prior.source,
-        "weights": prior.weights,
-        **({"noise_multiplier": prior.counts["noise_multiplier"]} if prior.source == "dp counts" else {}),
-    }
+    record["class_balance"] = {"source": prior.source, "weights": prior.weights,
+                               **({"noise_multiplier": prior.counts["noise_multiplier"]}
+                                  if prior.source == "dp counts" else {})}  # fmt: skip
     return record
 
 

@@ -41,12 +41,8 @@ def ranked(source: str | Path, index: ReleaseIndex | None = None) -> dict:
         _, apart = rank(subs, release, recipes=OTHER)
         timeline.annotate(main, release, dates)
         timeline.annotate(apart, release, dates)
-        out[release] = {
-            "metric": metric,
-            "built": timeline.built(dates, release),
-            "canonical": main,
-            "other": apart,
-        }
+        out[release] = {"metric": metric, "built": timeline.built(dates, release), "canonical": main,
+                        "other": apart}
     return {"releases": out, "left_out": problems}
 
 
@@ -86,17 +82,12 @@ def render(source: str | Path, index: ReleaseIndex | None = None) -> tuple[str, 
 
 def as_data(data: dict) -> dict:
     """The ranking as JSON values (each row without its record)."""
-
     def rows(values: list[dict]) -> list[dict]:
         return [{c: v for c, v in row.items() if c not in PLAIN} for row in values]
 
     plain = {
-        release: {
-            "metric": t["metric"],
-            "built": t.get("built"),
-            "canonical": rows(t["canonical"]),
-            "other": rows(t["other"]),
-        }
+        release: {"metric": t["metric"], "built": t.get("built"), "canonical": rows(t["canonical"]),
+                  "other": rows(t["other"])}
         for release, t in data["releases"].items()
     }
     return {"releases": plain, "left_out": data["left_out"]}
@@ -112,12 +103,9 @@ class LeaderboardArguments:
     )
     json: str | None = field(default=None, metadata={"help": "Write the same ranking as JSON here."})
     releases: str | None = field(
-        default=None,
-        metadata={
-            "help": "Release root the records' releases are looked up in (default: "
-            "$CONTINUOUSBENCH_HOME, else ~/.cache/continuousbench)."
-        },
-    )
+        default=None, metadata={"help": "Release root the records' releases are looked up in (default: "
+                                        "$CONTINUOUSBENCH_HOME, else ~/.cache/continuousbench)."}
+    )  # fmt: skip
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
@@ -127,11 +115,8 @@ def main(args: LeaderboardArguments) -> dict:
         raise UserError(
             "leaderboard needs --results <folder | org/name> and --html <file> (or --json <file>)"
         )
-    outputs = check_output_files(
-        {"--html": args.html, "--json": args.json},
-        overwrite=args.overwrite,
-        keep_out=[args.results] if Path(args.results).exists() else [],
-    )
+    outputs = check_output_files({"--html": args.html, "--json": args.json}, overwrite=args.overwrite,
+                                 keep_out=[args.results] if Path(args.results).exists() else [])  # fmt: skip
     text, data = render(args.results, ReleaseIndex(root=args.releases))
     if "--html" in outputs:
         write_text(outputs["--html"], text)
@@ -148,6 +133,5 @@ def _report(result: dict) -> None:
         print(f"left out: {len(result['left_out'])} record(s)")
 
 
-make_parser, cli = command(
-    LeaderboardArguments, "continuousbench leaderboard", __doc__.splitlines()[0], main, report=_report
-)
+make_parser, cli = command(LeaderboardArguments, "continuousbench leaderboard", __doc__.splitlines()[0], main,
+                           report=_report)  # fmt: skip

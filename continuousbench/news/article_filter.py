@@ -26,12 +26,9 @@ class ArticleFilter(BaseFilter):
     name = "article filter (length, language, window)"
 
     def __init__(
-        self,
-        languages: Sequence[str] = ("en",),
-        min_chars: int = 200,
-        start: str | None = None,
-        end: str | None = None,
-    ):
+        self, languages: Sequence[str] = ("en",), min_chars: int = 200,
+        start: str | None = None, end: str | None = None,
+    ):  # fmt: skip
         super().__init__()
         self.languages, self.min_chars, self.start, self.end = set(languages), min_chars, start, end
 

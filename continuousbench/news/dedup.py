@@ -121,9 +121,8 @@ class Signatures(PipelineStep):
         from datasketch import MinHash  # only here: its import costs every worker ~40 MB
 
         sets = [shingles(t) for t in texts]
-        found = MinHash.bulk(
-            [[s.encode() for s in x] for x in sets], num_perm=NUM_PERM, seed=MINHASH_SEED, scheme=SCHEME
-        )
+        found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
+                             seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
         return [len(x) for x in sets], [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 B each
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
@@ -208,15 +207,9 @@ class FindDuplicates(PipelineStep):
     type = "🫂 - DEDUP"
 
     def __init__(
-        self,
-        paths: Sequence[str],
-        folder: str,
-        output: str,
-        threshold: float = 0.8,
-        candidates: str = "sampled",
-        lsh_threshold: float | None = None,
-        own_process: bool = False,
-    ):
+        self, paths: Sequence[str], folder: str, output: str, threshold: float = 0.8,
+        candidates: str = "sampled", lsh_threshold: float | None = None, own_process: bool = False,
+    ):  # fmt: skip
         super().__init__()
         self.paths, self.folder, self.output = list(paths), folder, output
         self.threshold, self.candidates = threshold, candidates
@@ -318,11 +311,8 @@ class FindDuplicates(PipelineStep):
         for path in self.paths:
             for batch in iter_shard(Path(path), ["id", "text"], BATCH):
                 batch = batch.filter(pc.is_in(batch.column("id").cast(pa.string()), value_set=wanted))
-                for i, text in zip(
-                    batch.column("id").cast(pa.string()).to_pylist(),
-                    batch.column("text").to_pylist(),
-                    strict=True,
-                ):
+                for i, text in zip(batch.column("id").cast(pa.string()).to_pylist(),
+                                   batch.column("text").to_pylist(), strict=True):  # fmt: skip
                     sets[row_of[i]] = shingle_hashes(text or "")
         return sets
 
@@ -386,14 +376,12 @@ class FindDuplicates(PipelineStep):
         named = ids.take(pa.array([i for i in dropped], pa.int64())).to_pylist()
         twins = ids.take(pa.array([j for j, _, _ in dropped.values()], pa.int64())).to_pylist()
         rows = sorted(zip(named, twins, dropped.values(), strict=True))
-        table = pa.table(
-            {  # typed columns: with no duplicates, untyped empty lists would be null columns
-                "id": pa.array([i for i, _, _ in rows], pa.string()),
-                "duplicate_of": pa.array([j for _, j, _ in rows], pa.string()),
-                "reason": pa.array([r for _, _, (_, r, _) in rows], pa.string()),
-                "containment": pa.array([c for _, _, (_, _, c) in rows], pa.float64()),
-            }
-        )
+        table = pa.table({  # typed columns: with no duplicates, untyped empty lists would be null columns
+            "id": pa.array([i for i, _, _ in rows], pa.string()),
+            "duplicate_of": pa.array([j for _, j, _ in rows], pa.string()),
+            "reason": pa.array([r for _, _, (_, r, _) in rows], pa.string()),
+            "containment": pa.array([c for _, _, (_, _, c) in rows], pa.float64()),
+        })  # fmt: skip
         write_parquet(Path(self.output), table)
         self.stat_update("dropped_exact_duplicate", value=len(exact))
         self.stat_update("dropped_near_duplicate", value=len(rows) - len(exact))
@@ -448,20 +436,15 @@ class DedupArguments(StageArguments):
     threshold: float = field(default=0.8, metadata=bounds("(0, 1]", "Containment that makes a duplicate."))
     candidates: str = field(
         default="sampled",
-        metadata={
-            "help": "Candidate pairs: sampled (hash-sampled shingles, containment at any length "
-            "ratio), or for comparison MinHash LSH jaccard (Jaccard >= 0.5: misses a short article "
-            "inside a long one) or ensemble (containment, ~10x slower).",
-            "choices": list(CANDIDATE_KINDS),
-        },
-    )
+        metadata={"help": "Candidate pairs: sampled (hash-sampled shingles, containment at any length "
+                  "ratio), or for comparison MinHash LSH jaccard (Jaccard >= 0.5: misses a short article "
+                  "inside a long one) or ensemble (containment, ~10x slower).",
+                  "choices": list(CANDIDATE_KINDS)},
+    )  # fmt: skip
     lsh_threshold: float | None = field(
         default=None,
-        metadata=bounds(
-            "(0, 1)",
-            "Candidate threshold (default: 0.5 of the sampled shingles shared; "
-            "LSH: 0.6 containment, 0.5 Jaccard).",
-        ),
+        metadata=bounds("(0, 1)", "Candidate threshold (default: 0.5 of the sampled shingles shared; "
+                                  "LSH: 0.6 containment, 0.5 Jaccard)."),
     )
 
 
@@ -471,35 +454,16 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
 
     paths = [str(p) for p in input_files(args.input)]
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")} | {"paths": paths}
-    out = StageOutput(
-        args.output,
-        "dedup",
-        config,
-        overwrite=args.overwrite,
-        resume=args.resume if resume is None else resume,
-        inputs=[args.input],
-    )
+    out = StageOutput(args.output, "dedup", config, overwrite=args.overwrite,
+                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))
     pipelines = [
         Pipeline("signatures", [Signatures(paths, sig, args.candidates)], tasks),
-        Pipeline(
-            "duplicates",
-            [
-                FindDuplicates(
-                    paths,
-                    sig,
-                    dup,
-                    args.threshold,
-                    args.candidates,
-                    args.lsh_threshold,
-                    own_process=ex.executor == "local",
-                )
-            ],
-            1,
-        ),
+        Pipeline("duplicates", [FindDuplicates(paths, sig, dup, args.threshold, args.candidates,
+                                               args.lsh_threshold, own_process=ex.executor == "local")], 1),
         Pipeline("drop", [DropDuplicates(paths, dup, str(out.path(DATA)))], tasks),
-    ]
+    ]  # fmt: skip
     logs = out.path("logs")
     if not run_pipelines(pipelines, ex, logs):
         return queued(args.output)
@@ -511,9 +475,7 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
 
 
 make_parser, cli = command(
-    (DedupArguments, ExecutorArguments),
-    "continuousbench news dedup",
+    (DedupArguments, ExecutorArguments), "continuousbench news dedup",
     "Drop exact (SHA-256) and near duplicate articles (containment >= 0.8).",
-    main,
-    report=print,
+    main, report=print,
 )

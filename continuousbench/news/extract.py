@@ -52,13 +52,8 @@ def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     found = main_text(tree, url or None)
     if found is None:
         return None
-    return {
-        "title": found.title or "",
-        "date": day,
-        "date_source": source,
-        "hostname": found.hostname,
-        "text": found.text,
-    }
+    return {"title": found.title or "", "date": day, "date_source": source, "hostname": found.hostname,
+            "text": found.text}  # fmt: skip
 
 
 def guarded_extract(html: str, url: str, max_day: str | None) -> dict | None:
@@ -190,29 +185,17 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}
-    out = StageOutput(
-        args.output,
-        "extract",
-        config,
-        overwrite=args.overwrite,
-        resume=args.resume if resume is None else resume,
-        inputs=[args.articles],
-    )
+    out = StageOutput(args.output, "extract", config, overwrite=args.overwrite,
+                      resume=args.resume if resume is None else resume, inputs=[args.articles])  # fmt: skip
     if args.warc:
         steps = [WarcPages(paths, args.max_page_bytes), ArticleExtractor(args.timeout)]
     else:
         steps = [ArticleShards(paths)]
     steps += [
         ArticleFilter(args.languages, args.min_chars, start, end),
-        ParquetWriter(
-            str(out.path(DATA)),
-            output_filename="part-${rank}.parquet",
-            adapter=to_row,
-            schema=schema,
-            max_file_size=-1,
-            compression="zstd",
-        ),
-    ]
+        ParquetWriter(str(out.path(DATA)), output_filename="part-${rank}.parquet", adapter=to_row,
+                      schema=schema, max_file_size=-1, compression="zstd"),
+    ]  # fmt: skip
     if schema is None:
         from continuousbench.news.articles import article_schema
 
@@ -289,9 +272,7 @@ def _schema(paths: Sequence[str]):
 
 
 make_parser, cli = command(
-    (ExtractArguments, ExecutorArguments),
-    "continuousbench news extract",
+    (ExtractArguments, ExecutorArguments), "continuousbench news extract",
     "Extract English news articles (text + metadata) from WARC files into parquet shards.",
-    main,
-    report=print,
+    main, report=print,
 )

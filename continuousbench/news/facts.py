@@ -39,16 +39,8 @@ def fact_schema():
     import pyarrow as pa
 
     ids = pa.list_(pa.string())
-    return pa.schema(
-        [
-            ("cluster", pa.int64()),
-            ("fact_id", pa.string()),
-            ("fact", pa.string()),
-            ("anchor", pa.string()),
-            ("article_ids", ids),
-            ("shown_ids", ids),
-        ]
-    )
+    return pa.schema([("cluster", pa.int64()), ("fact_id", pa.string()), ("fact", pa.string()),
+                      ("anchor", pa.string()), ("article_ids", ids), ("shown_ids", ids)])  # fmt: skip
 
 
 def shown_reports(rows: Sequence[dict], k: int, seed: int) -> list[dict]:
@@ -86,32 +78,21 @@ def read_facts(
         fact, anchor = text_field(item, "fact"), text_field(item, "anchor")
         numbers = report_numbers(item.get("articles"), len(shown))
         reason = (
-            "dropped_fact_missing_text"
-            if not fact
-            else "dropped_fact_no_anchor"
-            if not anchor
-            else "dropped_fact_under_min_reports"
-            if len(numbers) < args.min_reports
-            else "dropped_duplicate_fact"
-            if fold(fact) in seen
-            else "dropped_fact_over_limit"
-            if len(facts) >= args.max_facts
+            "dropped_fact_missing_text" if not fact
+            else "dropped_fact_no_anchor" if not anchor
+            else "dropped_fact_under_min_reports" if len(numbers) < args.min_reports
+            else "dropped_duplicate_fact" if fold(fact) in seen
+            else "dropped_fact_over_limit" if len(facts) >= args.max_facts
             else None
-        )
+        )  # fmt: skip
         if reason:
             stats[reason] += 1
             continue
         seen.add(fold(fact))
-        facts.append(
-            {
-                "cluster": cluster,
-                "fact_id": f"{cluster}-{len(facts)}",
-                "fact": fact,
-                "anchor": anchor,
-                "article_ids": [shown[i - 1]["id"] for i in numbers],
-                "shown_ids": [r["id"] for r in shown],
-            }
-        )
+        facts.append({
+            "cluster": cluster, "fact_id": f"{cluster}-{len(facts)}", "fact": fact, "anchor": anchor,
+            "article_ids": [shown[i - 1]["id"] for i in numbers], "shown_ids": [r["id"] for r in shown],
+        })  # fmt: skip
     stats["clusters_without_facts"] += not facts
     return facts, stats
 
@@ -146,9 +127,8 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
         prompts = [
             facts_prompt(shown[c], args.article_chars, args.min_facts, args.max_facts) for c in clusters
         ]
-        answers = llm.generate(
-            prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens, schema=FACTS_SCHEMA
-        )
+        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
+                               schema=FACTS_SCHEMA)  # fmt: skip
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             facts, found = read_facts(c, answer, shown[c], args)
@@ -160,20 +140,12 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
     require_usable(out, model.llm, len(top), counts.get("clusters_without_facts", 0), counts, model)
     table = table if table is not None else fact_schema().empty_table()
     out.write("data/part-00000.parquet", table)
-    return out.finish(
-        len(top),
-        table.num_rows,
-        counts,
-        clusters=len(top),
-        llm=model.llm,
-        structured_output=getattr(llm, "structured_output", None),
-    )  # the form negotiated
+    return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm,
+                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
 
 
 make_parser, cli = command(
-    (FactsArguments, ModelArguments),
-    "continuousbench news facts",
+    (FactsArguments, ModelArguments), "continuousbench news facts",
     "Extract facts stated in at least three reports from the largest clusters (LLM).",
-    main,
-    report=print,
+    main, report=print,
 )

@@ -51,14 +51,10 @@ def join_split_body(tree: HtmlElement) -> int:
         article = next(first.iterancestors("article"), None)
         if article is None:
             return 0
-        parts = [
-            e
-            for e in found[1:]
-            if (e.tag, e.get("class")) == (first.tag, first.get("class"))
-            and next(e.iterancestors("article"), None) is article
-            and first not in e.iterancestors()
-            and e not in first.iterancestors()
-        ]
+        parts = [e for e in found[1:]
+                 if (e.tag, e.get("class")) == (first.tag, first.get("class"))
+                 and next(e.iterancestors("article"), None) is article
+                 and first not in e.iterancestors() and e not in first.iterancestors()]  # fmt: skip
         for part in parts:
             first.extend(list(part))
             part.getparent().remove(part)
@@ -71,15 +67,9 @@ def _trafilatura(tree: HtmlElement, url: str | None, precision: bool, metadata: 
 
     # trafilatura's own date search is not used (see news/dates.py): its cheapest mode keeps it short
     return bare_extraction(
-        tree,
-        url=url,
-        with_metadata=metadata,
-        include_comments=False,
-        include_tables=True,
-        favor_precision=precision,
-        deduplicate=False,
-        date_extraction_params={"extensive_search": False},
-    )
+        tree, url=url, with_metadata=metadata, include_comments=False, include_tables=True,
+        favor_precision=precision, deduplicate=False, date_extraction_params={"extensive_search": False},
+    )  # fmt: skip
 
 
 def main_text(tree: HtmlElement, url: str | None) -> Document | None:

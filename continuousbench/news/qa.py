@@ -34,17 +34,10 @@ class QAArguments(StageArguments, ClusteredArticles):
 def qa_schema():
     import pyarrow as pa
 
-    return pa.schema(
-        [
-            ("id", pa.string()),
-            ("cluster", pa.int64()),
-            ("question", pa.string()),
-            ("answer", pa.string()),
-            ("fact", pa.string()),
-            ("verbatim_count", pa.int64()),
-            ("verbatim_ids", pa.list_(pa.string())),
-        ]
-    )
+    return pa.schema([
+        ("id", pa.string()), ("cluster", pa.int64()), ("question", pa.string()), ("answer", pa.string()),
+        ("fact", pa.string()), ("verbatim_count", pa.int64()), ("verbatim_ids", pa.list_(pa.string())),
+    ])  # fmt: skip
 
 
 def verbatim_ids(answer: str, folded: Sequence[tuple[str, str]]) -> list[str]:
@@ -67,37 +60,24 @@ def read_questions(
         question, reply = text_field(item, "question"), text_field(item, "answer")
         support = verbatim_ids(reply, folded) if reply else []
         reason = (
-            "dropped_missing_field"
-            if not question or not reply
-            else "dropped_long_answer"
-            if len(reply.split()) > args.max_answer_words
-            else "dropped_answer_in_question"
-            if verbatim_pattern(reply).search(fold(question))
-            else "dropped_answer_not_verbatim"
-            if len(support) < args.min_reports
-            else "dropped_duplicate_question"
-            if fold(question) in seen
-            else "dropped_question_over_limit"
-            if len(rows) >= args.max_questions
+            "dropped_missing_field" if not question or not reply
+            else "dropped_long_answer" if len(reply.split()) > args.max_answer_words
+            else "dropped_answer_in_question" if verbatim_pattern(reply).search(fold(question))
+            else "dropped_answer_not_verbatim" if len(support) < args.min_reports
+            else "dropped_duplicate_question" if fold(question) in seen
+            else "dropped_question_over_limit" if len(rows) >= args.max_questions
             else None
-        )
+        )  # fmt: skip
         if reason:
             stats[reason] += 1
             continue
         seen.add(fold(question))
         number = item.get("fact")
         fact = facts[number - 1] if isinstance(number, int) and 1 <= number <= len(facts) else ""
-        rows.append(
-            {
-                "id": f"{cluster}-{len(rows)}",
-                "cluster": cluster,
-                "question": question,
-                "answer": reply,
-                "fact": fact,
-                "verbatim_count": len(support),
-                "verbatim_ids": support,
-            }
-        )
+        rows.append({
+            "id": f"{cluster}-{len(rows)}", "cluster": cluster, "question": question, "answer": reply,
+            "fact": fact, "verbatim_count": len(support), "verbatim_ids": support,
+        })  # fmt: skip
     stats["clusters_without_questions"] += not rows
     return rows, stats
 
@@ -119,10 +99,8 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     groups = articles_by_cluster(args.articles, ("id", "cluster", "title", "date", "hostname", "text"))
     missing = sorted(set(by_cluster) - set(groups))
     if missing:
-        raise UserError(
-            f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
-            f"--facts; pass the cluster stage output the facts were extracted from"
-        )
+        raise UserError(f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
+                         f"--facts; pass the cluster stage output the facts were extracted from")  # fmt: skip
     inputs = {"--facts": args.facts, "--articles": args.articles}
     out, llm = open_stage("qa", args, model, inputs, resume=resume)
 
@@ -133,9 +111,8 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
             shown = [by_id[i] for i in by_cluster[c][0]["shown_ids"] if i in by_id]
             shown_facts[c] = [f["fact"] for f in by_cluster[c]]
             prompts.append(qa_prompt(shown_facts[c], shown, args.article_chars, args.max_questions))
-        answers = llm.generate(
-            prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens, schema=QA_SCHEMA
-        )
+        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
+                               schema=QA_SCHEMA)  # fmt: skip
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             folded = [(r["id"], fold(r["text"] or "")) for r in sorted(groups[c], key=lambda r: r["id"])]
@@ -148,21 +125,13 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     table, counts = out.chunks(clusters, args.chunk, work)
     table = table if table is not None else qa_schema().empty_table()
     out.write("data/part-00000.parquet", table)
-    return out.finish(
-        len(facts),
-        table.num_rows,
-        counts,
-        clusters=len(clusters),
-        llm=model.llm,
-        structured_output=getattr(llm, "structured_output", None),
-    )  # the form negotiated
+    return out.finish(len(facts), table.num_rows, counts, clusters=len(clusters), llm=model.llm,
+                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
 
 
 make_parser, cli = command(
-    (QAArguments, ModelArguments),
-    "continuousbench news qa",
+    (QAArguments, ModelArguments), "continuousbench news qa",
     "Write short-answer questions from the facts; keep those whose answer is verbatim in >= 3 articles "
     "(LLM).",
-    main,
-    report=print,
+    main, report=print,
 )

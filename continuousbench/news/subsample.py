@@ -53,14 +53,8 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
     paths = input_files(args.input)
     count = args.count if args.count is not None else SIZES[args.size]
     config = {"paths": [str(p) for p in paths], "count": count, "seed": args.seed}
-    out = StageOutput(
-        args.output,
-        "subsample",
-        config,
-        overwrite=args.overwrite,
-        resume=args.resume if resume is None else resume,
-        inputs=[args.input],
-    )
+    out = StageOutput(args.output, "subsample", config, overwrite=args.overwrite,
+                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
     ids = read_rows(paths, ["id"]).column("id").cast(pa.string()).to_pylist()
     if len(set(ids)) != len(ids):
         raise UserError(f"--input {args.input} has repeated article ids; run news dedup on it first")
@@ -75,9 +69,7 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
 
 
 make_parser, cli = command(
-    SubsampleArguments,
-    "continuousbench news subsample",
+    SubsampleArguments, "continuousbench news subsample",
     "Keep a seeded sample of the articles: small 200k, medium 600k, large all.",
-    main,
-    report=print,
+    main, report=print,
 )

@@ -74,7 +74,9 @@ def validate_parts(parts: Mapping[str, Mapping[str, Dataset]], track: str = "gem
             if not isinstance(ds, Dataset):
                 raise UserError(f"{config}/{split} must be a datasets.Dataset, got {type(ds).__name__}")
             if len(ds) == 0:  # datasets cannot load a split without rows
-                raise UserError(f"{config}/{split} is empty: every split of a release needs at least one row")
+                raise UserError(
+                    f"{config}/{split} is empty: every split of a release needs at least one row"
+                )
             missing = [c for c in required[config] if c not in ds.column_names]
             if missing:
                 raise UserError(
@@ -112,11 +114,9 @@ def align_features(
                     f"{list(first)}; give every split of a part the same columns"
                 )
         merged = Features(
-            {
-                name: next((ds.features[name] for ds in given if not _is_null(ds.features[name])), feature)
-                for name, feature in first.items()
-            }
-        )
+            {name: next((ds.features[name] for ds in given if not _is_null(ds.features[name])), feature)
+             for name, feature in first.items()}
+        )  # fmt: skip
         aligned[config] = {}
         for split, ds in zip(splits, given, strict=True):
             if ds.features != merged:
@@ -198,10 +198,8 @@ def release_lock(rid: ReleaseId, root: Path) -> Iterator[None]:
     """Hold release ``rid``'s lock under ``root`` (``<root>/.work/<rid>.lock``) for the block: its build
     and its writing. A second build of it refuses at once in one line naming the first's pid; two would
     share one work folder and race to publish. Taken again by the writer inside a build, it goes on."""
-    busy = (
-        f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build it "
-        "under another release root"
-    )
+    busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build it "
+            "under another release root")  # fmt: skip
     try:
         with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy, Path(root) / str(rid)):
             yield
@@ -232,12 +230,8 @@ def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
         raise _exists_error(rid, target)
     if not target.is_dir():
         raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
-    ours = {
-        *(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits),
-        CARD,
-        MANIFEST,
-        REGISTRY,
-    }
+    ours = {*(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits), CARD, MANIFEST,
+            REGISTRY}
     foreign = sorted(
         p.relative_to(target).as_posix()
         for p in target.rglob("*")
@@ -285,31 +279,16 @@ def write_release(
         raise UserError(f"generator settings must be JSON-serialisable: {err}") from None
 
     with release_lock(rid, root):
-        _write_folder(
-            rid,
-            parts,
-            root,
-            seed=seed,
-            generator=generator,
-            overwrite=overwrite,
-            card_notes=card_notes,
-            evaluation=evaluation,
-        )
+        _write_folder(rid, parts, root, seed=seed, generator=generator, overwrite=overwrite,
+                      card_notes=card_notes, evaluation=evaluation)  # fmt: skip
         write_umbrella_card(root)
     return target
 
 
 def _write_folder(
-    rid: ReleaseId,
-    parts: dict[str, dict[str, Dataset]],
-    root: Path,
-    *,
-    seed: int,
-    generator: dict,
-    overwrite: bool,
-    card_notes: str,
-    evaluation: dict | None,
-) -> None:
+    rid: ReleaseId, parts: dict[str, dict[str, Dataset]], root: Path, *, seed: int, generator: dict,
+    overwrite: bool, card_notes: str, evaluation: dict | None,
+) -> None:  # fmt: skip
     """Write the release in a hidden folder under ``root``, then rename it to ``<root>/<rid>``."""
     import datasets
 

@@ -107,18 +107,10 @@ def _push(args: PushArguments) -> str:
 
 
 _, install_cli = command(
-    InstallArguments,
-    "continuousbench metric install",
-    "Install the metric where evaluate.load finds it offline.",
-    _install,
-    report=print,
-    resume_hint=None,
-)
+    InstallArguments, "continuousbench metric install", "Install the metric where evaluate.load finds it "
+    "offline.", _install, report=print, resume_hint=None,
+)  # fmt: skip
 _, push_cli = command(
-    PushArguments,
-    "continuousbench metric push",
-    "Publish the metric module to a Gradio Space.",
-    _push,
-    report=print,
-    resume_hint=None,
-)
+    PushArguments, "continuousbench metric push", "Publish the metric module to a Gradio Space.", _push,
+    report=print, resume_hint=None,
+)  # fmt: skip

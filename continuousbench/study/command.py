@@ -1,7 +1,7 @@
 """``continuousbench study``: run a study file's job graph on local processes, Slurm or Ray.
 
-continuousbench study --config recipes/paper/fig3-geminon-1b.yaml --plan
-continuousbench study --config STUDY.yaml [--executor local|slurm|ray] [--out DIR] [--resume]
+    continuousbench study --config recipes/paper/fig3-geminon-1b.yaml --plan
+    continuousbench study --config STUDY.yaml [--executor local|slurm|ray] [--out DIR] [--resume]
 """
 
 from __future__ import annotations
@@ -33,11 +33,9 @@ class StudyArguments:
     ray_cpus: int | None = field(default=None, metadata=bounds("[1, 4096]", "CPUs of a local Ray (ray)."))
     gpu: str = field(
         default="a100-80gb",
-        metadata={
-            "help": "--plan: the GPU jobs are priced on (a100-40gb, a100-80gb, h100, h100-pcie, h200, "
-            "l40s; default: the recipes' A100 80GB)."
-        },
-    )
+        metadata={"help": "--plan: the GPU jobs are priced on (a100-40gb, a100-80gb, h100, h100-pcie, h200, "
+                  "l40s; default: the recipes' A100 80GB)."},
+    )  # fmt: skip
     plan_gpus: int = field(default=8, metadata=bounds("[1, 4096]", "--plan: GPUs of the wall-clock shown."))
 
 
@@ -54,11 +52,9 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     study = load_study(args.study)
     for name, corpus in study.corpora.items():
         if corpus.privacy is None:  # ranked apart, not as DP data: said before anything runs
-            print(
-                f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
-                f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
-                flush=True,
-            )
+            print(f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
+                  f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
+                  flush=True)  # fmt: skip
     out = Path(args.out or Path("studies") / study.name)
     jobs = expand(study, out.absolute())
     if args.gpus_per_job is not None:  # e.g. 0 on a CPU-only Slurm partition
@@ -87,18 +83,11 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     if cluster.executor == "slurm":
         slurm = executors.SlurmExecutor(folder / "slurm", cluster)
         ids = submit_slurm(state, slurm)
-        print(
-            "queued on Slurm; once the jobs finish, rerun with --resume (it reruns what failed)"
-            if ids
-            else f"study {study.name}: all {len(jobs)} jobs done; manifest in {state.file}",
-            flush=True,
-        )
+        print("queued on Slurm; once the jobs finish, rerun with --resume (it reruns what failed)" if ids else
+              f"study {study.name}: all {len(jobs)} jobs done; manifest in {state.file}", flush=True)
         return {"queued": ids}
-    runner = (
-        executors.LocalExecutor(args.jobs)
-        if cluster.executor == "local"
-        else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus)
-    )
+    runner = (executors.LocalExecutor(args.jobs) if cluster.executor == "local"
+              else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus))  # fmt: skip
     statuses = run_to_end(state, runner, "rerun with --resume")
     print(f"study {study.name}: all {len(statuses)} jobs done; manifest in {state.file}", flush=True)
     report = next((j for j in jobs if j.kind == "report"), None)
@@ -126,21 +115,12 @@ def planned_build(release: str, jobs: list):
 
     track, size = release_preset(release)
     rid = str(release)
-    print(
-        f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
-        f"{size}); a run needs it built first, or give the study build: instead of release:"
-    )
+    print(f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
+          f"{size}); a run needs it built first, or give the study build: instead of release:")  # fmt: skip
     screening = screening_recipe(track, size, None)
     recipe = {"track": track, "size": size, **screening}
-    build = Job(
-        f"build/{rid}",
-        "build",
-        ("build", track),
-        Path(rid),
-        Path(rid) / "release.json",
-        gpus=screening_gpus(screening),
-        recipe=recipe,
-    )
+    build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json",
+                gpus=screening_gpus(screening), recipe=recipe)  # fmt: skip
     return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
 
 
@@ -152,12 +132,9 @@ def show_corpora(study) -> None:
 
 
 make_parser, _cli = command(
-    (StudyArguments, ClusterArguments),
-    "continuousbench study",
-    __doc__.splitlines()[0],
-    main,
+    (StudyArguments, ClusterArguments), "continuousbench study", __doc__.splitlines()[0], main,
     resume_hint="finished jobs are kept; rerun the same command with --resume to continue",
-)
+)  # fmt: skip
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:

@@ -48,7 +48,9 @@ class DPOptions:
             "choices": ["per_sample", "ghost", "bookkeeping"],
         },
     )
-    secure_noise: bool = field(default=True, metadata={"help": "Opacus's float-safe noise sampler."})
+    secure_noise: bool = field(
+        default=True, metadata={"help": "Opacus's float-safe noise sampler."}
+    )
     insecure_noise_seed: int | None = field(
         default=None,
         metadata=bounds(
@@ -65,15 +67,6 @@ class DPOptions:
 
 # The DP settings a results record lists beside the trainer's (only for DP runs).
 DP_KEYS = (
-    "epsilon",
-    "delta",
-    "expected_batch_size",
-    "physical_batch_size",
-    "micro_batch_size",
-    "sampling",
-    "truncation_analysis",
-    "clip_norm",
-    "clipping",
-    "secure_noise",
-    "insecure_noise_seed",
-)
+    "epsilon", "delta", "expected_batch_size", "physical_batch_size", "micro_batch_size", "sampling",
+    "truncation_analysis", "clip_norm", "clipping", "secure_noise", "insecure_noise_seed",
+)  # fmt: skip

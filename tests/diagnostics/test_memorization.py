@@ -15,15 +15,8 @@ pytestmark = pytest.mark.xdist_group("test_memorization")
 
 
 def _row(split: str, exact: bool, prefix: int, rouge: float, style: str = "wiki") -> dict:
-    return {
-        "id": "d",
-        "split": split,
-        "style": style,
-        "subset": "public",
-        "exact": exact,
-        "common_prefix": prefix,
-        "rouge_l": rouge,
-    }
+    return {"id": "d", "split": split, "style": style, "subset": "public", "exact": exact,
+            "common_prefix": prefix, "rouge_l": rouge}  # fmt: skip
 
 
 def test_common_prefix_stops_at_the_first_difference():
@@ -55,12 +48,11 @@ def test_greedy_suffix_of_a_batch_is_the_one_of_each_document(tiny_model_dir):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
-    texts = [
+    rows = [{"id": str(i), "text": t} for i, t in enumerate([
         "Stalet is the Mouse Geminon. It stands 12 m tall and weighs 568 lbs, with 34 hit points and more.",
         "The journal notes a Geminon of the water type whose attack is 50 and whose speed is 31 in all.",
         "short",
-    ]
-    rows = [{"id": str(i), "text": t} for i, t in enumerate(texts)]
+    ])]  # fmt: skip
     probes, short = cut(tokenizer, rows, "train", 8, 6)
     assert short == 1 and [p.id for p in probes] == ["0", "1"] and all(len(p.suffix) == 6 for p in probes)
     batched = decode_greedy(model, tokenizer, probes, 6, batch_size=2)
@@ -79,12 +71,10 @@ def _probe(invoke, model, release, out, *extra):
     return json.loads(out.read_text()), result
 
 
-def test_untrained_model_recites_nothing_more_for_training_documents(
-    invoke, tmp_path, tiny_release, tiny_model_dir
-):
-    data, result = _probe(
-        invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30", "--suffix_tokens", "16"
-    )
+def test_untrained_model_recites_nothing_more_for_training_documents(invoke, tmp_path, tiny_release,
+                                                                     tiny_model_dir):
+    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30",
+                          "--suffix_tokens", "16")
     diff = data["train_minus_heldout"]
     assert diff["pairs"] == 30 and data["heldout"]["n"] == 30 and diff["paired_by"] == "style"
     # the training figures are those of the paired documents; the sensitive articles are apart
@@ -100,29 +90,16 @@ def test_untrained_model_recites_nothing_more_for_training_documents(
 
 
 def test_all_held_out_documents_when_docs_exceeds_the_split(invoke, tmp_path, tiny_release, tiny_model_dir):
-    data, result = _probe(
-        invoke,
-        tiny_model_dir,
-        tiny_release,
-        tmp_path / "m.json",
-        "--docs",
-        "100000",
-        "--prefix_tokens",
-        "80",
-        "--suffix_tokens",
-        "4",
-        "--batch_size",
-        "64",
-    )
+    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "100000",
+                          "--prefix_tokens", "80", "--suffix_tokens", "4", "--batch_size", "64")
     held = data["heldout"]["n"]
     assert 0 < held == data["documents"]["heldout_available"] - data["documents"]["heldout_short"]
     assert f"the held-out split has {held} long enough; probing all of them" in result.stderr
     assert "held-out and" in result.stderr and "shorter than 80 + 4 tokens" in result.stderr
 
 
-def test_a_tokenizer_that_cannot_encode_the_release_is_refused(
-    invoke, tmp_path, tiny_release, tiny_model_dir
-):
+def test_a_tokenizer_that_cannot_encode_the_release_is_refused(invoke, tmp_path, tiny_release,
+                                                               tiny_model_dir):
     """A word-level tokenizer that knows five words turns the documents into unknown tokens: one line."""
     import shutil
 
@@ -153,28 +130,15 @@ def memorizing_run(tmp_path_factory, tiny_release, run_argv):
     from continuousbench.harness.run import cli
 
     out = tmp_path_factory.mktemp("runs-memo") / "real-32"
-    extra = (
-        "--corpus",
-        str(tiny_release),
-        "--corpus_split",
-        TRAINED_ON,
-        "--learning_rate",
-        "3e-3",
-        "--warmup_steps",
-        "0",
-        "--eval_steps",
-        "40",
-        "--save_steps",
-        "40",
-    )
+    extra = ("--corpus", str(tiny_release), "--corpus_split", TRAINED_ON, "--learning_rate", "3e-3",
+             "--warmup_steps", "0", "--eval_steps", "40", "--save_steps", "40")  # fmt: skip
     cli(run_argv(tiny_release, SHIPPED_BASE, out, *extra, steps=40, tuning="full"))
     return out
 
 
 @pytest.mark.slow
-def test_run_trained_on_the_real_corpus_recites_its_training_documents(
-    invoke, tmp_path, memorizing_run, tiny_release
-):
+def test_run_trained_on_the_real_corpus_recites_its_training_documents(invoke, tmp_path, memorizing_run,
+                                                                       tiny_release):
     """The acceptance test, both ways: the evaluate run (a folder, loaded through its model/) trained on
     real documents completes them better than held-out ones, with a paired interval above 0; its base
     model, which never saw them, shows no such difference."""
@@ -182,9 +146,8 @@ def test_run_trained_on_the_real_corpus_recites_its_training_documents(
 
     probed = {}
     for name, model in (("run", memorizing_run), ("base", SHIPPED_BASE)):
-        probed[name], _ = _probe(
-            invoke, model, tiny_release, tmp_path / f"{name}.json", "--train_split", TRAINED_ON
-        )
+        probed[name], _ = _probe(invoke, model, tiny_release, tmp_path / f"{name}.json", "--train_split",
+                                 TRAINED_ON)  # fmt: skip
     run, base = probed["run"]["train_minus_heldout"], probed["base"]["train_minus_heldout"]
     assert probed["run"]["model"]["kind"] == "evaluate run" and run["pairs"] >= 15
     assert run["rouge_l"]["ci95"][0] > 0, run
@@ -212,9 +175,8 @@ def test_the_demo_study_probes_the_non_private_and_eps10_generators(tmp_path):
     assert {"memorization/syn", "memorization/dp-eps10"} <= set(jobs["report/all"].after)
 
 
-def test_report_prints_the_probes_under_the_table(
-    invoke, tmp_path, tiny_release, tiny_model_dir, finished_run
-):
+def test_report_prints_the_probes_under_the_table(invoke, tmp_path, tiny_release, tiny_model_dir,
+                                                  finished_run):
     probe, _ = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "8")
     result = invoke(["report", finished_run, "--memorization", f"untrained={tmp_path / 'm.json'}"])
     assert result.exit_code == 0, result.stderr
@@ -234,16 +196,8 @@ def test_two_processes_share_the_documents_and_write_one_output(tmp_path, memori
 
     from continuousbench.diagnostics.memorization import cli
 
-    argv = [
-        "--model",
-        str(memorizing_run),
-        "--release",
-        str(tiny_release),
-        "--train_split",
-        TRAINED_ON,
-        "--docs",
-        "24",
-    ]
+    argv = ["--model", str(memorizing_run), "--release", str(tiny_release), "--train_split", TRAINED_ON,
+            "--docs", "24"]  # fmt: skip
     one = cli([*argv, "--output", str(tmp_path / "one.json")])
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -262,9 +216,8 @@ def test_a_style_held_out_release_is_probed_on_its_held_out_documents(invoke, tm
     args = GeminonBuildArguments(size="tiny", out=str(tmp_path), heldout="style")
     release = build_release(args, progress=False)
     style = json.loads((release / "release.json").read_text())["generator"]["heldout"]["style"]
-    data, _ = _probe(
-        invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12", "--suffix_tokens", "8"
-    )
+    data, _ = _probe(invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12",
+                     "--suffix_tokens", "8")
     assert data["release"]["heldout"] == "style" and set(data["heldout"]["by_style"]) == {style}
     # no training document has the held-out style: each is paired with a public one of another style,
     # and the output says so rather than "paired by style"

@@ -21,15 +21,10 @@ def _qwen2(tokenizer):
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=False,
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=False,
         pad_token_id=tokenizer.pad_token_id,
-    )
+    )  # fmt: skip
     return AutoModelForCausalLM.from_config(config)
 
 
@@ -38,13 +33,9 @@ def _gpt_neox(tokenizer):
     from transformers import AutoModelForCausalLM, GPTNeoXConfig
 
     config = GPTNeoXConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=4, pad_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
     return AutoModelForCausalLM.from_config(config)
 
 
@@ -120,13 +111,9 @@ def test_the_full_step_sums_per_record_gradients_clipped_to_c(dp_model_dir, micr
     params = dpsgd.check_trainable(model, "bookkeeping")
     before = [p.detach().clone() for p in params]
     comps = dpsgd.make_private(
-        model,
-        torch.optim.SGD(params, lr=1.0),
-        noise_multiplier=0.0,
-        expected_batch_size=3,
-        generator=torch.Generator(),
-        clipping="bookkeeping",
-    )
+        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
+        generator=torch.Generator(), clipping="bookkeeping",
+    )  # fmt: skip
     dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
     # SGD at learning rate 1 moved every weight by minus (sum of clipped g/C) / expected batch size
     for p, b, want in zip(params, before, expected, strict=True):
@@ -147,13 +134,9 @@ def test_the_noise_std_is_sigma_c_over_b(dp_model_dir):
             for p, s in zip(params, start, strict=True):
                 p.copy_(s)
         comps = dpsgd.make_private(
-            model,
-            torch.optim.SGD(params, lr=1.0),
-            noise_multiplier=noise_multiplier,
-            expected_batch_size=batch,
-            generator=torch.Generator().manual_seed(3),
-            clipping="bookkeeping",
-        )
+            model, torch.optim.SGD(params, lr=1.0), noise_multiplier=noise_multiplier,
+            expected_batch_size=batch, generator=torch.Generator().manual_seed(3), clipping="bookkeeping",
+        )  # fmt: skip
         dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=6, pad_id=tok.pad_token_id)
         comps.module.to_standard_module()
         return torch.cat([(p.detach() - s).reshape(-1) for p, s in zip(params, start, strict=True)])

@@ -34,22 +34,13 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     assert schema.validate(r) == [] and r["schema_version"] == 4
     privacy = r["model_privacy"]
     assert (privacy["kind"], privacy["private"], privacy["unit"], privacy["adjacency"]) == (
-        "dp-model",
-        True,
-        "record",
-        "add-or-remove",
+        "dp-model", True, "record", "add-or-remove"
     )
     assert r["corpus"]["privacy"] is None  # the real corpus: no DP data anywhere in this run
     # epsilon is dp_accounting's own PLD epsilon for the recorded plan (Poisson: sigma, q, steps) at delta
     accountant = PLDAccountant()
-    accountant.compose(
-        dpa.SelfComposedDpEvent(
-            dpa.PoissonSampledDpEvent(
-                privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])
-            ),
-            privacy["steps"],
-        )
-    )
+    accountant.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(
+        privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])), privacy["steps"]))
     assert privacy["epsilon"] == pytest.approx(accountant.get_epsilon(privacy["delta"]), rel=1e-9)
     assert privacy["epsilon"] == pytest.approx(10, rel=0.01) and privacy["epsilon"] <= 10 * (1 + 1e-4)
     assert privacy["target_epsilon"] == 10 and epsilon_bucket(r) == "10"  # grouped by the request
@@ -66,17 +57,10 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     assert r["selected_checkpoint"]["step"] in r["selected_checkpoint"]["tied_steps"]
     statement = privacy["statement"]
     for needed in (
-        "a DP model, not DP data",
-        "**Checkpoint selection uses the release's validation QA**",
-        "**not protected**",
-        "One corpus document",
-        "Add-or-remove one document",
-        "at most 64 tokens",
-        "paper App. E",
-        "operating system's entropy",
-        "`.evaluate-work/`",
-        "1/n^1.1 with n = ",
-    ):
+        "a DP model, not DP data", "**Checkpoint selection uses the release's validation QA**",
+        "**not protected**", "One corpus document", "Add-or-remove one document", "at most 64 tokens",
+        "paper App. E", "operating system's entropy", "`.evaluate-work/`", "1/n^1.1 with n = ",
+    ):  # fmt: skip
         assert needed in statement, needed
     card = (out / "model" / "README.md").read_text()
     assert statement in card and "- dp-model" in card and "a **DP model, not DP data**" in card
@@ -141,22 +125,15 @@ def test_the_test_seed_says_there_is_no_guarantee(uninterrupted):
 
 
 @pytest.mark.slow
-def test_two_processes_train_the_one_process_model(
-    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args
-):
+def test_two_processes_train_the_one_process_model(uninterrupted, run_argv, tmp_path, tiny_release,
+                                                  tiny_model_dir, dp_evaluate_args):  # fmt: skip
     """torchrun, two CPU processes: each clips its share of a batch, process 0 adds the noise; one output."""
     out = tmp_path / "two"
     argv = run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY)
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    proc = subprocess.run(
-        [*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"-> {out}") == 1  # one process prints the scores
     _same_model(uninterrupted, out)
@@ -195,9 +172,8 @@ def killed_once(tmp_path_factory, run_argv, tiny_release, tiny_model_dir, dp_eva
 
 
 @pytest.mark.slow
-def test_resume_after_a_kill_is_the_uninterrupted_run(
-    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args, caplog
-):
+def test_resume_after_a_kill_is_the_uninterrupted_run(uninterrupted, run_argv, tmp_path, tiny_release,
+                                                      tiny_model_dir, dp_evaluate_args, caplog):  # fmt: skip
     out = _killed(run_argv, tiny_release, tiny_model_dir, tmp_path / "run", dp_evaluate_args, at_step=1)
     assert [p.name for p in (out / ".evaluate-work" / "dp-run").glob("checkpoint-*")] == ["checkpoint-1"]
     run.cli(run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY, "--resume"))
@@ -209,9 +185,9 @@ def test_resume_after_a_kill_is_the_uninterrupted_run(
 
 
 @pytest.mark.slow
-def test_a_run_killed_while_scoring_resumes_without_training_again(
-    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args
-):
+def test_a_run_killed_while_scoring_resumes_without_training_again(uninterrupted, run_argv, tmp_path,
+                                                                  tiny_release, tiny_model_dir,
+                                                                  dp_evaluate_args):  # fmt: skip
     """A second DP training would be a second release of the same documents: the finished one is scored."""
     out = tmp_path / "run"
     argv = run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY)
@@ -230,22 +206,13 @@ def test_a_run_killed_while_scoring_resumes_without_training_again(
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "change",
-    [
-        ["--epsilon", "5"],
-        ["--epsilon", "inf"],
-        ["--delta", "1e-4"],
-        ["--clip_norm", "1e-2"],
-        ["--expected_batch_size", "16"],
-        ["--sampling", "truncated_poisson"],
-        ["--insecure_noise_seed", "8"],
-        ["--secure_noise", "false"],
-        ["--clipping", "ghost"],
-    ],
+    [["--epsilon", "5"], ["--epsilon", "inf"], ["--delta", "1e-4"], ["--clip_norm", "1e-2"],
+     ["--expected_batch_size", "16"], ["--sampling", "truncated_poisson"], ["--insecure_noise_seed", "8"],
+     ["--secure_noise", "false"], ["--clipping", "ghost"]],
     ids=" ".join,
-)
-def test_resume_refuses_a_changed_dp_setting(
-    killed_once, run_argv, tiny_release, tiny_model_dir, dp_evaluate_args, capsys, change
-):
+)  # fmt: skip
+def test_resume_refuses_a_changed_dp_setting(killed_once, run_argv, tiny_release, tiny_model_dir,
+                                             dp_evaluate_args, capsys, change):  # fmt: skip
     argv = run_argv(tiny_release, tiny_model_dir, killed_once, *dp_evaluate_args, *REPLAY, *change)
     argv.append("--resume")
     with pytest.raises(SystemExit) as err:

@@ -17,26 +17,10 @@ PP = "private-prediction"
 
 def pp_argv(source, model, out, *extra, option: str = "--corpus") -> list[str]:
     return [
-        option,
-        str(source),
-        "--model",
-        str(model),
-        "--output_dir",
-        str(out),
-        "--prompt_set",
-        "document",
-        "--num_samples",
-        "6",
-        "--batch_size",
-        "8",
-        "--max_new_tokens",
-        "8",
-        "--clip",
-        "2",
-        "--epsilon",
-        "50",
+        option, str(source), "--model", str(model), "--output_dir", str(out), "--prompt_set", "document",
+        "--num_samples", "6", "--batch_size", "8", "--max_new_tokens", "8", "--clip", "2", "--epsilon", "50",
         *extra,
-    ]
+    ]  # fmt: skip
 
 
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_path, invoke):
@@ -44,13 +28,8 @@ def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_pa
     result = invoke([PP, *pp_argv(dp_corpus, dp_model_dir, out)])
     assert result.exit_code == 0 and result.stdout.strip() == str(out)
     published = sorted(p.name for p in out.iterdir())
-    assert published == [
-        ".continuousbench-private-prediction.json",
-        "README.md",
-        "data",
-        "prediction.json",
-        "privacy.json",
-    ]
+    assert published == [".continuousbench-private-prediction.json", "README.md", "data", "prediction.json",
+                         "privacy.json"]  # fmt: skip
     privacy = json.loads((out / "privacy.json").read_text())
     assert publishable(privacy) == privacy  # every key classified as publishable
     assert privacy["private"] and privacy["epsilon"] <= 50.0 and privacy["target_epsilon"] == 50.0
@@ -142,22 +121,11 @@ def test_its_privacy_json_goes_through_evaluate_and_submit_unchanged(
     from continuousbench.results import submit
 
     corpus = tmp_path / "pp"
-    prediction_command.cli(
-        pp_argv(tiny_release, tiny_model_dir, corpus, "--max_new_tokens", "24", option="--release")
-    )
+    prediction_command.cli(pp_argv(tiny_release, tiny_model_dir, corpus, "--max_new_tokens", "24",
+                                   option="--release"))  # fmt: skip
     run = tmp_path / "run"
-    evaluate(
-        run_argv(
-            tiny_release,
-            tiny_model_dir,
-            run,
-            "--corpus",
-            str(corpus),
-            "--corpus_privacy",
-            str(corpus / "privacy.json"),
-            steps=1,
-        )
-    )
+    evaluate(run_argv(tiny_release, tiny_model_dir, run, "--corpus", str(corpus), "--corpus_privacy",
+                      str(corpus / "privacy.json"), steps=1))  # fmt: skip
     stated = stated_privacy(corpus, corpus / "privacy.json")[0]
     assert json.loads((run / "results.json").read_text())["corpus"]["privacy"] == stated
     where = submit.cli([str(run), "--to", str(tmp_path / "results")])["path"]

@@ -25,30 +25,15 @@ def test_generator_and_corpus_folders_hold_no_raw_training_statistic(tmp_path, d
     assert set(privacy) <= ALLOWED_KEYS, set(privacy) - ALLOWED_KEYS
     assert set(privacy["validation"]) <= VALIDATION_KEYS and privacy["validation"]["private"] is False
     _, train, val = load_data(GeneratorArguments(corpus=str(dp_corpus)))
-    secrets = [
-        corpus_fingerprint(train, val),
-        "train_loss",
-        "training_loss",
-        "truncated_batches",
-        "batch_sizes",
-    ]
+    secrets = [corpus_fingerprint(train, val), "train_loss", "training_loss", "truncated_batches",
+               "batch_sizes"]  # fmt: skip
     assert not walk_for_private_statistics(folder, dp_generator.private_stats, secrets)
     assert not [p for p in folder.rglob("*") if "checkpoint" in p.name or p.name == "state.pt"]
 
     corpus = synthesize(
-        [
-            "--generator",
-            str(folder),
-            "--num_samples",
-            "6",
-            "--max_new_tokens",
-            "12",
-            "--batch_size",
-            "3",
-            "--output_dir",
-            str(tmp_path / "syn"),
-        ]
-    )
+        ["--generator", str(folder), "--num_samples", "6", "--max_new_tokens", "12", "--batch_size", "3",
+         "--output_dir", str(tmp_path / "syn")]
+    )  # fmt: skip
     assert not walk_for_private_statistics(Path(corpus), dp_generator.private_stats, secrets)
 
 

@@ -24,22 +24,11 @@ def test_dp_run_card_carries_a_complete_statement(dp_generator):
         "-differential", "-\ndifferential"
     )
     for needed in (
-        "Add-or-remove one record",
-        privacy["event_json"],
-        "base_model:",
-        "differential-privacy",
-        "at most 48 tokens",
-        "BPE model",
-        "1/n^1.1 with n = 200",
-        "treated as public",
-        "operating system's entropy",
-        "Neither depends on `--seed`",
-        "validation split**, which gets no",
-        "opacus 1.6",
-        "dp-accounting 0.6",
-        "torch 2.",
-        "are not published",
-    ):
+        "Add-or-remove one record", privacy["event_json"], "base_model:", "differential-privacy",
+        "at most 48 tokens", "BPE model", "1/n^1.1 with n = 200", "treated as public",
+        "operating system's entropy", "Neither depends on `--seed`", "validation split**, which gets no",
+        "opacus 1.6", "dp-accounting 0.6", "torch 2.", "are not published",
+    ):  # fmt: skip
         assert needed in card, needed
     assert (dp_generator / "adapter_model.safetensors").is_file()
     hidden = [p.name for p in dp_generator.iterdir() if p.name.startswith(".")]

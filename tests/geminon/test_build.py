@@ -35,9 +35,8 @@ def unscreened(tmp_path_factory):
     """The tiny release built without closed-book screening (three quarters of a tiny build's time): what
     the builds of the tests of locks and full disks must give, where screening plays no part (a resume
     after screening: test_interrupted_build_resumes_from_finished_stages)."""
-    args = B.GeminonBuildArguments(
-        size="tiny", out=str(tmp_path_factory.mktemp("unscreened")), closed_book_models=["none"]
-    )
+    args = B.GeminonBuildArguments(size="tiny", out=str(tmp_path_factory.mktemp("unscreened")),
+                                   closed_book_models=["none"])  # fmt: skip
     return B.build_release(args, progress=False)
 
 
@@ -197,11 +196,8 @@ TINY_DATA_SHA256 = {
 def test_tiny_release_data_keeps_its_digests(tiny_release):
     import hashlib
 
-    found = {
-        name: hashlib.sha256(data).hexdigest()[:16]
-        for name, data in _files(tiny_release).items()
-        if name.startswith("data/")
-    }
+    found = {name: hashlib.sha256(data).hexdigest()[:16] for name, data in _files(tiny_release).items()
+             if name.startswith("data/")}  # fmt: skip
     assert found == TINY_DATA_SHA256
 
 
@@ -325,19 +321,8 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     import sys
     import time
 
-    argv = [
-        sys.executable,
-        "-m",
-        "continuousbench.cli",
-        "build",
-        "geminon",
-        "--size",
-        "tiny",
-        "--out",
-        str(tmp_path),
-        "--closed_book_models",
-        "none",
-    ]
+    argv = [sys.executable, "-m", "continuousbench.cli", "build", "geminon", "--size", "tiny", "--out",
+            str(tmp_path), "--closed_book_models", "none"]  # fmt: skip
     quiet = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
     first = subprocess.Popen(argv, **quiet)
     try:

@@ -14,28 +14,11 @@ from continuousbench.geminon.schema import Geminon
 
 def geminon(idx: int, name: str, type2: str | None, subset: str = "public") -> Geminon:
     return Geminon(
-        idx=idx,
-        name=name,
-        classification="Lantern Geminon",
-        type1="Ghost",
-        type2=type2,
-        ability="Levitate",
-        hp=79,
-        attack=48,
-        defense=56,
-        special_attack=23,
-        special_defense=88,
-        speed=84,
-        base_stat_total=378,
-        weight=198,
-        height=14,
-        evolution_line=(name,),
-        move_name="Poltergeist",
-        move_description="A move.",
-        line=idx,
-        stage=1,
-        subset=subset,
-    )
+        idx=idx, name=name, classification="Lantern Geminon", type1="Ghost", type2=type2, ability="Levitate",
+        hp=79, attack=48, defense=56, special_attack=23, special_defense=88, speed=84, base_stat_total=378,
+        weight=198, height=14, evolution_line=(name,), move_name="Poltergeist", move_description="A move.",
+        line=idx, stage=1, subset=subset,
+    )  # fmt: skip
 
 
 WORLD = [

@@ -90,14 +90,8 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     argv = run_argv(tiny_release, tiny_model_dir, out, "--per_device_train_batch_size", "4", steps=2)
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    proc = subprocess.run(
-        [*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"-> {out}") == 1  # the scores are printed by one process
     # 4 validation questions per pass, 6 test questions per part: each process answered half
@@ -112,8 +106,6 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     assert (out / "model" / "adapter_model.safetensors").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ddp"]  # nothing beside it (no trainer_output)
     assert not (out / ".evaluate-work").exists()
-
-
 @pytest.mark.parametrize(
     "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
 )

@@ -23,16 +23,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--window-size=1280,1800",
-]
+]  # fmt: skip
 
 pytestmark = pytest.mark.slow
 
@@ -64,21 +58,13 @@ def space(results_dataset, canonical_recipe, tmp_path):
         record["recipe"] = canonical_recipe
         file.write_text(json.dumps(record))
     env = {
-        **os.environ,
-        "CONTINUOUSBENCH_RESULTS": str(results),
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_HUB_OFFLINE": "1",
+        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
+    }  # fmt: skip
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "leaderboard" / "app.py")],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        proc = subprocess.Popen([sys.executable, str(ROOT / "leaderboard" / "app.py")], env=env, stdout=out,
+                                stderr=subprocess.STDOUT)  # fmt: skip
     url, deadline = f"http://127.0.0.1:{port}/", time.monotonic() + 120
     try:
         while True:
@@ -176,9 +162,7 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert real[10] != "-" and [r[10] for r in rows[:3]] == ["-"] * 3
     assert rows[1][12].startswith("≈ not separable (McNemar p = 1")
     assert "no per-question outcomes" in rows[2][12] and [r[4] for r in rows[:3]] == [
-        "non-private data",
-        "DP data",
-        "DP data",
+        "non-private data", "DP data", "DP data"
     ]
     assert [r[15] for r in rows] == ["geminon-tiny-demo"] * 4  # method, run folder, recipe: 13, 14, 15
     assert rows[0][16] == "card · record · release"

@@ -72,22 +72,10 @@ def tiny_encoder(tmp_path_factory):
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     tok.train_from_iterator(sentences, trainers.WordPieceTrainer(vocab_size=400, special_tokens=special))
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-    )
-    config = BertConfig(
-        vocab_size=tok.get_vocab_size(),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
+    config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)  # fmt: skip
     import torch
 
     torch.manual_seed(0)
@@ -107,11 +95,8 @@ def model_stages(clustered, tmp_path_factory):
     from continuousbench.news.models import ModelArguments
 
     root = tmp_path_factory.mktemp("model-stages")
-    model = ModelArguments(
-        llm="offline:news",
-        max_dropped=1.0,  # the offline model fails 2 answers in 7
-        judge_override_calibration=True,
-    )  # and, a contains rule, fails calibration
+    model = ModelArguments(llm="offline:news", max_dropped=1.0,  # the offline model fails 2 answers in 7
+                           judge_override_calibration=True)  # and, a contains rule, fails calibration
     f = facts.main(facts.FactsArguments(input=str(clustered), output=str(root / "facts")), model)
     q = qa.main(qa.QAArguments(facts=str(f), articles=str(clustered), output=str(root / "qa")), model)
     kept = filtering.main(filtering.FilterArguments(input=str(q), output=str(root / "filter")), model)

@@ -289,19 +289,15 @@ def write_warc(path, records: list[dict], compress: bool = True) -> None:
         for r in records:
             request = StatusAndHeaders(f"GET {r['url']} HTTP/1.1", [("Host", "x")], is_http_request=True)
             writer.write_record(writer.create_warc_record(r["url"], "request", http_headers=request))
-            headers = StatusAndHeaders(
-                r.get("status", "200 OK"), [("Content-Type", r["content_type"])], protocol="HTTP/1.1"
-            )
+            headers = StatusAndHeaders(r.get("status", "200 OK"), [("Content-Type", r["content_type"])],
+                                       protocol="HTTP/1.1")  # fmt: skip
             warc_headers = {"WARC-Date": r["crawl_date"]}
             writer.write_record(
                 writer.create_warc_record(
-                    r["url"],
-                    "response",
-                    payload=io.BytesIO(r["body"]),
-                    http_headers=headers,
+                    r["url"], "response", payload=io.BytesIO(r["body"]), http_headers=headers,
                     warc_headers_dict=warc_headers,
                 )
-            )
+            )  # fmt: skip
 
 
 def event_records(per_event: int = 8, seed: int = 0) -> tuple[list[dict], list[dict]]:
@@ -316,13 +312,9 @@ def event_records(per_event: int = 8, seed: int = 0) -> tuple[list[dict], list[d
             a["url"] = f"https://{host}/{a['date'].replace('-', '/')}/{event.key}-{k}"
             articles.append(a)
             records.append(
-                {
-                    "url": a["url"],
-                    "body": page(outlet, a["title"], a["date"], a["paragraphs"]).encode(),
-                    "content_type": "text/html; charset=utf-8",
-                    "crawl_date": f"{a['date']}T12:00:00Z",
-                }
-            )
+                {"url": a["url"], "body": page(outlet, a["title"], a["date"], a["paragraphs"]).encode(),
+                 "content_type": "text/html; charset=utf-8", "crawl_date": f"{a['date']}T12:00:00Z"}
+            )  # fmt: skip
     return records, articles
 
 

@@ -16,24 +16,16 @@ def real_pages() -> list[dict]:
     """Each page: ``id``, ``url``, ``html`` (bytes, UTF-8 as fetched) and ``reference`` (its article text)."""
     truth = json.loads((PAGES / "ground-truth.json").read_text())
     return [
-        {
-            "id": key,
-            "url": row["url"],
-            "html": gzip.decompress((PAGES / f"{key}.html.gz").read_bytes()),
-            "reference": row["articleBody"],
-        }
+        {"id": key, "url": row["url"], "html": gzip.decompress((PAGES / f"{key}.html.gz").read_bytes()),
+         "reference": row["articleBody"]}
         for key, row in sorted(truth.items())
-    ]
+    ]  # fmt: skip
 
 
 def record(page: dict, body: bytes | None = None, charset: str = "utf-8") -> dict:
     """A WARC response record of ``page`` (``body`` instead of its bytes; ``charset`` declared in HTTP)."""
-    return {
-        "url": page["url"],
-        "body": page["html"] if body is None else body,
-        "content_type": f"text/html; charset={charset}",
-        "crawl_date": CRAWL_DATE,
-    }
+    return {"url": page["url"], "body": page["html"] if body is None else body,
+            "content_type": f"text/html; charset={charset}", "crawl_date": CRAWL_DATE}  # fmt: skip
 
 
 def first_sentence(text: str) -> str:

@@ -53,8 +53,7 @@ def test_extract_then_dedup_on_slurm_publish_what_the_local_executor_does(
 
     jobs = slurm.run()  # one array job of two tasks, then datatrove's stats merge after it
     assert [(_kind(job), job["tasks"], job["dependency"]) for job in jobs] == [
-        ("pipeline", 2, ""),
-        ("merge_stats", 1, "afterok:1"),
+        ("pipeline", 2, ""), ("merge_stats", 1, "afterok:1")
     ]
     assert extract.cli([*argv, "--resume"]) == out
     assert _same_output(out, extracted)
@@ -86,17 +85,8 @@ def test_extract_then_dedup_on_ray_publish_what_the_local_executor_does(
     ray_cluster, warc_dir, extracted, deduped, tmp_path
 ):
     on_ray = ["--executor", "ray", "--tasks", "2", "--workers", "2", "--mem_per_cpu_gb", "0.5"]
-    out = extract.cli(
-        [
-            "--warc",
-            str(warc_dir / "*.warc*"),
-            "--output",
-            str(tmp_path / "extract"),
-            "--timeout",
-            "30",
-            *on_ray,
-        ]
-    )
+    out = extract.cli(["--warc", str(warc_dir / "*.warc*"), "--output", str(tmp_path / "extract"),
+                       "--timeout", "30", *on_ray])  # fmt: skip
     assert out == tmp_path / "extract" and _same_output(out, extracted)
     out = dedup.cli(["--input", str(out), "--output", str(tmp_path / "dedup"), *on_ray])
     assert out == tmp_path / "dedup" and _same_output(out, deduped)

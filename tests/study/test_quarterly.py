@@ -115,11 +115,9 @@ def test_a_failed_gate_writes_no_commit_and_no_tag(invoke, root, tmp_path):
     (line,) = _errors(result)
     assert result.exit_code == 2 and "nothing published" in line
     assert "gate learnable failed: public questions with support under 100000" in line
-    assert (
-        _git(target, "tag", "-l") == ""
-        and "does not have any commits"
-        in subprocess.run(["git", "-C", str(target), "log"], capture_output=True, text=True).stderr
-    )
+    assert _git(target, "tag", "-l") == "" and "does not have any commits" in subprocess.run(
+        ["git", "-C", str(target), "log"], capture_output=True, text=True
+    ).stderr
     report = json.loads((_attempts(root)[-1] / "report.json").read_text())
     assert report["passed"] is False and report["published_to"] is None
 
@@ -258,20 +256,8 @@ def test_four_quarters_in_a_row_each_gated_against_every_earlier_one(invoke, tmp
 
     target, root = tmp_path / "published", str(tmp_path / "root")
     for n, quarter in enumerate(("2026q1", "2026q2", "2026q3", "2026q4")):
-        argv = [
-            "--quarter",
-            quarter,
-            "--size",
-            "tiny",
-            "--root",
-            root,
-            "--publish",
-            target,
-            "--models",
-            "none",
-            "--skip_gates",
-            "unsolvable",
-        ]
+        argv = ["--quarter", quarter, "--size", "tiny", "--root", root, "--publish", target,
+                "--models", "none", "--skip_gates", "unsolvable"]  # fmt: skip
         result = invoke(["release", *argv])
         assert result.exit_code == 0, result.output
         report = json.loads((_attempts(tmp_path / "root", quarter)[-1] / "report.json").read_text())
