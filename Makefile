@@ -53,16 +53,19 @@ browser:
 			chromium chromium-driver; \
 	fi
 
+# The linter and the formatter (pyproject's [tool.ruff]); a `# fmt: skip` keeps a statement's hand layout
+LINT := $(BIN)/ruff check . && $(BIN)/ruff format --check .
+
 # Two pytest-xdist workers: the tests are single-threaded (one torch thread each), so two cores halve the
 # wall time; every test writes under its own tmp_path and launches pick free ports.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
 
 test: $(STAMP) browser
-	$(BIN)/ruff check .
+	$(LINT)
 	$(PYTEST) -m "not real_llm" --durations=15
 
 test-fast: $(STAMP)
-	$(BIN)/ruff check .
+	$(LINT)
 	$(PYTEST) -m "not slow and not real_llm"
 
 # Every LLM stage against a real model behind transformers serve on 127.0.0.1 (tests/real_llm.py): one
@@ -74,7 +77,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/continuousbench demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
+	$(LINT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -124,9 +124,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    autocast = (
-        (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
-    )
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
     steps = {"plain": (plain_parts, build(args, False)), "dp": (dp_parts, build(args, True))}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in steps}
     for round_ in range(args.rounds + 1):  # the first round warms up

@@ -57,7 +57,10 @@ FULL_KINDS = ("full_plain", "full_bookkeeping", "full_opacus_hooks", "full_opacu
 
 
 CLIPPING_OF = {
-    "two_backwards": "ghost", "ghost_gram": "ghost", "opacus_hooks": "per_sample", "opacus_ghost": "ghost"
+    "two_backwards": "ghost",
+    "ghost_gram": "ghost",
+    "opacus_hooks": "per_sample",
+    "opacus_ghost": "ghost",
 }
 
 
@@ -243,8 +246,10 @@ def run(args, argv: list[str]) -> list[tuple[str, str]]:
     memory = {kind: step_memory(args, kind, argv) for kind in kinds}
     rows = [
         ("device", "cuda" if torch.cuda.is_available() else "cpu (shared machine: timings are noisy)"),
-        ("model", f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of "
-                  f"{args.virtual_tokens}"),
+        (
+            "model",
+            f"Llama h={args.hidden} L={args.layers}, LoRA r={args.rank} / prompt of {args.virtual_tokens}",
+        ),
         ("batch x tokens", f"{args.batch} x <= {args.length}"),
     ]
     for kind in kinds:

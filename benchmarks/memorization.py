@@ -46,8 +46,16 @@ def main(argv: list[str] | None = None) -> None:
     memorization.decode_greedy = timed
     title = f"memorization on CPU ({args.threads} threads), demo base model, batch {args.batch_size}"
     table = Table(title=title)
-    columns = ("--docs", "documents probed", "total s", "decoding s", "docs / s total", "docs / s decoding",
-               "CPU s", "docs / CPU s")  # CPU time of all threads: comparable on a loaded machine
+    columns = (
+        "--docs",
+        "documents probed",
+        "total s",
+        "decoding s",
+        "docs / s total",
+        "docs / s decoding",
+        "CPU s",
+        "docs / CPU s",
+    )  # CPU time of all threads: comparable on a loaded machine
     for col in columns:
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:

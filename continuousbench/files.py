@@ -126,9 +126,7 @@ def check_writable_dir(path: Path, option: str = "--output_dir") -> Path:
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise UserError(
-            f"{option} {path} cannot be written ({probe} is not writable); choose another folder"
-        )
+        raise UserError(f"{option} {path} cannot be written ({probe} is not writable); choose another folder")
     if str(path.resolve()).startswith(("/proc/", "/sys/", "/dev/")):
         raise UserError(f"{option} {path} is a system folder; choose a folder of your own")
     return path
@@ -209,6 +207,6 @@ def check_output_files(
 def other_commands(out: Path, mine: Iterable[str]) -> list[str]:
     """The commands other than ``mine`` whose output (a marker) or unfinished run (a work folder) is in
     ``out``."""
-    found = {p.name[len(".continuousbench-"):-len(".json")] for p in out.glob(".continuousbench-*.json")}
-    found |= {p.name[1:-len("-work")] for p in out.glob(".*-work") if p.is_dir()}
+    found = {p.name[len(".continuousbench-") : -len(".json")] for p in out.glob(".continuousbench-*.json")}
+    found |= {p.name[1 : -len("-work")] for p in out.glob(".*-work") if p.is_dir()}
     return sorted(found - set(mine))

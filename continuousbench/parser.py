@@ -84,6 +84,7 @@ def _map_strings(instance: Any, change: Callable[[str], str]) -> None:
         if new != value:  # set only what changes (some configs are frozen or derive fields from others)
             setattr(instance, f.name, new)
 
+
 class CommandParser(HfArgumentParser):
     """``transformers.HfArgumentParser`` (defaults < ``--config`` YAML < command line), strict about the YAML.
 

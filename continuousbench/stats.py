@@ -149,8 +149,9 @@ def paired_difference(
         "accuracy_a": float(x.mean()),
         "accuracy_b": float(y.mean()),
         "difference": float(diff.mean()),
-        "ci95": list(newcombe_paired_interval(int(np.sum(x & y)), a_only, b_only, int(np.sum(~x & ~y)),
-                                              confidence)),
+        "ci95": list(
+            newcombe_paired_interval(int(np.sum(x & y)), a_only, b_only, int(np.sum(~x & ~y)), confidence)
+        ),
         "bootstrap_ci95": [low, high],
         "a_only": a_only,
         "b_only": b_only,

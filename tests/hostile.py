@@ -277,7 +277,6 @@ class Env:
             args = with_option(args, option, value)
         return ["evaluate", *args, "--resume"]
 
-
     def interrupted(self, argv: list[str], evaluation: int = 2) -> None:
         """Run the evaluate ``argv`` here, stopped by Ctrl-C at its ``evaluation``-th validation pass."""
         from continuousbench.harness import run

@@ -140,8 +140,10 @@ def test_newcombe_paired_interval_keeps_coverage_with_few_discordant_pairs(probs
     both, a_only, b_only, neither = probs
     truth = a_only - b_only
     tables = np.random.default_rng(7).multinomial(200, probs, size=400)
-    covered = sum(lo <= truth + 1e-12 and truth - 1e-12 <= hi
-                  for lo, hi in (stats.newcombe_paired_interval(*map(int, t)) for t in tables))
+    covered = sum(
+        lo <= truth + 1e-12 and truth - 1e-12 <= hi
+        for lo, hi in (stats.newcombe_paired_interval(*map(int, t)) for t in tables)
+    )
     boot = 0
     for t in tables[:100]:
         diffs = np.repeat([0.0, 1.0, -1.0, 0.0], t)

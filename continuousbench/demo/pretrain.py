@@ -246,8 +246,11 @@ def pretrain_base_model(
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": len(tokenizer),
         "architecture": {
-            "arch": r.arch, "hidden_size": r.hidden_size, "layers": r.num_layers, "heads": r.num_heads
-        },  # fmt: skip
+            "arch": r.arch,
+            "hidden_size": r.hidden_size,
+            "layers": r.num_layers,
+            "heads": r.num_heads,
+        },
         "training": {
             "steps": r.steps,
             "learning_rate": r.learning_rate,
@@ -255,7 +258,7 @@ def pretrain_base_model(
             "samples_per_step": r.samples_per_step,
             "bf16": r.bf16,
             "seed": r.seed,
-        },  # fmt: skip
+        },
         "documents": len(texts),
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,

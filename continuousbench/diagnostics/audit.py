@@ -34,7 +34,7 @@ import numpy as np
 
 from continuousbench import processes
 from continuousbench.commands import bounds, command
-from continuousbench.dp.train import GeneratorArguments, generator_config, load_data
+from continuousbench.dp.train import GeneratorArguments, generator_config, load_data, staged_output
 from continuousbench.errors import UserError
 from continuousbench.training.arguments import GeneratorOptions, ModelArguments
 from continuousbench.training.options import DPOptions
@@ -143,9 +143,13 @@ def _finish(staged, canaries, audit_args, config, n_train: int) -> dict[str, Any
     scores = score(staged.out, canaries, config.max_length or 256, audit_args.score)
     result = audit(scores, [c["included"] for c in canaries], delta, audit_args.confidence)
     detectable = result.largest_reachable_bound > claimed
-    powerless = "" if detectable or math.isinf(claimed) else (
-        f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
-        "canaries or a smaller --delta)"
+    powerless = (
+        ""
+        if detectable or math.isinf(claimed)
+        else (
+            f", not above the claim {claimed:.4g}: this audit could not have detected a violation (use more "
+            "canaries or a smaller --delta)"
+        )
     )
     record = {
         "claimed_epsilon": claimed,
@@ -173,14 +177,9 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
     """Draw canaries, train with the generator recipe, score, bound; return the audit record."""
     from continuousbench.dp.train import main as train_generator
     from continuousbench.files import write_json
-    from continuousbench.staged_output import StagedOutput
 
     procs = processes.current()
-    staged = processes.on_main(
-        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
-                             inputs=[args.corpus, args.release, model_args.model], also=["train-generator"]),
-        procs,
-    )
+    staged = staged_output(COMMAND, config, args, model_args, procs, also=["train-generator"])
     _, train, val = processes.main_first(lambda: load_data(args), procs)
     canaries = processes.on_main(lambda: _prepare(staged.work, audit_args, model_args, train, val), procs)
     n_train = len(train) + sum(c["included"] for c in canaries)
@@ -214,7 +213,7 @@ make_parser, cli = command(
     lambda: (AuditArguments, GeneratorArguments, ModelArguments, generator_config()),
     "continuousbench audit",
     "Empirical lower bound on a generator recipe's epsilon from one training run "
-        "(Steinke, Nasr and Jagielski 2023).",
+    "(Steinke, Nasr and Jagielski 2023).",
     main,
     report=_report,
     brief=(AuditArguments, GeneratorArguments, ModelArguments, GeneratorOptions, DPOptions),

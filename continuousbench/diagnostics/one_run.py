@@ -97,9 +97,7 @@ def audit(
     scores, included = np.asarray(scores, dtype=float), np.asarray(included, dtype=bool)
     m = len(scores)
     if m < 2 or len(included) != m:
-        raise UserError(
-            f"need at least 2 canaries with one inclusion flag each, got {m} and {len(included)}"
-        )
+        raise UserError(f"need at least 2 canaries with one inclusion flag each, got {m} and {len(included)}")
     order = np.argsort(-scores, kind="stable")  # highest score first
     grid = guess_grid(m)
     per_test = 1 - (1 - confidence) / len(grid)

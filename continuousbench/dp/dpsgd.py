@@ -124,8 +124,12 @@ CLIPPINGS = ("per_sample", "ghost", "bookkeeping")
 # the non-private step's FLOPs (6·N·T full, 4·N·T LoRA or prompt) by. Measured on CPU, one thread, float32
 # (the larger). Book-keeping on LoRA or a soft prompt is not measured: full fine-tuning's figure.
 STEP_COST: dict[tuple[str, str], float] = {
-    ("lora", "per_sample"): 1.03, ("lora", "ghost"): 1.71, ("lora", "bookkeeping"): 1.33,
-    ("prompt", "per_sample"): 1.01, ("prompt", "ghost"): 1.18, ("prompt", "bookkeeping"): 1.33,
+    ("lora", "per_sample"): 1.03,
+    ("lora", "ghost"): 1.71,
+    ("lora", "bookkeeping"): 1.33,
+    ("prompt", "per_sample"): 1.01,
+    ("prompt", "ghost"): 1.18,
+    ("prompt", "bookkeeping"): 1.33,
     ("full", "bookkeeping"): 1.33,
 }
 

@@ -80,8 +80,12 @@ class PEArguments(CorpusOutputArguments):
     threshold: float = field(default=0.0, metadata=bounds("[0, inf)", "Subtracted from noisy counts."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Longest API answer in tokens."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint API requests at once."))
-    request_timeout: float = field(default=300.0, metadata=bounds(
-        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
+    request_timeout: float = field(
+        default=300.0,
+        metadata=bounds(
+            "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."
+        ),
+    )
     embed_batch_size: int = field(default=32, metadata=bounds("[1, 100000]", "Embedding batch size."))
     embed_max_length: int = field(default=256, metadata=bounds("[1, 100000]", "Tokens embedded per text."))
     seed: int = field(default=0, metadata={"help": "Seed of the public choices (styles, tones, API seeds)."})

@@ -44,6 +44,7 @@ class RunFacts:
     def runs(self) -> int:
         """How many runs the sweep trained (1 without a sweep)."""
         return math.prod(len(v) for v in self.grid.values()) if self.grid else 1
+
     validation_records: int | None = None
     delta_given: bool = False  # --delta passed (else 1/n^1.1)
     epsilon_per_run: float | None = None  # a sweep's: one run alone (the guarantee is all runs composed)
@@ -223,8 +224,10 @@ def accounting_table(g: PrivacyGuarantee, facts: RunFacts) -> str:
     )
     sweep = facts.epsilon_per_run is not None
     rows = [
-        ("epsilon" + (" of the whole sweep" if sweep else ""),
-         f"{g.epsilon:.4g}" + (f" ({facts.runs} runs composed, PLD)" if sweep else "")),
+        (
+            "epsilon" + (" of the whole sweep" if sweep else ""),
+            f"{g.epsilon:.4g}" + (f" ({facts.runs} runs composed, PLD)" if sweep else ""),
+        ),
         *([("epsilon of one run", f"{facts.epsilon_per_run:.4g}")] if sweep else []),
         ("delta", f"{g.delta:.3g}"),
         ("delta's origin", delta_origin),
@@ -272,7 +275,9 @@ def generator_card(
     tags = ["continuousbench", "synthetic-data-generator", "lora" if tuning == "lora" else f"{tuning}-tuning"]
     tags += ["differential-privacy", "dp-sgd", "opacus"] if private else ["non-private"]
     data = ModelCardData(
-        base_model=base_model, library_name="transformers" if tuning == "full" else "peft", tags=tags,
+        base_model=base_model,
+        library_name="transformers" if tuning == "full" else "peft",
+        tags=tags,
         pipeline_tag="text-generation",
     )
     body = (

@@ -55,19 +55,31 @@ class SynthesisArguments(CorpusOutputArguments):
     num_samples: int | None = field(
         default=None, metadata=bounds("[1, inf)", "Documents to sample (default 1000; not with --per_class).")
     )
-    per_class: int | None = field(default=None, metadata=bounds(
-        "[1, inf)", "Label-conditioned generator: documents per class on average, split by --class_prior."))
-    class_prior: str = field(default="uniform", metadata={
-        "help": "With --per_class: uniform, name=weight,... (a stated prior), or a class-counts JSON file "
-        "(public or DP counts; docs/saturation.md)."})
+    per_class: int | None = field(
+        default=None,
+        metadata=bounds(
+            "[1, inf)", "Label-conditioned generator: documents per class on average, split by --class_prior."
+        ),
+    )
+    class_prior: str = field(
+        default="uniform",
+        metadata={
+            "help": "With --per_class: uniform, name=weight,... (a stated prior), or a class-counts JSON "
+            "file (public or DP counts; docs/saturation.md)."
+        },
+    )
     temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Sampling temperature (paper: 1)."))
     top_k: int | None = field(default=None, metadata=bounds("[1, inf)", "Top-k (default: none, i.e. all)."))
     top_p: float | None = field(default=None, metadata=bounds("(0, 1]", "Nucleus mass (default: none)."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 1000000]", "Longest document in tokens."))
     batch_size: int = field(default=32, metadata=bounds("[1, 1000000]", "Documents per local batch."))
     max_in_flight: int = field(default=32, metadata=bounds("[1, 100000]", "Endpoint requests at once."))
-    request_timeout: float = field(default=300.0, metadata=bounds(
-        "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."))
+    request_timeout: float = field(
+        default=300.0,
+        metadata=bounds(
+            "(0, inf)", "Seconds one endpoint answer may take in all (connect, queue, generation, stalls)."
+        ),
+    )
     cache_dir: str | None = field(
         default=None, metadata={"help": "Endpoint answer cache (default: the work folder, kept by --resume)."}
     )
@@ -157,8 +169,8 @@ def _card(args: SynthesisArguments, kept: int, dropped: int, balance: str | None
             "generator, so the generator's guarantee applies to this corpus as a whole."
         ),
         settings=sampling,
-        statement=statement.replace("## Privacy statement", "### Privacy statement", 1) + (
-            f"\n{balance}" if balance else ""),
+        statement=statement.replace("## Privacy statement", "### Privacy statement", 1)
+        + (f"\n{balance}" if balance else ""),
         private=bool(privacy.get("private")),
     )
 

@@ -204,10 +204,27 @@ def resumable(work: Path) -> bool:
     return any(runs.glob("*/checkpoint-*")) or any(runs.glob(f"*/{RESULT_FILE}"))
 
 
+def staged_output(command: str, config: Any, args: Any, model_args: Any, procs: Any, **kwargs: Any) -> Any:
+    """The run's output folder (:class:`~continuousbench.staged_output.StagedOutput` on ``--output_dir``,
+    its corpus, release and model as inputs), opened by process 0; the others join its work folder."""
+    from continuousbench.staged_output import StagedOutput
+
+    return processes.on_main(
+        lambda: StagedOutput(
+            config.output_dir,
+            command,
+            overwrite=args.overwrite,
+            resume=args.resume,
+            inputs=[args.corpus, args.release, model_args.model],
+            **kwargs,
+        ),
+        procs,
+    )
+
+
 def main(args: GeneratorArguments, model_args: ModelArguments, config: GeneratorConfig) -> Path:
     """Train (one run per setting of the sweep), publish the best run's generator and return its folder."""
     from continuousbench.dp import sweep
-    from continuousbench.staged_output import StagedOutput
 
     if model_args.tuning in ("prompt", "full") and not config.private:
         raise UserError(
@@ -226,11 +243,7 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     procs = processes.current()
     grid = _grid(args, config)
     settings_list = sweep.runs(grid)
-    staged = processes.on_main(
-        lambda: StagedOutput(config.output_dir, COMMAND, overwrite=args.overwrite, resume=args.resume,
-                             inputs=[args.corpus, args.release, model_args.model]),
-        procs,
-    )
+    staged = staged_output(COMMAND, config, args, model_args, procs)
     source, train, val = processes.main_first(lambda: load_data(args), procs)
     processes.on_main(
         lambda: staged.pin_config(settings(args, model_args, config, train, val), ignore=OUTPUT_ONLY), procs
@@ -341,9 +354,13 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
         "package_version": continuousbench.__version__,
     }  # fmt: skip
     card = generator_card(
-        statement, base_model=model_args.model, corpus=source, details=details, private=plan is not None,
+        statement,
+        base_model=model_args.model,
+        corpus=source,
+        details=details,
+        private=plan is not None,
         tuning=model_args.tuning,
-    )  # fmt: skip
+    )
     card.save(str(staged.work / CARD_FILE))
     for path in staged.work.iterdir():  # some libraries write 0600 files; a generator is for sharing
         if path.is_file():

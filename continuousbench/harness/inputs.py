@@ -164,8 +164,13 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
             f"--judge {spec} answered {reply[:40]!r} to a test question instead of 0 or 1; "
             "use an instruction-following model as judge"
         )
-    judge, record = trusted(generator, spec, min_accuracy=h.judge_min_accuracy,
-                            max_false_accept=h.judge_max_false_accept, override=h.judge_override_calibration)
+    judge, record = trusted(
+        generator,
+        spec,
+        min_accuracy=h.judge_min_accuracy,
+        max_false_accept=h.judge_max_false_accept,
+        override=h.judge_override_calibration,
+    )
     calibration = record["calibration"]
     if calibration["override"]:
         logger.warning(

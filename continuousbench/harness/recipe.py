@@ -74,6 +74,7 @@ HARNESS_KEYS = (
 )  # fmt: skip
 PATH_KEYS = ("model", "replay_corpus")  # options a recipe may name relative to itself
 
+
 def rebase(h: HarnessArguments, m: ModelArguments, path: str | None) -> None:
     """Paths the recipe YAML names (model, replay corpus) read relative to the YAML, as they were
     written there; a value given on the command line, or a Hub id, is left as it is."""

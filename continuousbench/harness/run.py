@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the harness's heavy modules (torch, transformers) load when
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass
 class Trained:
     """The model to score and how it was selected."""
@@ -283,7 +284,7 @@ def build_results(
         "forgetting": forgotten,
         "package_version": continuousbench.__version__,
         "seed": t.seed,
-    }  # fmt: skip
+    }
     return results_record.complete(record, model=trained.model)
 
 

@@ -41,8 +41,12 @@ def ranked(source: str | Path, index: ReleaseIndex | None = None) -> dict:
         _, apart = rank(subs, release, recipes=OTHER)
         timeline.annotate(main, release, dates)
         timeline.annotate(apart, release, dates)
-        out[release] = {"metric": metric, "built": timeline.built(dates, release), "canonical": main,
-                        "other": apart}
+        out[release] = {
+            "metric": metric,
+            "built": timeline.built(dates, release),
+            "canonical": main,
+            "other": apart,
+        }
     return {"releases": out, "left_out": problems}
 
 
@@ -82,12 +86,17 @@ def render(source: str | Path, index: ReleaseIndex | None = None) -> tuple[str, 
 
 def as_data(data: dict) -> dict:
     """The ranking as JSON values (each row without its record)."""
+
     def rows(values: list[dict]) -> list[dict]:
         return [{c: v for c, v in row.items() if c not in PLAIN} for row in values]
 
     plain = {
-        release: {"metric": t["metric"], "built": t.get("built"), "canonical": rows(t["canonical"]),
-                  "other": rows(t["other"])}
+        release: {
+            "metric": t["metric"],
+            "built": t.get("built"),
+            "canonical": rows(t["canonical"]),
+            "other": rows(t["other"]),
+        }
         for release, t in data["releases"].items()
     }
     return {"releases": plain, "left_out": data["left_out"]}

@@ -116,8 +116,7 @@ def _links(urls: dict[str, str]) -> str:
     return f"<td>{' · '.join(anchors)}</td>"
 
 
-def table_html(rows: list[dict], metric: str, source: str | Path = "",
-               *, static: bool = False) -> str:  # fmt: skip
+def table_html(rows: list[dict], metric: str, source: str | Path = "", *, static: bool = False) -> str:
     """The ranked ``rows`` (:func:`continuousbench.leaderboard.rank`) as one ``<table>``; ``static``: for
     a page read without the Space (local files as ``file:`` URLs)."""
     frame = lb.table(rows, metric)

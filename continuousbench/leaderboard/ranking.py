@@ -62,7 +62,7 @@ from continuousbench.results.labels import (  # noqa: F401 (the leaderboard's na
     epsilon_bucket,
     epsilon_label,
     kind_label,
-)  # fmt: skip
+)
 from continuousbench.results.privacy_check import NOT_DP  # noqa: F401 (the leaderboard's name for it)
 from continuousbench.scoring.judge import label as judge_label
 from continuousbench.scoring.judge import same_judge
@@ -72,7 +72,6 @@ ALL = "all"
 CANONICAL, OTHER = "canonical", "other recipes"  # the main table, and the runs listed apart
 ALPHA = 0.05
 SHORT = {"exact_match": "EM", "contains": "contains", "llm_match": "LLM match"}
-
 
 
 @dataclass(frozen=True)

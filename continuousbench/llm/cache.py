@@ -74,7 +74,6 @@ class ResponseCache:
             db.commit()
 
 
-
 # What the cache holds for an answer cut at its budget (twice): never an answer, but a rerun with the
 # same budget would be cut again, so it is not asked again (a larger --max_new_tokens is a new key).
 TRUNCATED = "\x00truncated"

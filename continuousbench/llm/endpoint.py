@@ -52,8 +52,6 @@ class Stopped(GenerationError):
     """A request given up because another request of its call failed or the call was interrupted."""
 
 
-
-
 def response_format(form: str, schema: dict) -> dict:
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
@@ -432,8 +430,7 @@ class EndpointGenerator:
                 if pending and time.monotonic() - shown >= self.progress_every:
                     shown = time.monotonic()
                     running = min(len(pending), self.max_in_flight)
-                    print(self.progress(total - len(pending), total, running), file=sys.stderr,
-                          flush=True)  # fmt: skip
+                    print(self.progress(total - len(pending), total, running), file=sys.stderr, flush=True)
         except BaseException:  # the first failure, or Ctrl-C: stop now, not after every retry in flight
             stopped = True
             for future in pending:

@@ -265,8 +265,10 @@ def without_earlier(
 
 
 make_parser, cli = command(
-    (NewsBuildArguments, ModelArguments, ExecutorArguments), "continuousbench build news",
+    (NewsBuildArguments, ModelArguments, ExecutorArguments),
+    "continuousbench build news",
     "Build a NEWS release from CC-News WARC files: every stage, resumable, into a dataset.",
-    main, report=print,
+    main,
+    report=print,
     resume_hint="finished stages are kept in the work folder; rerun the same command to resume",
 )

@@ -302,7 +302,9 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
 
 
 make_parser, cli = command(
-    ClusterArguments, "continuousbench news cluster",
+    ClusterArguments,
+    "continuousbench news cluster",
     "Cluster articles into events: embeddings, windowed mutual kNN graphs, Leiden, merging.",
-    main, report=print,
+    main,
+    report=print,
 )

@@ -443,8 +443,11 @@ class DedupArguments(StageArguments):
     )  # fmt: skip
     lsh_threshold: float | None = field(
         default=None,
-        metadata=bounds("(0, 1)", "Candidate threshold (default: 0.5 of the sampled shingles shared; "
-                                  "LSH: 0.6 containment, 0.5 Jaccard)."),
+        metadata=bounds(
+            "(0, 1)",
+            "Candidate threshold (default: 0.5 of the sampled shingles shared; "
+            "LSH: 0.6 containment, 0.5 Jaccard).",
+        ),
     )
 
 
@@ -475,7 +478,9 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
 
 
 make_parser, cli = command(
-    (DedupArguments, ExecutorArguments), "continuousbench news dedup",
+    (DedupArguments, ExecutorArguments),
+    "continuousbench news dedup",
     "Drop exact (SHA-256) and near duplicate articles (containment >= 0.8).",
-    main, report=print,
+    main,
+    report=print,
 )

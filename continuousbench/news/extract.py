@@ -272,7 +272,9 @@ def _schema(paths: Sequence[str]):
 
 
 make_parser, cli = command(
-    (ExtractArguments, ExecutorArguments), "continuousbench news extract",
+    (ExtractArguments, ExecutorArguments),
+    "continuousbench news extract",
     "Extract English news articles (text + metadata) from WARC files into parquet shards.",
-    main, report=print,
+    main,
+    report=print,
 )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.news.models import ModelArguments
+from continuousbench.news.models import ModelArguments, provenance
 from continuousbench.news.stage_arguments import StageArguments
 
 
@@ -139,13 +139,13 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
     table, counts = out.chunks(top, args.chunk, work)
     require_usable(out, model.llm, len(top), counts.get("clusters_without_facts", 0), counts, model)
     table = table if table is not None else fact_schema().empty_table()
-    out.write("data/part-00000.parquet", table)
-    return out.finish(len(top), table.num_rows, counts, clusters=len(top), llm=model.llm,
-                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
+    return out.finish_table(len(top), table, counts, clusters=len(top), **provenance(model, llm))
 
 
 make_parser, cli = command(
-    (FactsArguments, ModelArguments), "continuousbench news facts",
+    (FactsArguments, ModelArguments),
+    "continuousbench news facts",
     "Extract facts stated in at least three reports from the largest clusters (LLM).",
-    main, report=print,
+    main,
+    report=print,
 )

@@ -120,6 +120,11 @@ def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts
 OUTPUT_ONLY = ("overwrite", "resume", "output", "chunk")  # options a resumed stage may change
 
 
+def provenance(model: ModelArguments, llm: Any) -> dict[str, Any]:
+    """What an LLM stage's ``stats.json`` records of its model: the spec and the output form negotiated."""
+    return {"llm": model.llm, "structured_output": getattr(llm, "structured_output", None)}
+
+
 def open_stage(
     stage: str,
     args: Any,
@@ -134,7 +139,7 @@ def open_stage(
     The run pins every option but the output-only ones, the input files, and the model settings (spec,
     judge, temperature, answer budget; requests in flight, timeouts and the drop threshold change no
     answer), so ``--resume`` refuses a changed stage; the model is checked before the work folder exists.
-    """  # fmt: skip
+    """
     from continuousbench.news.shards import StageOutput, input_files
 
     config = {k: v for k, v in vars(args).items() if k not in OUTPUT_ONLY}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from continuousbench.commands import bounds, command
 from continuousbench.errors import UserError
-from continuousbench.news.models import ModelArguments
+from continuousbench.news.models import ModelArguments, provenance
 from continuousbench.news.stage_arguments import ClusteredArticles, StageArguments
 
 
@@ -124,14 +124,14 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     clusters = sorted(by_cluster)
     table, counts = out.chunks(clusters, args.chunk, work)
     table = table if table is not None else qa_schema().empty_table()
-    out.write("data/part-00000.parquet", table)
-    return out.finish(len(facts), table.num_rows, counts, clusters=len(clusters), llm=model.llm,
-                      structured_output=getattr(llm, "structured_output", None))  # the form negotiated
+    return out.finish_table(len(facts), table, counts, clusters=len(clusters), **provenance(model, llm))
 
 
 make_parser, cli = command(
-    (QAArguments, ModelArguments), "continuousbench news qa",
+    (QAArguments, ModelArguments),
+    "continuousbench news qa",
     "Write short-answer questions from the facts; keep those whose answer is verbatim in >= 3 articles "
     "(LLM).",
-    main, report=print,
+    main,
+    report=print,
 )

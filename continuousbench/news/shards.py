@@ -228,6 +228,11 @@ class StageOutput:
         table = pa.concat_tables(tables, promote_options="permissive") if tables else None
         return table, sum_counts(*counts)
 
+    def finish_table(self, rows_in: int, table: Any, counts: Mapping[str, int], **extra: Any) -> Path:
+        """Write ``table`` as the stage's one data file, then :meth:`finish`."""
+        self.write(f"{DATA}/part-00000.parquet", table)
+        return self.finish(rows_in, table.num_rows, counts, **extra)
+
     def finish(
         self,
         rows_in: int,

@@ -69,7 +69,9 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
 
 
 make_parser, cli = command(
-    SubsampleArguments, "continuousbench news subsample",
+    SubsampleArguments,
+    "continuousbench news subsample",
     "Keep a seeded sample of the articles: small 200k, medium 600k, large all.",
-    main, report=print,
+    main,
+    report=print,
 )

@@ -128,7 +128,9 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
 
 
 make_parser, cli = command(
-    (SupportArguments, ModelArguments), "continuousbench news support",
+    (SupportArguments, ModelArguments),
+    "continuousbench news support",
     "Count the articles that make a model answer each question (open book vs closed book).",
-    main, report=print,
+    main,
+    report=print,
 )

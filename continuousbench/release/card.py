@@ -57,6 +57,7 @@ CITATION = """@misc{continuousbench2026,
 
 UMBRELLA_TITLE = "# ContinuousBench releases"  # how a build knows the root card is one it wrote
 
+
 def _size_category(n: int) -> str:
     """The Hub's size bucket for ``n`` rows."""
     for bound, label in (

@@ -21,9 +21,9 @@ from continuousbench.errors import UserError
 @dataclass
 class PublishArguments:
     release: str | None = field(
-        default=None, metadata={"help": "Release id (under $CONTINUOUSBENCH_HOME) or release folder.",
-                                "positional": True}
-    )  # fmt: skip
+        default=None,
+        metadata={"help": "Release id (under $CONTINUOUSBENCH_HOME) or release folder.", "positional": True},
+    )
     repo: str | None = field(
         default=None, metadata={"help": "Hub dataset repo, org/name (created if missing)."}
     )

@@ -74,9 +74,7 @@ def validate_parts(parts: Mapping[str, Mapping[str, Dataset]], track: str = "gem
             if not isinstance(ds, Dataset):
                 raise UserError(f"{config}/{split} must be a datasets.Dataset, got {type(ds).__name__}")
             if len(ds) == 0:  # datasets cannot load a split without rows
-                raise UserError(
-                    f"{config}/{split} is empty: every split of a release needs at least one row"
-                )
+                raise UserError(f"{config}/{split} is empty: every split of a release needs at least one row")
             missing = [c for c in required[config] if c not in ds.column_names]
             if missing:
                 raise UserError(
@@ -230,8 +228,12 @@ def check_replaceable(rid: ReleaseId, target: Path, overwrite: bool) -> None:
         raise _exists_error(rid, target)
     if not target.is_dir():
         raise FileExistsError(f"{target} is a file, not release {rid}; move it away and rebuild")
-    ours = {*(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits), CARD, MANIFEST,
-            REGISTRY}
+    ours = {
+        *(data_file(c, s) for c, splits in configs(rid.track).items() for s in splits),
+        CARD,
+        MANIFEST,
+        REGISTRY,
+    }
     foreign = sorted(
         p.relative_to(target).as_posix()
         for p in target.rglob("*")

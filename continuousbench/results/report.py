@@ -257,8 +257,7 @@ def _table(rows: list[dict], groups: list[dict] | None, warning: str | None, sha
             ]
             label = f"{group['label']}: mean ± sd, {len(group['runs'])} seeds"
             extra = [""] if mauve else []
-            table.add_row(f"[bold]{escape(label)}", *[""] * len(meta), *cells, *extra,
-                          end_section=True)  # fmt: skip
+            table.add_row(f"[bold]{escape(label)}", *[""] * len(meta), *cells, *extra, end_section=True)
     return table
 
 

@@ -181,9 +181,9 @@ def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bo
 @dataclass
 class SubmitArguments:
     run: str | None = field(
-        default=None, metadata={"help": "A finished run folder (results.json, predictions.parquet).",
-                                "positional": True}
-    )  # fmt: skip
+        default=None,
+        metadata={"help": "A finished run folder (results.json, predictions.parquet).", "positional": True},
+    )
     to: str | None = field(
         default=None, metadata={"help": "A local results folder, or a Hub dataset repo org/name."}
     )

@@ -1,7 +1,7 @@
 """``continuousbench study``: run a study file's job graph on local processes, Slurm or Ray.
 
-    continuousbench study --config recipes/paper/fig3-geminon-1b.yaml --plan
-    continuousbench study --config STUDY.yaml [--executor local|slurm|ray] [--out DIR] [--resume]
+continuousbench study --config recipes/paper/fig3-geminon-1b.yaml --plan
+continuousbench study --config STUDY.yaml [--executor local|slurm|ray] [--out DIR] [--resume]
 """
 
 from __future__ import annotations
@@ -83,8 +83,12 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     if cluster.executor == "slurm":
         slurm = executors.SlurmExecutor(folder / "slurm", cluster)
         ids = submit_slurm(state, slurm)
-        print("queued on Slurm; once the jobs finish, rerun with --resume (it reruns what failed)" if ids else
-              f"study {study.name}: all {len(jobs)} jobs done; manifest in {state.file}", flush=True)
+        print(
+            "queued on Slurm; once the jobs finish, rerun with --resume (it reruns what failed)"
+            if ids
+            else f"study {study.name}: all {len(jobs)} jobs done; manifest in {state.file}",
+            flush=True,
+        )
         return {"queued": ids}
     runner = (executors.LocalExecutor(args.jobs) if cluster.executor == "local"
               else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus))  # fmt: skip

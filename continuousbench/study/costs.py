@@ -299,7 +299,14 @@ def _closed_book(answers: float, shape: Shape, track: str, new: float = 32) -> W
 
 
 MODEL_KINDS = (
-    "train-generator", "evaluate", "synthesize", "pe", "private-prediction", "memorization", "mauve", "gate",
+    "train-generator",
+    "evaluate",
+    "synthesize",
+    "pe",
+    "private-prediction",
+    "memorization",
+    "mauve",
+    "gate",
     "proxies",
 )
 

@@ -172,8 +172,11 @@ class LocalExecutor:
     def _run(self, job: Job, argv: Sequence[str]) -> int:
         wanted = min(job.gpus, self.total)
         held = [self.gpus.get() for _ in range(wanted)]  # blocks until a GPU is free
-        env = {"CUDA_VISIBLE_DEVICES": ",".join(held)} if held else {"OMP_NUM_THREADS": "1",
-                                                                      "CUDA_VISIBLE_DEVICES": ""}
+        env = (
+            {"CUDA_VISIBLE_DEVICES": ",".join(held)}
+            if held
+            else {"OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+        )
         try:
             if self.stopping:  # the study was stopped while this job waited for a GPU
                 return 130
@@ -249,7 +252,9 @@ class SlurmExecutor:
         try:
             import submitit
         except ImportError:
-            raise ImportError("--executor slurm needs submitit: pip install 'continuousbench[slurm]'") from None  # noqa: E501
+            raise ImportError(
+                "--executor slurm needs submitit: pip install 'continuousbench[slurm]'"
+            ) from None  # noqa: E501
         self.executor = submitit.SlurmExecutor(folder=str(folder / "%j"))
         self.common = {"partition": cluster.partition, "time": slurm_minutes(cluster.time),
                        "cpus_per_task": cluster.cpus_per_task,

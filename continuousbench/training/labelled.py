@@ -42,9 +42,7 @@ def parse_label_names(spec: str | None) -> list[tuple[str | None, str]] | None:
         return None
     items = [item.strip() for item in spec.split(",")]
     if not items or any(not item for item in items):
-        raise UserError(
-            f"--label_map {spec!r} has an empty item; pass e.g. negative,positive or 0=neg,1=pos"
-        )
+        raise UserError(f"--label_map {spec!r} has an empty item; pass e.g. negative,positive or 0=neg,1=pos")
     pairs = [tuple(i.strip() for i in item.split("=", 1)) if "=" in item else (None, item) for item in items]
     if len({p[0] is None for p in pairs}) > 1:
         raise UserError(f"--label_map {spec!r} mixes names and value=name pairs; use one form")

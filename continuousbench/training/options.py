@@ -48,9 +48,7 @@ class DPOptions:
             "choices": ["per_sample", "ghost", "bookkeeping"],
         },
     )
-    secure_noise: bool = field(
-        default=True, metadata={"help": "Opacus's float-safe noise sampler."}
-    )
+    secure_noise: bool = field(default=True, metadata={"help": "Opacus's float-safe noise sampler."})
     insecure_noise_seed: int | None = field(
         default=None,
         metadata=bounds(

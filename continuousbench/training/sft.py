@@ -35,7 +35,6 @@ from continuousbench.training.progress import Progress
 EvalFn = Callable[[Any], dict[str, float]]
 
 
-
 logger = logging.getLogger(__name__)
 
 INCOMPLETE = ".incomplete"  # inside a checkpoint Trainer is still writing (EvaluatorTrainer)
@@ -54,6 +53,7 @@ def kept_checkpoints(work: Path, *, warn: bool = False) -> list[str]:
         elif path.is_dir():
             found.append(path.name)
     return sorted(found, key=lambda name: int(name.rsplit("-", 1)[1]))
+
 
 class ProgressLog(TrainerCallback):
     """Where the bar is off (``disable_tqdm``): a log line per ``logging_steps`` with the loss and an ETA,

@@ -81,7 +81,7 @@ def test_unsolvable_fails_when_a_model_knows_the_answers(monkeypatch, tiny_relea
     qa = closed_book_questions(tiny_release)
     known = {f"Q: {q}\nA:": a for q, a in zip(qa["question"], qa["answer"], strict=True)}
     monkeypatch.setattr(
-        local, "greedy_answers", lambda m, t, prompts, **_: [known[p[p.rindex("Q: "):]] for p in prompts]
+        local, "greedy_answers", lambda m, t, prompts, **_: [known[p[p.rindex("Q: ") :]] for p in prompts]
     )
     gate = unsolvable_gate(tiny_release, [str(tiny_model_dir)])
     assert not gate.passed

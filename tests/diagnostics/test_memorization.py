@@ -71,10 +71,12 @@ def _probe(invoke, model, release, out, *extra):
     return json.loads(out.read_text()), result
 
 
-def test_untrained_model_recites_nothing_more_for_training_documents(invoke, tmp_path, tiny_release,
-                                                                     tiny_model_dir):
-    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30",
-                          "--suffix_tokens", "16")
+def test_untrained_model_recites_nothing_more_for_training_documents(
+    invoke, tmp_path, tiny_release, tiny_model_dir
+):
+    data, result = _probe(
+        invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "30", "--suffix_tokens", "16"
+    )
     diff = data["train_minus_heldout"]
     assert diff["pairs"] == 30 and data["heldout"]["n"] == 30 and diff["paired_by"] == "style"
     # the training figures are those of the paired documents; the sensitive articles are apart
@@ -90,16 +92,29 @@ def test_untrained_model_recites_nothing_more_for_training_documents(invoke, tmp
 
 
 def test_all_held_out_documents_when_docs_exceeds_the_split(invoke, tmp_path, tiny_release, tiny_model_dir):
-    data, result = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "100000",
-                          "--prefix_tokens", "80", "--suffix_tokens", "4", "--batch_size", "64")
+    data, result = _probe(
+        invoke,
+        tiny_model_dir,
+        tiny_release,
+        tmp_path / "m.json",
+        "--docs",
+        "100000",
+        "--prefix_tokens",
+        "80",
+        "--suffix_tokens",
+        "4",
+        "--batch_size",
+        "64",
+    )
     held = data["heldout"]["n"]
     assert 0 < held == data["documents"]["heldout_available"] - data["documents"]["heldout_short"]
     assert f"the held-out split has {held} long enough; probing all of them" in result.stderr
     assert "held-out and" in result.stderr and "shorter than 80 + 4 tokens" in result.stderr
 
 
-def test_a_tokenizer_that_cannot_encode_the_release_is_refused(invoke, tmp_path, tiny_release,
-                                                               tiny_model_dir):
+def test_a_tokenizer_that_cannot_encode_the_release_is_refused(
+    invoke, tmp_path, tiny_release, tiny_model_dir
+):
     """A word-level tokenizer that knows five words turns the documents into unknown tokens: one line."""
     import shutil
 
@@ -137,8 +152,9 @@ def memorizing_run(tmp_path_factory, tiny_release, run_argv):
 
 
 @pytest.mark.slow
-def test_run_trained_on_the_real_corpus_recites_its_training_documents(invoke, tmp_path, memorizing_run,
-                                                                       tiny_release):
+def test_run_trained_on_the_real_corpus_recites_its_training_documents(
+    invoke, tmp_path, memorizing_run, tiny_release
+):
     """The acceptance test, both ways: the evaluate run (a folder, loaded through its model/) trained on
     real documents completes them better than held-out ones, with a paired interval above 0; its base
     model, which never saw them, shows no such difference."""
@@ -175,8 +191,9 @@ def test_the_demo_study_probes_the_non_private_and_eps10_generators(tmp_path):
     assert {"memorization/syn", "memorization/dp-eps10"} <= set(jobs["report/all"].after)
 
 
-def test_report_prints_the_probes_under_the_table(invoke, tmp_path, tiny_release, tiny_model_dir,
-                                                  finished_run):
+def test_report_prints_the_probes_under_the_table(
+    invoke, tmp_path, tiny_release, tiny_model_dir, finished_run
+):
     probe, _ = _probe(invoke, tiny_model_dir, tiny_release, tmp_path / "m.json", "--docs", "8")
     result = invoke(["report", finished_run, "--memorization", f"untrained={tmp_path / 'm.json'}"])
     assert result.exit_code == 0, result.stderr
@@ -216,8 +233,9 @@ def test_a_style_held_out_release_is_probed_on_its_held_out_documents(invoke, tm
     args = GeminonBuildArguments(size="tiny", out=str(tmp_path), heldout="style")
     release = build_release(args, progress=False)
     style = json.loads((release / "release.json").read_text())["generator"]["heldout"]["style"]
-    data, _ = _probe(invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12",
-                     "--suffix_tokens", "8")
+    data, _ = _probe(
+        invoke, tiny_model_dir, release, tmp_path / "m.json", "--docs", "12", "--suffix_tokens", "8"
+    )
     assert data["release"]["heldout"] == "style" and set(data["heldout"]["by_style"]) == {style}
     # no training document has the held-out style: each is paired with a public one of another style,
     # and the output says so rather than "paired by style"

@@ -34,13 +34,22 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     assert schema.validate(r) == [] and r["schema_version"] == 4
     privacy = r["model_privacy"]
     assert (privacy["kind"], privacy["private"], privacy["unit"], privacy["adjacency"]) == (
-        "dp-model", True, "record", "add-or-remove"
+        "dp-model",
+        True,
+        "record",
+        "add-or-remove",
     )
     assert r["corpus"]["privacy"] is None  # the real corpus: no DP data anywhere in this run
     # epsilon is dp_accounting's own PLD epsilon for the recorded plan (Poisson: sigma, q, steps) at delta
     accountant = PLDAccountant()
-    accountant.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(
-        privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])), privacy["steps"]))
+    accountant.compose(
+        dpa.SelfComposedDpEvent(
+            dpa.PoissonSampledDpEvent(
+                privacy["sampling_probability"], dpa.GaussianDpEvent(privacy["noise_multiplier"])
+            ),
+            privacy["steps"],
+        )
+    )
     assert privacy["epsilon"] == pytest.approx(accountant.get_epsilon(privacy["delta"]), rel=1e-9)
     assert privacy["epsilon"] == pytest.approx(10, rel=0.01) and privacy["epsilon"] <= 10 * (1 + 1e-4)
     assert privacy["target_epsilon"] == 10 and epsilon_bucket(r) == "10"  # grouped by the request
@@ -185,9 +194,9 @@ def test_resume_after_a_kill_is_the_uninterrupted_run(uninterrupted, run_argv, t
 
 
 @pytest.mark.slow
-def test_a_run_killed_while_scoring_resumes_without_training_again(uninterrupted, run_argv, tmp_path,
-                                                                  tiny_release, tiny_model_dir,
-                                                                  dp_evaluate_args):  # fmt: skip
+def test_a_run_killed_while_scoring_resumes_without_training_again(
+    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args
+):
     """A second DP training would be a second release of the same documents: the finished one is scored."""
     out = tmp_path / "run"
     argv = run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY)

@@ -106,6 +106,8 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
     assert (out / "model" / "adapter_model.safetensors").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ddp"]  # nothing beside it (no trainer_output)
     assert not (out / ".evaluate-work").exists()
+
+
 @pytest.mark.parametrize(
     "argv", [["compare", "--help"], ["submit", "--help"], ["publish", "release", "--help"]]
 )

@@ -152,8 +152,11 @@ def test_the_same_corpus_submitted_twice_is_one_row(results_dataset, tmp_path):
     dp = next(folder.rglob("dp-eps10-*.json"))
     record = json.loads(dp.read_text())
     stated = record["corpus"]["privacy"]
-    for name, seed, privacy, correct in (("dp-seed1", 1, stated, 6), ("dp-unstated", 0, None, 6),
-                                         ("dp-eps20", 0, {**stated, "epsilon": 20.0}, 1)):
+    for name, seed, privacy, correct in (
+        ("dp-seed1", 1, stated, 6),
+        ("dp-unstated", 0, None, 6),
+        ("dp-eps20", 0, {**stated, "epsilon": 20.0}, 1),
+    ):
         again = json.loads(json.dumps(record))
         again.update(seed=seed)
         again["training_args"]["seed"] = seed
@@ -385,7 +388,8 @@ def test_news_ranks_on_its_canonical_questions_with_their_own_interval(subs, edi
         record["questions"]["qa_public"]["outcomes"]["exact_match"] = bits
         right = bits.count("1")
         record["metrics"]["qa_public"]["metrics"]["exact_match"].update(
-            accuracy=right / 6, ci95=list(wilson_interval(right, 6)))
+            accuracy=right / 6, ci95=list(wilson_interval(right, 6))
+        )
         evaluation = {"part": "qa_public", "split": "test", "primary_metric": "exact_match"}
         record["canonical"] = {**evaluation, "min_support": 66, "n": 4, "accuracy": None}
         return lb.Submission(name, record, f"r/{name}.json")
@@ -402,10 +406,14 @@ def test_news_ranks_on_its_canonical_questions_with_their_own_interval(subs, edi
     # else the record's canonical number on its own n
     stratum = edited(early, questions=None)
     stratum.record["metrics"]["qa_public"]["by_support"][">=66"] = {
-        "n": 4, "exact_match": {"accuracy": 0.5, "ci95": list(wilson_interval(2, 4)), "count": 4}}
+        "n": 4,
+        "exact_match": {"accuracy": 0.5, "ci95": list(wilson_interval(2, 4)), "count": 4},
+    }
     stated = edited(late, questions=None)
     stated.record["canonical"].update(accuracy=0.25)
     _, rows = lb.rank([stated, stratum], "geminon-tiny-2026q1")
-    assert [(r["submission"], r["accuracy"], r["questions"]) for r in rows] == [("early", 0.5, 4),
-                                                                               ("late", 0.25, 4)]
+    assert [(r["submission"], r["accuracy"], r["questions"]) for r in rows] == [
+        ("early", 0.5, 4),
+        ("late", 0.25, 4),
+    ]
     assert rows[1]["ci95"] == pytest.approx(list(wilson_interval(1, 4)))

@@ -162,7 +162,9 @@ def test_submitted_run_appears_ranked_and_filters_change_the_rows(space, browser
     assert real[10] != "-" and [r[10] for r in rows[:3]] == ["-"] * 3
     assert rows[1][12].startswith("≈ not separable (McNemar p = 1")
     assert "no per-question outcomes" in rows[2][12] and [r[4] for r in rows[:3]] == [
-        "non-private data", "DP data", "DP data"
+        "non-private data",
+        "DP data",
+        "DP data",
     ]
     assert [r[15] for r in rows] == ["geminon-tiny-demo"] * 4  # method, run folder, recipe: 13, 14, 15
     assert rows[0][16] == "card · record · release"

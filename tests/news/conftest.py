@@ -95,8 +95,11 @@ def model_stages(clustered, tmp_path_factory):
     from continuousbench.news.models import ModelArguments
 
     root = tmp_path_factory.mktemp("model-stages")
-    model = ModelArguments(llm="offline:news", max_dropped=1.0,  # the offline model fails 2 answers in 7
-                           judge_override_calibration=True)  # and, a contains rule, fails calibration
+    model = ModelArguments(
+        llm="offline:news",
+        max_dropped=1.0,  # the offline model fails 2 answers in 7
+        judge_override_calibration=True,
+    )  # and, a contains rule, fails calibration
     f = facts.main(facts.FactsArguments(input=str(clustered), output=str(root / "facts")), model)
     q = qa.main(qa.QAArguments(facts=str(f), articles=str(clustered), output=str(root / "qa")), model)
     kept = filtering.main(filtering.FilterArguments(input=str(q), output=str(root / "filter")), model)

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SBATCH = '''#!{python}
+SBATCH = """#!{python}
 import json, os, re, sys
 from pathlib import Path
 
@@ -38,9 +38,9 @@ record = {{"id": job, "tasks": int(array.group(1)) + 1 if array else 1, "array":
           "dependency": option("--dependency")}}
 (queue / f"{{job:04d}}.json").write_text(json.dumps(record))
 print(f"Submitted batch job {{job}}")
-'''
+"""
 
-SRUN = '''#!{python}
+SRUN = """#!{python}
 import os, sys
 
 args = sys.argv[1:]
@@ -48,9 +48,9 @@ while args and args[0].startswith("-"):  # srun's own options; these take a valu
     if args.pop(0) in ("-n", "-N", "-o", "-e", "--output", "--error"):
         args.pop(0)
 os.execvp(args[0], args)
-'''
+"""
 
-SQUEUE = '''#!{python}
+SQUEUE = """#!{python}
 import os, sys
 from pathlib import Path
 
@@ -59,14 +59,14 @@ asked = next(a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--jobs=")
 for job in asked:  # a job is pending until the cluster ran it
     if (queue / f"{{int(job):04d}}.json").is_file() and not (queue / f"{{int(job):04d}}.done").is_file():
         print(job)
-'''
+"""
 
-SCONTROL = '''#!{python}
+SCONTROL = """#!{python}
 import sys
 
 if sys.argv[1:3] == ["show", "hostnames"]:  # this one machine is the whole node list
     print("\\n".join(sys.argv[3].split(",")))
-'''
+"""
 
 
 class FakeSlurm:
@@ -96,11 +96,20 @@ class FakeSlurm:
             exported = dict(item.split("=", 1) for item in job["export"].split(",") if "=" in item)
             for task in range(job["tasks"]):
                 array = {"SLURM_ARRAY_JOB_ID": str(job["id"]), "SLURM_ARRAY_TASK_ID": str(task)}
-                env = {**os.environ, **exported, "PATH": self.path, "SLURM_JOB_ID": str(job["id"]),
-                       **(array if job["array"] else {}),  # as Slurm: only an array job's tasks have them
-                       "SLURM_NODELIST": "localhost", "SLURM_JOB_NODELIST": "localhost", "SLURM_PROCID": "0",
-                       "SLURM_NTASKS": "1", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
-                       "SLURM_JOB_NUM_NODES": "1"}  # fmt: skip (submitit's job environment reads them)
+                env = {
+                    **os.environ,
+                    **exported,
+                    "PATH": self.path,
+                    "SLURM_JOB_ID": str(job["id"]),
+                    **(array if job["array"] else {}),  # as Slurm: only an array job's tasks have them
+                    "SLURM_NODELIST": "localhost",
+                    "SLURM_JOB_NODELIST": "localhost",
+                    "SLURM_PROCID": "0",
+                    "SLURM_NTASKS": "1",
+                    "SLURM_LOCALID": "0",
+                    "SLURM_NODEID": "0",
+                    "SLURM_JOB_NUM_NODES": "1",
+                }  # fmt: skip (submitit's job environment reads them)
                 done = subprocess.run(["bash", "-c", job["script"]], env=env, capture_output=True, text=True)
                 assert done.returncode == 0, f"job {job['id']} task {task} failed:\n{done.stderr[-3000:]}"
             self.done[job["id"]] = True

@@ -53,7 +53,8 @@ def test_extract_then_dedup_on_slurm_publish_what_the_local_executor_does(
 
     jobs = slurm.run()  # one array job of two tasks, then datatrove's stats merge after it
     assert [(_kind(job), job["tasks"], job["dependency"]) for job in jobs] == [
-        ("pipeline", 2, ""), ("merge_stats", 1, "afterok:1")
+        ("pipeline", 2, ""),
+        ("merge_stats", 1, "afterok:1"),
     ]
     assert extract.cli([*argv, "--resume"]) == out
     assert _same_output(out, extracted)

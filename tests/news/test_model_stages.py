@@ -99,8 +99,11 @@ def test_support_counts_are_the_supporting_articles(model_stages, clustered):
 def test_malformed_and_empty_answers_are_counted(clustered, tmp_path):
     replies = iter(["", "no JSON here, sorry", '[{"fact": "x", "anchor": "y", "articles": [1]}', "[]"] * 10)
     llm.OFFLINE["news-broken"] = lambda prompt, **s: next(replies)
-    with pytest.raises(UserError, match=r"news facts: 4 of 4 answers \(100%\) from offline:news-broken were "
-                       r"unusable \(.*above --max_dropped 0.5\)") as refused:  # nothing to pass on
+    with pytest.raises(
+        UserError,
+        match=r"news facts: 4 of 4 answers \(100%\) from offline:news-broken were "
+        r"unusable \(.*above --max_dropped 0.5\)",
+    ) as refused:  # nothing to pass on
         facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)),
                    ModelArguments(llm="offline:news-broken"))  # fmt: skip
     assert "dropped_malformed_output 1" in str(refused.value) and not (tmp_path / "data").exists()

@@ -138,6 +138,7 @@ def test_a_key_in_the_llm_spec_reaches_the_server_and_no_file(warc_dir, tmp_path
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-news" in p.read_bytes()]
     assert not leaked and "k3y-news" not in "".join(capsys.readouterr())
 
+
 def test_a_build_of_a_release_being_built_is_refused_naming_the_builder(warc_dir, tmp_path):
     """`build news` takes the release's lock like `build geminon`: one line with the holder's pid, no work."""
     import subprocess

@@ -32,6 +32,7 @@ def test_a_decode_step_reads_the_weights_and_the_batchs_kv_cache_over_the_bandwi
 def test_batching_amortises_a_decode_step_down_to_its_floor():
     """Sampling 200,000 documents of 256 tokens (Fig. 3's synthesis) costs the steps, not the FLOPs: 32 at
     a time it is hours of eager decode steps; the FLOPs alone (the plan before) were 0.06 GPU-hours."""
+
     def seconds(batch: int) -> float:
         job = _job("synthesize", num_samples=200_000, max_new_tokens=256, batch_size=batch)
         return costs.seconds(costs.work(job, GEMMA_1B, None, "geminon"), GEMMA_1B, A100)

@@ -115,9 +115,11 @@ def test_a_failed_gate_writes_no_commit_and_no_tag(invoke, root, tmp_path):
     (line,) = _errors(result)
     assert result.exit_code == 2 and "nothing published" in line
     assert "gate learnable failed: public questions with support under 100000" in line
-    assert _git(target, "tag", "-l") == "" and "does not have any commits" in subprocess.run(
-        ["git", "-C", str(target), "log"], capture_output=True, text=True
-    ).stderr
+    assert (
+        _git(target, "tag", "-l") == ""
+        and "does not have any commits"
+        in subprocess.run(["git", "-C", str(target), "log"], capture_output=True, text=True).stderr
+    )
     report = json.loads((_attempts(root)[-1] / "report.json").read_text())
     assert report["passed"] is False and report["published_to"] is None
 
