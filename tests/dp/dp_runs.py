@@ -20,7 +20,7 @@ NONPRIVATE_ARGS = [
 ]  # fmt: skip
 
 
-def _renderings(x: float) -> set[str]:
+def renderings(x: float) -> set[str]:
     return {repr(x), f"{x:.6f}", f"{x:.5f}", f"{x:.8g}", json.dumps(x)}
 
 
@@ -29,7 +29,7 @@ def walk_for_private_statistics(folder: Path, stats: list[float], secrets: list[
     found = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        for needle in {r for x in stats for r in _renderings(x)} | set(secrets):
+        for needle in {r for x in stats for r in renderings(x)} | set(secrets):
             if needle.encode() in data:
                 found.append(f"{path.relative_to(folder)}: {needle}")
     return found
