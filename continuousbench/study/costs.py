@@ -292,10 +292,12 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
 
 
 def _closed_book(answers: float, shape: Shape, track: str, new: float = 32) -> Work:
-    """Closed-book answers (a build's screening, the unsolvable gate): each few-shot prompt prefilled,
-    then up to ``new`` tokens decoded in batches of 32."""
+    """Closed-book answers (a build's screening, the unsolvable gate) in batches of 32: the few-shot block
+    prefilled once a batch (the answers reuse its KV cache), each question's own tokens, then up to
+    ``new`` tokens decoded."""
     prompt = prompt_tokens(track)
-    return _prefill(answers * prompt, shape.parameters) + _decode(answers, new, 32, prompt)
+    tokens = math.ceil(answers / 32) * prompt + answers * len(QUESTION) / CHARS_PER_TOKEN
+    return _prefill(tokens, shape.parameters) + _decode(answers, new, 32, prompt)
 
 
 MODEL_KINDS = (
