@@ -58,3 +58,16 @@ def test_every_library_the_package_imports_is_declared():
     third_party = imported - set(sys.stdlib_module_names) - {"continuousbench"}
     missing = sorted(m for m in third_party if DISTRIBUTIONS.get(m, m).replace("_", "-") not in declared)
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
+
+
+@pytest.mark.xdist_group("grouping-check")
+def test_make_test_keeps_an_xdist_group_on_one_worker(request):
+    """``make test`` (``--dist loadgroup``) runs a file marked ``xdist_group`` on one worker, which builds its
+    module fixtures once. xdist does it by renaming the test ``<id>@<group>`` on each worker; where it
+    cannot (pytest-xdist 3.8 under pytest 9.2, which renamed the attribute it rewrites), the file's tests
+    are spread as if unmarked and both workers build its fixtures, minutes of CI time, silently."""
+    if not getattr(request.config.option, "loadgroup", False):  # set on xdist's workers
+        pytest.skip("not run under --dist loadgroup")
+    assert request.node.nodeid.endswith("@grouping-check"), (
+        f"pytest {pytest.__version__} with this pytest-xdist does not group: install constraints.txt's pins"
+    )
