@@ -148,11 +148,17 @@ def _qa(study: Path, evaluator: str | None, part: str, matcher: str) -> tuple[st
     return evaluator, {k: float(np.mean(v)) for k, v in scores.items()}
 
 
-def _mauve(study: Path, name: str) -> float | None:
+def _mauve_file(study: Path, name: str) -> dict[str, Any] | None:
+    """Corpus ``name``'s MAUVE result in the study (``candidate_vs_reference``), if it has one."""
     from continuousbench.files import read_json
 
     file = study / "mauve" / f"{name}.json"
-    return read_json(file)["candidate_vs_reference"]["mean"] if file.is_file() else None
+    return read_json(file)["candidate_vs_reference"] if file.is_file() else None
+
+
+def _mauve(study: Path, name: str) -> float | None:
+    found = _mauve_file(study, name)
+    return found["mean"] if found else None
 
 
 def _validation_loss(study: Path, name: str) -> float | None:
@@ -211,12 +217,7 @@ def _leakage(release: str | None, texts: dict[str, list[str]]) -> dict[str, floa
 
 def _mauve_fid(study: Path, name: str, model: str) -> float | None:
     """The FID the study's MAUVE job measured for corpus ``name`` with the featuriser ``model``, if any."""
-    from continuousbench.files import read_json
-
-    file = study / "mauve" / f"{name}.json"
-    if not file.is_file():
-        return None
-    found = read_json(file)["candidate_vs_reference"]
+    found = _mauve_file(study, name) or {}
     same = Path(str(found.get("model"))).expanduser().absolute() == Path(model).expanduser().absolute()
     return found.get("fid") if same else None
 
