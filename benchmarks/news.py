@@ -108,7 +108,7 @@ def extraction_rate(warc: Path, limit: int = 500) -> float:
     import py3langid
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from continuousbench.news.extract import extract_page
+    from continuousbench.news.article_steps import extract_page
     from continuousbench.news.warc import GzipMembers
 
     with open(warc, "rb") as raw:

@@ -90,6 +90,9 @@ def test_every_help_answers_in_under_a_second():
     for words, done in zip(commands, runs, strict=True):
         assert done.returncode == 0, (words, done.stderr[-2000:])
         cpu, modules = json.loads(done.stdout.splitlines()[-1])
+        if cpu >= 1.0:  # the best of three, as below: a loaded machine's caches stretch CPU time too
+            again = [json.loads(_python(HELP_CPU, *words).stdout.splitlines()[-1])[0] for _ in "ab"]
+            cpu = min(cpu, *again)
         if cpu >= 1.0:
             slow[" ".join(words)] = round(cpu, 2)
         banned = HEAVY + (SCHEMA if words in LIGHT else ())

@@ -140,7 +140,7 @@ def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
 
     from datatrove.data import Document
 
-    from continuousbench.news import extract
+    from continuousbench.news import article_steps
 
     def slow_or_broken(html: str, url: str, max_day):
         if url.endswith("slow"):
@@ -149,10 +149,10 @@ def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
             raise ValueError("lxml could not parse it")
         return {"title": "T", "date": "2026-01-12", "hostname": None, "text": f"T\nBody of {url}."}
 
-    monkeypatch.setattr(extract, "extract_page", slow_or_broken)  # the sandbox process is forked after this
+    monkeypatch.setattr(article_steps, "extract_page", slow_or_broken)  # the sandbox process is forked after this
     docs = [Document(text="<html></html>", id=str(i), metadata={"url": f"https://x.com/{name}"})
             for i, name in enumerate(("a", "slow", "b", "broken", "c"))]  # fmt: skip
-    step = extract.ArticleExtractor(timeout=1.0)
+    step = article_steps.ArticleExtractor(timeout=1.0)
     start = time.perf_counter()
     kept = list(step.run(iter(docs)))
     assert [d.metadata["url"][-1] for d in kept] == ["a", "b", "c"] and time.perf_counter() - start < 20

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from continuousbench.news.extract import extract_page
+from continuousbench.news.article_steps import extract_page
 
 URL = "https://town.example/2026/01/05/river-path"
 
