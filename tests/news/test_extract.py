@@ -149,7 +149,7 @@ def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
             raise ValueError("lxml could not parse it")
         return {"title": "T", "date": "2026-01-12", "hostname": None, "text": f"T\nBody of {url}."}
 
-    monkeypatch.setattr(article_steps, "extract_page", slow_or_broken)  # the sandbox process is forked after this
+    monkeypatch.setattr(article_steps, "extract_page", slow_or_broken)  # the sandbox forks after this
     docs = [Document(text="<html></html>", id=str(i), metadata={"url": f"https://x.com/{name}"})
             for i, name in enumerate(("a", "slow", "b", "broken", "c"))]  # fmt: skip
     step = article_steps.ArticleExtractor(timeout=1.0)
