@@ -130,24 +130,33 @@ class StagedOutput:
         Values are compared after a JSON round trip, so a tuple and a list, or a path given as str and as
         Path, are the same setting.
         """
-        ignored = set(ignore)
-        current = json.loads(dumps({k: v for k, v in config.items() if k not in ignored}))
+        if not self.check_config(config, ignore=ignore):
+            write_json(self.work / CONFIG_FILE, self._comparable(config, ignore))
+
+    def check_config(self, config: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> bool:
+        """:meth:`pin_config`'s refusal alone, writing nothing: whether a pinned configuration equals it
+        (False when none is pinned). For a check that should come before expensive set-up."""
         path = self.work / CONFIG_FILE
-        if self.resume and path.is_file():
-            pinned = {k: v for k, v in read_json(path).items() if k not in ignored}
-            changed = sorted(k for k in set(pinned) | set(current) if pinned.get(k) != current.get(k))
-            if changed:
-                details = ", ".join(
-                    f"{k} changed" if k.endswith(DIGESTS) else f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}"
-                    for k in changed[:4]
-                )  # a digest of private data is named, never shown
-                more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
-                raise UserError(
-                    f"--resume with a changed configuration ({details}{more}); resume with the original "
-                    "settings, or start a new run with --overwrite"
-                )
-            return
-        write_json(path, current)
+        if not (self.resume and path.is_file()):
+            return False
+        current, pinned = self._comparable(config, ignore), self._comparable(read_json(path), ignore)
+        changed = sorted(k for k in set(pinned) | set(current) if pinned.get(k) != current.get(k))
+        if changed:
+            details = ", ".join(
+                f"{k} changed" if k.endswith(DIGESTS) else f"{k}: {pinned.get(k)!r} -> {current.get(k)!r}"
+                for k in changed[:4]
+            )  # a digest of private data is named, never shown
+            more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+            raise UserError(
+                f"--resume with a changed configuration ({details}{more}); resume with the original "
+                "settings, or start a new run with --overwrite"
+            )
+        return True
+
+    @staticmethod
+    def _comparable(config: Mapping[str, Any], ignore: Iterable[str]) -> dict:
+        ignored = set(ignore)
+        return json.loads(dumps({k: v for k, v in config.items() if k not in ignored}))
 
     def publish(self, names: Iterable[str] | None = None) -> Path:
         """Move ``names`` (default: everything in the work folder but its bookkeeping) into ``out``.

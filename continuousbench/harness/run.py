@@ -87,10 +87,13 @@ def prepare(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig):
     staged = outputs.open_run(t.output_dir, overwrite=h.overwrite, resume=h.resume, main=main, inputs=inputs)
     try:
         inputs = load_inputs(h, m, t, with_judge=main)
-        plan = dp_training.make_plan(inputs, t) if t.private and main else None
-        # every process pins the same options (the plan follows from them; checkpoints pin it too)
+        # every process pins the same options (the plan follows from them; checkpoints pin it too); a
+        # resume that changes one (--epsilon) is refused before the noise calibration, not after it
         options = {**vars(h), **vars(m), **t.to_dict(), "world_size": t.world_size}
-        staged.pin_config(outputs.run_config(options, inputs))
+        config = outputs.run_config(options, inputs)
+        staged.check_config(config)
+        plan = dp_training.make_plan(inputs, t) if t.private and main else None
+        staged.pin_config(config)
     except Exception:
         if main and not h.resume:
             staged.discard()

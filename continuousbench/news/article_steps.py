@@ -60,6 +60,9 @@ class ArticleExtractor(PipelineStep):
             return
         from datatrove.pipeline.extractors.base import ExtractorSandbox
 
+        # Imported here, before the sandbox forks: its warm-up (whose timeout drops a page, and again for the
+        # next page's fresh process) then finds trafilatura loaded instead of importing it under the clock
+        guarded_extract("<html></html>", "", None)
         with ExtractorSandbox(timeout=self.timeout, warmup_text=("<html></html>", "", None)) as sandbox:
             for doc in data:
                 try:

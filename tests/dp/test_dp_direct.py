@@ -211,17 +211,20 @@ def test_a_run_killed_while_scoring_resumes_without_training_again(
     assert record(out)["model_privacy"] == record(uninterrupted)["model_privacy"]
 
 
-# epsilon 5, not 100: the run calibrates its noise before the check (3 CPU-s at 5, 18 at 100)
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "change",
-    [["--epsilon", "5"], ["--epsilon", "inf"], ["--delta", "1e-4"], ["--clip_norm", "1e-2"],
+    [["--epsilon", "100"], ["--epsilon", "inf"], ["--delta", "1e-4"], ["--clip_norm", "1e-2"],
      ["--expected_batch_size", "16"], ["--sampling", "truncated_poisson"], ["--insecure_noise_seed", "8"],
      ["--secure_noise", "false"], ["--clipping", "ghost"]],
     ids=" ".join,
 )  # fmt: skip
 def test_resume_refuses_a_changed_dp_setting(killed_once, run_argv, tiny_release, tiny_model_dir,
-                                             dp_evaluate_args, capsys, change):  # fmt: skip
+                                             dp_evaluate_args, capsys, monkeypatch, change):  # fmt: skip
+    """Refused before the noise is calibrated (18 CPU-s at epsilon 100 with the 1e-3 grid)."""
+    from continuousbench.harness import dp_training
+
+    monkeypatch.setattr(dp_training, "make_plan", lambda *a: pytest.fail("calibrated before refusing"))
     argv = run_argv(tiny_release, tiny_model_dir, killed_once, *dp_evaluate_args, *REPLAY, *change)
     argv.append("--resume")
     with pytest.raises(SystemExit) as err:
@@ -229,6 +232,24 @@ def test_resume_refuses_a_changed_dp_setting(killed_once, run_argv, tiny_release
     assert err.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1].startswith("error: --resume with a changed configuration") and change[0][2:] in lines[-1]
+
+
+def test_a_resume_whose_plan_fails_pins_nothing(run_argv, tiny_release, tiny_model_dir, dp_evaluate_args,
+                                                tmp_path, capsys):  # fmt: skip
+    """A run killed before it pinned its configuration, resumed with a DP setting the plan refuses, still
+    pins nothing: the corrected command can then resume (the check comes before the plan, the pin after)."""
+    from continuousbench.harness import inputs
+
+    out = tmp_path / "run"
+    argv = run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY)
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit) as err:
+        patch.setattr(inputs, "load_inputs", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+        run.cli(argv)
+    assert err.value.code == 130 and (out / ".evaluate-work").is_dir()
+    with pytest.raises(SystemExit) as err:
+        run.cli([*argv, "--resume", "--expected_batch_size", "auto"])  # auto needs truncated Poisson sampling
+    assert err.value.code == 2 and "--expected_batch_size auto" in capsys.readouterr().err
+    assert not (out / ".evaluate-work" / "run-config.json").exists()
 
 
 DIRECT_RECIPES = sorted((ROOT / "recipes" / "configs").glob("dp-direct-*.yaml"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import io
 import random
+import uuid
 from dataclasses import dataclass
 
 STOP_PHRASES = (
@@ -279,7 +280,11 @@ def write_warc(path, records: list[dict], compress: bool = True) -> None:
     """Write response records (``url``, ``body`` bytes, ``content_type``, ``crawl_date``) with warcio.
 
     A ``warcinfo`` record comes first and a ``request`` record precedes each response, as in CC-News.
+    Record ids are derived from the URL, not warcio's random ones: an article's id is its record's, so
+    random ids changed each session's article order, hence the offline model's prompts and answers, and
+    with them how many clusters kept questions (a test failed in one session in several).
     """
+
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
@@ -288,10 +293,15 @@ def write_warc(path, records: list[dict], compress: bool = True) -> None:
         writer.write_record(writer.create_warcinfo_record(str(path), {"software": "tests/news"}))
         for r in records:
             request = StatusAndHeaders(f"GET {r['url']} HTTP/1.1", [("Host", "x")], is_http_request=True)
-            writer.write_record(writer.create_warc_record(r["url"], "request", http_headers=request))
+            ids = {kind: f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, kind + ' ' + r['url'])}>"
+                   for kind in ("request", "response")}  # fmt: skip
+            asked = {"WARC-Record-ID": ids["request"]}
+            writer.write_record(
+                writer.create_warc_record(r["url"], "request", http_headers=request, warc_headers_dict=asked)
+            )
             headers = StatusAndHeaders(r.get("status", "200 OK"), [("Content-Type", r["content_type"])],
                                        protocol="HTTP/1.1")  # fmt: skip
-            warc_headers = {"WARC-Date": r["crawl_date"]}
+            warc_headers = {"WARC-Date": r["crawl_date"], "WARC-Record-ID": ids["response"]}
             writer.write_record(
                 writer.create_warc_record(
                     r["url"], "response", payload=io.BytesIO(r["body"]), http_headers=headers,

@@ -56,6 +56,9 @@ def test_release_parts_agree(news_release):
             s = support[q["id"]]
             assert q["support_count"] == s["support_count"] == len(s["article_ids"]) and s["split"] == split
             assert set(s["article_ids"]) <= train  # support counts only what a participant trains on
+    clusters = set(qa["validation"]["cluster"]) | set(qa["test"]["cluster"])
+    (work,) = (news_release.parent / ".work").glob("news-tiny-2026q1-*")
+    assert len(clusters) >= 2, json.loads((work / "extract" / "stats.json").read_text())  # else one is split
     assert set(qa["validation"]["cluster"]).isdisjoint(qa["test"]["cluster"])
     with pytest.raises(ValueError, match="has no part 'qa_singleton'"):
         load_release(news_release, "qa_singleton")
