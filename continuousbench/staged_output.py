@@ -130,6 +130,7 @@ class StagedOutput:
         Values are compared after a JSON round trip, so a tuple and a list, or a path given as str and as
         Path, are the same setting.
         """
+        ignore = tuple(ignore)  # read twice
         if not self.check_config(config, ignore=ignore):
             write_json(self.work / CONFIG_FILE, self._comparable(config, ignore))
 

@@ -201,9 +201,8 @@ def _calibrated_noise(
             truncation_analysis=truncation_analysis,
         )
 
-    sigma = 0.0
+    sigma, grid = 0.0, calibration_grid(target_epsilon)
     for size in holder_sizes(dataset_size or 0, sampling, truncation_analysis):
-        grid = calibration_grid(target_epsilon)
         if sigma and event_epsilon(event(sigma, size), poisson_delta, grid) <= target_epsilon:
             continue
         sigma = max(sigma, calibrate(lambda s, size=size: event(s, size), target_epsilon, poisson_delta, tol))
