@@ -156,6 +156,21 @@ def dp_model_run(tmp_path_factory, tiny_release, tiny_model_dir):
     return DPModelRun(out, seen)
 
 
+@pytest.fixture
+def no_backoff(monkeypatch):
+    """Endpoint backends made by the commands retry at once (``backoff`` 0): a test of what the retries
+    end in need not wait 1 + 2 + 4 s. (The wait is the stop event's, so patching ``time.sleep`` does not
+    shorten it: two tests did that and still waited 7 s each.)"""
+    from continuousbench import llm
+
+    real = llm.make_generator
+
+    def at_once(spec: str, **options):
+        return real(spec, **{**options, "backoff": 0.0})
+
+    monkeypatch.setattr(llm, "make_generator", at_once)
+
+
 @pytest.fixture(scope="session")
 def dp_evaluate_args():
     """:data:`DP_EVALUATE_ARGS`, for tests (conftest modules are not importable)."""

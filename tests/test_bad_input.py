@@ -718,6 +718,7 @@ def env(tmp_path, monkeypatch, request):
             path.chmod(0o755)
 
 
+@pytest.mark.usefixtures("no_backoff")  # what a failing endpoint ends in, without its real backoff waits
 @pytest.mark.parametrize("argv, code, message, may_change, keeps_work", CLI)
 def test_cli(argv, code, message, may_change, keeps_work, env, invoke):
     argv = [str(a) for a in (argv(env) if callable(argv) else argv)]

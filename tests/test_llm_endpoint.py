@@ -157,10 +157,9 @@ def test_progress_lines_say_done_in_flight_and_dropped(fake_openai_server, capsy
     assert gen.progress(4, 4, 0) == "endpoint:fake: 4/4 answers, 0 in flight, dropped: truncated 4"
 
 
-def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp_path, monkeypatch):
+def test_the_judge_asks_once_through_the_one_retry_layer(fake_openai_server, tmp_path, no_backoff):
     from continuousbench.news.models import ModelArguments, judge
 
-    monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)
     server = fake_openai_server(fail_first=100, fail_status=503)
     with pytest.raises(GenerationError, match="judge 'endpoint:.*' did not answer"):
         judge(f"endpoint:{server.url}#fake", tmp_path, ModelArguments(max_in_flight=1))  # calibration asks

@@ -129,11 +129,10 @@ def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp
 
 
 def test_a_server_dying_mid_stage_resumes_without_paying_twice(
-    clustered, fake_openai_server, tmp_path, monkeypatch
+    clustered, fake_openai_server, tmp_path, no_backoff
 ):
     from fake_endpoint import prompt_of
 
-    monkeypatch.setattr("continuousbench.llm.endpoint.time.sleep", lambda seconds: None)  # no backoff waits
     server = fake_openai_server(reply=lambda body: answer(prompt_of(body)))
     server.fail_after = 3  # GET /models, then two answers; then HTTP 500 for good
     args = facts.FactsArguments(input=str(clustered), output=str(tmp_path), chunk=1)
