@@ -205,7 +205,8 @@ def _calibrated_noise(
     for size in holder_sizes(dataset_size or 0, sampling, truncation_analysis):
         if sigma and event_epsilon(event(sigma, size), poisson_delta, grid) <= target_epsilon:
             continue
-        sigma = max(sigma, calibrate(lambda s, size=size: event(s, size), target_epsilon, poisson_delta, tol))
+        found = calibrate(lambda s, size=size: event(s, size), target_epsilon, poisson_delta, tol, grid=grid)
+        sigma = max(sigma, found)
     return sigma
 
 
@@ -227,26 +228,31 @@ def calibration_grid(target_epsilon: float) -> float:
     return max(1e-3, 10.0 ** (math.floor(math.log10(target_epsilon) + 1e-9) - 4))
 
 
-def calibrate(make_event: Callable[[float], Any], target_epsilon: float, delta: float, tol: float = 1e-4):
+def calibrate(
+    make_event: Callable[[float], Any],
+    target_epsilon: float,
+    delta: float,
+    tol: float = 1e-4,
+    *,
+    grid: float | None = None,
+):
     """Smallest noise multiplier ``s`` with ``make_event(s)`` at most ``(target_epsilon, delta)``-DP.
 
     The answer is bracketed first: ``[0, 1]`` when noise 1 meets the target, else doubled until it does
     (``[hi / 2, hi]``), failing at once beyond ``SIGMA_CEILING``; then
     ``dp_accounting.calibrate_dp_mechanism`` (Brent) searches the bracket with fresh PLD accountants on
-    :func:`calibration_grid`'s grid (pessimistic, so the default-grid epsilon reported afterwards is never
-    higher). Deltas of 1/n or more, whose searches ran for minutes towards zero noise, are refused before
-    (:func:`check_delta`).
+    ``grid`` (default :func:`calibration_grid`'s; pessimistic, so the default-grid epsilon reported
+    afterwards is never higher). Deltas of 1/n or more, whose searches ran for minutes towards zero
+    noise, are refused before (:func:`check_delta`).
     """
     import dp_accounting as dpa
     from dp_accounting.pld import PLDAccountant
 
     check_target_epsilon(target_epsilon)
-    grid = calibration_grid(target_epsilon)
+    grid = grid or calibration_grid(target_epsilon)
 
-    def meets(sigma: float) -> bool:
-        accountant = PLDAccountant(value_discretization_interval=grid)
-        accountant.compose(make_event(sigma))
-        return accountant.get_epsilon(delta) <= target_epsilon
+    def meets(sigma: float) -> bool:  # a bracket probe: composed once, not kept in event_epsilon's cache
+        return _composed.__wrapped__(make_event(sigma), grid).get_epsilon(delta) <= target_epsilon
 
     hi = 1.0
     while not meets(hi):
