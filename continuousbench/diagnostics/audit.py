@@ -34,7 +34,7 @@ import numpy as np
 
 from continuousbench import processes
 from continuousbench.commands import bounds, command
-from continuousbench.dp.train import GeneratorArguments, generator_config, load_data, staged_output
+from continuousbench.dp.train import GeneratorArguments, generator_config, load_data, open_generator_output
 from continuousbench.errors import UserError
 from continuousbench.training.arguments import GeneratorOptions, ModelArguments
 from continuousbench.training.options import DPOptions
@@ -179,7 +179,7 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
     from continuousbench.files import write_json
 
     procs = processes.current()
-    staged = staged_output(COMMAND, config, args, model_args, procs, also=["train-generator"])
+    staged = open_generator_output(COMMAND, config, args, model_args, procs, also=["train-generator"])
     _, train, val = processes.main_first(lambda: load_data(args), procs)
     canaries = processes.on_main(lambda: _prepare(staged.work, audit_args, model_args, train, val), procs)
     n_train = len(train) + sum(c["included"] for c in canaries)

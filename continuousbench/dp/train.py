@@ -204,7 +204,9 @@ def resumable(work: Path) -> bool:
     return any(runs.glob("*/checkpoint-*")) or any(runs.glob(f"*/{RESULT_FILE}"))
 
 
-def staged_output(command: str, config: Any, args: Any, model_args: Any, procs: Any, **kwargs: Any) -> Any:
+def open_generator_output(
+    command: str, config: Any, args: Any, model_args: Any, procs: Any, **kwargs: Any
+) -> Any:
     """The run's output folder (:class:`~continuousbench.staged_output.StagedOutput` on ``--output_dir``,
     its corpus, release and model as inputs), opened by process 0; the others join its work folder."""
     from continuousbench.staged_output import StagedOutput
@@ -243,7 +245,7 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
     procs = processes.current()
     grid = _grid(args, config)
     settings_list = sweep.runs(grid)
-    staged = staged_output(COMMAND, config, args, model_args, procs)
+    staged = open_generator_output(COMMAND, config, args, model_args, procs)
     source, train, val = processes.main_first(lambda: load_data(args), procs)
     processes.on_main(
         lambda: staged.pin_config(settings(args, model_args, config, train, val), ignore=OUTPUT_ONLY), procs
