@@ -53,7 +53,8 @@ browser:
 			chromium chromium-driver; \
 	fi
 
-# The linter and the formatter (pyproject's [tool.ruff]); a `# fmt: skip` keeps a statement's hand layout
+# The linter and the formatter (pyproject's [tool.ruff]): `ruff format` lays the code out; a rare
+# `# fmt: skip` keeps a hand layout whose rows are the point (a table of cases, a chain of verdicts)
 LINT := $(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 # Two pytest-xdist workers: the tests are single-threaded (one torch thread each), so two cores halve the

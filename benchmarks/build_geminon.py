@@ -105,16 +105,23 @@ def run_build(package_dir: str, size: str, seed: int, oversample: float | None) 
     result = json.loads(out.strip().splitlines()[-1])
     if not result["package"].startswith(str(Path(package_dir).resolve())):
         raise SystemExit(f"the build imported {result['package']}, not the package under {package_dir}")
-    return {**result, "process_wall": time.perf_counter() - start, "peak_pss_gib": peak_pss / 2**30,
-            "peak_rss_gib": peak_rss / 2**30}  # fmt: skip
+    return {
+        **result,
+        "process_wall": time.perf_counter() - start,
+        "peak_pss_gib": peak_pss / 2**30,
+        "peak_rss_gib": peak_rss / 2**30,
+    }
 
 
 def _row(name: str, runs: list[dict], base: list[dict] | None) -> str:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
-    cells = [f"{med('process_wall'):.1f} s", f"{med('cpu_self'):.1f} + {med('cpu_workers'):.1f} s",
-             f"{med('peak_pss_gib'):.2f} / {med('peak_rss_gib'):.2f} GiB"]  # fmt: skip
+    cells = [
+        f"{med('process_wall'):.1f} s",
+        f"{med('cpu_self'):.1f} + {med('cpu_workers'):.1f} s",
+        f"{med('peak_pss_gib'):.2f} / {med('peak_rss_gib'):.2f} GiB",
+    ]
     if base:
         wall = med("process_wall") / statistics.median(r["process_wall"] for r in base)
         cpu = (med("cpu_self") + med("cpu_workers")) / statistics.median(
@@ -128,9 +135,12 @@ def _row(name: str, runs: list[dict], base: list[dict] | None) -> str:
 
 
 def main(
-    size: str = "small", seed: int = 0, oversample: float | None = None, before: str | None = None,
+    size: str = "small",
+    seed: int = 0,
+    oversample: float | None = None,
+    before: str | None = None,
     rounds: int = 1,
-) -> dict:  # fmt: skip
+) -> dict:
     here = str(Path(__file__).resolve().parents[1])
     variants = {"after": here} if before is None else {"before": before, "after": here}
     runs: dict[str, list[dict]] = {v: [] for v in variants}
@@ -145,8 +155,10 @@ def main(
     digests = {name: [r["files"] for r in rs] for name, rs in runs.items()}
     same = all(d == digests["after"][0] for ds in digests.values() for d in ds)
     print(f"\ngeminon-{size}, {rounds} round(s), load average (1 min) {min(loads):.1f}-{max(loads):.1f}")
-    print("| variant | wall (median) | CPU: build process + workers | peak tree PSS / summed RSS | ratio "
-          "| walls |")  # fmt: skip
+    print(
+        "| variant | wall (median) | CPU: build process + workers | peak tree PSS / summed RSS | ratio "
+        "| walls |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for name, rs in runs.items():
         print(_row(name, rs, runs.get("before") if name == "after" else None))

@@ -55,17 +55,35 @@ class Clock:
         return _Block()
 
 
-def evaluate(run: Path, release: Path, base: Path, steps: int, extra: list[str], seed: int):
+def evaluator_argv(release: Path, base: Path, run: Path, *, seed: int, steps: int) -> list[str]:
+    """The demo's evaluator recipe on ``release`` from ``base`` (replaying its corpus) into ``run``; the
+    sibling benchmark scripts add their own options."""
     from continuousbench.demo.demo import EVALUATOR_RECIPE
+
+    return [
+        "--config",
+        str(EVALUATOR_RECIPE),
+        "--release",
+        str(release),
+        "--model",
+        str(base),
+        "--output_dir",
+        str(run),
+        "--replay_corpus",
+        str(base / "replay.parquet"),
+        "--seed",
+        str(seed),
+        "--max_steps",
+        str(steps),
+    ]
+
+
+def evaluate(run: Path, release: Path, base: Path, steps: int, extra: list[str], seed: int):
     from continuousbench.harness.run import cli
     from continuousbench.training.config import cpu_has_native_bf16
 
-    argv = [
-        "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
-        "--output_dir", str(run), "--replay_corpus", str(base / "replay.parquet"), "--seed", str(seed),
-        "--overwrite", "true",
-        "--max_steps", str(steps), "--bf16", str(cpu_has_native_bf16()).lower(), *extra,
-    ]  # fmt: skip
+    argv = evaluator_argv(release, base, run, seed=seed, steps=steps)
+    argv += ["--overwrite", "true", "--bf16", str(cpu_has_native_bf16()).lower(), *extra]
     return summary(cli(argv), steps, extra)
 
 

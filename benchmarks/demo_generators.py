@@ -53,9 +53,9 @@ def main() -> None:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from demo_base_search import Clock  # a sibling benchmark script
+    from demo_base_search import Clock, evaluator_argv  # a sibling benchmark script
 
-    from continuousbench.demo.demo import EVALUATOR_RECIPE, GENERATOR_RECIPE, QUARTER, base_model_of
+    from continuousbench.demo.demo import GENERATOR_RECIPE, QUARTER, base_model_of
     from continuousbench.demo.demo import quiet as _quiet
     from continuousbench.files import read_json, write_json
     from continuousbench.training.config import cpu_has_native_bf16
@@ -72,11 +72,25 @@ def main() -> None:
         from continuousbench.dp.train import cli as train_generator
 
         argv = [
-            "--config", str(GENERATOR_RECIPE), "--release", str(release), "--model", str(base),
-            "--output_dir", str(gen), "--seed", str(args.seed), "--overwrite", "true",
-            "--steps", str(args.steps), "--eval_steps", str(_every(args.steps)),
-            "--save_steps", str(args.steps),
-        ]  # fmt: skip
+            "--config",
+            str(GENERATOR_RECIPE),
+            "--release",
+            str(release),
+            "--model",
+            str(base),
+            "--output_dir",
+            str(gen),
+            "--seed",
+            str(args.seed),
+            "--overwrite",
+            "true",
+            "--steps",
+            str(args.steps),
+            "--eval_steps",
+            str(_every(args.steps)),
+            "--save_steps",
+            str(args.steps),
+        ]
         argv += ["--epsilon", f"{args.epsilon:g}"] if args.epsilon else ["--bf16", bf16]
         with clock("train generator"):
             train_generator(argv + _options(args.gen))
@@ -84,10 +98,23 @@ def main() -> None:
         from continuousbench.dp.synthesize import cli as synthesize
 
         argv = [
-            "--generator", str(gen), "--output_dir", str(corpus), "--num_samples", "600",
-            "--max_new_tokens", "160", "--temperature", "0.7", "--batch_size", "64",
-            "--seed", str(args.seed), "--overwrite", "true",
-        ]  # fmt: skip
+            "--generator",
+            str(gen),
+            "--output_dir",
+            str(corpus),
+            "--num_samples",
+            "600",
+            "--max_new_tokens",
+            "160",
+            "--temperature",
+            "0.7",
+            "--batch_size",
+            "64",
+            "--seed",
+            str(args.seed),
+            "--overwrite",
+            "true",
+        ]
         with clock("synthesize"):
             synthesize(argv + _options(args.sample))
     from continuousbench.demo.pretrain import release_names
@@ -97,11 +124,8 @@ def main() -> None:
     texts = load_corpus(str(corpus))["text"]
     names = release_names(release)
     named = sum(any(n in t for n in names) for t in texts) / len(texts)
-    argv = [
-        "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
-        "--corpus", str(corpus), "--output_dir", str(run), "--replay_corpus", str(base / "replay.parquet"),
-        "--seed", str(args.seed), "--overwrite", "true", "--max_steps", str(args.eval_steps), "--bf16", bf16,
-    ]  # fmt: skip
+    argv = evaluator_argv(release, base, run, seed=args.seed, steps=args.eval_steps)
+    argv += ["--corpus", str(corpus), "--overwrite", "true", "--bf16", bf16]
     with clock("evaluate"):
         results = evaluate(argv + _options(args.eval))
     from continuousbench.diagnostics.mauve import mauve_score
@@ -112,13 +136,21 @@ def main() -> None:
     public = results["metrics"]["qa_public"]["metrics"]["exact_match"]
     singleton = results["metrics"]["qa_singleton"]["metrics"]["exact_match"]
     row = {
-        "name": args.name, "epsilon": args.epsilon, "steps": args.steps, "gen": args.gen,
-        "sample": args.sample, "eval": args.eval, "documents": len(texts), "named_share": round(named, 3),
-        "public_em": round(100 * public["accuracy"], 1), "questions": public["count"],
+        "name": args.name,
+        "epsilon": args.epsilon,
+        "steps": args.steps,
+        "gen": args.gen,
+        "sample": args.sample,
+        "eval": args.eval,
+        "documents": len(texts),
+        "named_share": round(named, 3),
+        "public_em": round(100 * public["accuracy"], 1),
+        "questions": public["count"],
         "correct": round(public["accuracy"] * public["count"]),
         "singleton_em": round(100 * singleton["accuracy"], 1),
-        "mauve": round(mauve["mean"], 3), "times": clock.times,
-    }  # fmt: skip
+        "mauve": round(mauve["mean"], 3),
+        "times": clock.times,
+    }
     privacy = gen / "privacy.json"
     if privacy.exists():
         row["generator"] = {k: v for k, v in read_json(privacy).items() if k != "event_json"}

@@ -26,26 +26,21 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def run(demo: Path, steps: int, eval_every: int, extra: list[str], seed: int) -> dict:
-    from continuousbench.demo.demo import EVALUATOR_RECIPE, QUARTER, base_model_of
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from demo_base_search import evaluator_argv, summary  # a sibling benchmark script
+
+    from continuousbench.demo.demo import QUARTER, base_model_of
     from continuousbench.harness.run import cli as evaluate
 
     release = demo / "releases" / f"geminon-tiny-{QUARTER}"
     base = base_model_of(demo)
-    replay = base / "replay.parquet"
     with tempfile.TemporaryDirectory() as tmp:
-        argv = [
-            "--config", str(EVALUATOR_RECIPE), "--release", str(release), "--model", str(base),
-            "--output_dir", str(Path(tmp) / "run"), "--replay_corpus", str(replay),
-            "--max_steps", str(steps), "--eval_steps", str(eval_every), "--save_steps", str(eval_every),
-            "--seed", str(seed), *extra,
-        ]  # fmt: skip
+        argv = evaluator_argv(release, base, Path(tmp) / "run", seed=seed, steps=steps)
+        argv += ["--eval_steps", str(eval_every), "--save_steps", str(eval_every), *extra]
         start = time.perf_counter()
         evaluate(argv)
         seconds = time.perf_counter() - start
         results = json.loads((Path(tmp) / "run" / "results.json").read_text())
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from demo_base_search import summary  # a sibling benchmark script
-
     return {"seconds": round(seconds, 1), **summary(results, steps, [])}
 
 

@@ -38,9 +38,14 @@ def build(args, private: bool):
     if not private:
         return model, tok.pad_token_id, rows, optimizer
     comps = dpsgd.make_private(
-        model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
-        generator=SecretStreams.create().noise, secure_mode=True, clipping="bookkeeping",
-    )  # fmt: skip
+        model,
+        optimizer,
+        noise_multiplier=1.0,
+        expected_batch_size=len(rows),
+        generator=SecretStreams.create().noise,
+        secure_mode=True,
+        clipping="bookkeeping",
+    )
     return comps, tok.pad_token_id, rows, optimizer
 
 

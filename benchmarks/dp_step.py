@@ -119,10 +119,14 @@ def build_step(args, kind: str):
         hooks = _before(base) if base.startswith("opacus_") else contextlib.nullcontext()
         with hooks:
             comps = dpsgd.make_private(
-                model, optimizer, noise_multiplier=1.0, expected_batch_size=len(rows),
-                generator=SecretStreams.create(device=device).noise, secure_mode=True,
+                model,
+                optimizer,
+                noise_multiplier=1.0,
+                expected_batch_size=len(rows),
+                generator=SecretStreams.create(device=device).noise,
+                secure_mode=True,
                 clipping=CLIPPING_OF.get(base, base),
-            )  # fmt: skip
+            )
         # ghost picks Gram or materialised norms each step; these kinds force one
         forced = {"two_backwards": False, "ghost_gram": True}.get(base)
 

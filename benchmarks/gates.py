@@ -27,10 +27,16 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as root:
         texts = [
-            list(load_release(build_release(GeminonBuildArguments(quarter=q, out=root), progress=False),
-                              "corpus", "train")["text"]) * args.repeat
+            list(
+                load_release(
+                    build_release(GeminonBuildArguments(quarter=q, out=root), progress=False),
+                    "corpus",
+                    "train",
+                )["text"]
+            )
+            * args.repeat
             for q in ("2026q1", "2026q2")
-        ]  # fmt: skip
+        ]
     started = time.perf_counter()
     overlap, distinct, _ = corpus_overlap(texts[0], [texts[1]])
     seconds = time.perf_counter() - started

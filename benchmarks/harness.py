@@ -45,9 +45,12 @@ def naive_answers(model, tokenizer, prompts, max_new_tokens: int) -> list[str]:
         enc = tokenizer(prompt, return_tensors="pt")
         with torch.no_grad():
             ids = model.generate(
-                **enc, max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens, do_sample=False,
+                **enc,
+                max_new_tokens=max_new_tokens,
+                min_new_tokens=max_new_tokens,
+                do_sample=False,
                 pad_token_id=tokenizer.pad_token_id,
-            )  # fmt: skip
+            )
         text = tokenizer.decode(ids[0, enc["input_ids"].shape[1] :], skip_special_tokens=True)
         out.append(text.split("\n", 1)[0].strip())
     return out
@@ -146,8 +149,10 @@ def long_document_figures(megabytes: float) -> dict:
         with tempfile.TemporaryDirectory() as folder:
             done = subprocess.run(
                 [sys.executable, "-c", LONG_DOCUMENT_STEP, str(megabytes), str(blocks), folder],
-                capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         peak, _ = done.stdout.split()[-2:]
         figures[f"peak RSS, {megabytes:g} MB line {name} (GiB)"] = float(peak)
     return figures
@@ -195,11 +200,18 @@ def main(quick: bool, threads: int) -> dict:
 
     def config(name: str, max_steps: int, max_length: int, lr: float) -> EvaluatorConfig:
         return EvaluatorConfig(
-            output_dir=str(tmp / name), max_steps=max_steps, per_device_train_batch_size=8,
+            output_dir=str(tmp / name),
+            max_steps=max_steps,
+            per_device_train_batch_size=8,
             samples_per_step=8,
-            max_length=max_length, learning_rate=lr, eval_strategy="no", save_strategy="no",
-            load_best_model_at_end=False, logging_steps=max_steps, disable_tqdm=True,
-        )  # fmt: skip
+            max_length=max_length,
+            learning_rate=lr,
+            eval_strategy="no",
+            save_strategy="no",
+            load_best_model_at_end=False,
+            logging_steps=max_steps,
+            disable_tqdm=True,
+        )
 
     # (1) training throughput: the release corpus in 128-token blocks
     start = time.perf_counter()

@@ -32,8 +32,15 @@ def reports(event, n: int, seed: int) -> list[dict]:
     for outlet in range(n):
         a = article(event, outlet, rng)
         text = "\n\n".join(a["paragraphs"])
-        rows.append({"id": f"{event.key}-{outlet}", "title": a["title"], "date": a["date"],
-                     "hostname": f"outlet{outlet}.example", "text": text})  # fmt: skip
+        rows.append(
+            {
+                "id": f"{event.key}-{outlet}",
+                "title": a["title"],
+                "date": a["date"],
+                "hostname": f"outlet{outlet}.example",
+                "text": text,
+            }
+        )
     return rows
 
 

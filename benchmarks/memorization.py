@@ -65,15 +65,25 @@ def main(argv: list[str] | None = None) -> None:
             start, cpu = time.perf_counter(), time.process_time()
             result = memorization.main(
                 memorization.MemorizationArguments(
-                    model=str(SHIPPED_BASE), release=str(release), output=f"{tmp}/m{docs}.json", docs=docs,
+                    model=str(SHIPPED_BASE),
+                    release=str(release),
+                    output=f"{tmp}/m{docs}.json",
+                    docs=docs,
                     batch_size=args.batch_size,
                 )
-            )  # fmt: skip
+            )
             total, cpu = time.perf_counter() - start, time.process_time() - cpu
             probed = result["train"]["n"] + result["heldout"]["n"]
-            table.add_row(str(docs), str(probed), f"{total:.1f}", f"{decoding['seconds']:.1f}",
-                          f"{probed / total:.1f}", f"{probed / decoding['seconds']:.1f}", f"{cpu:.1f}",
-                          f"{probed / cpu:.1f}")  # fmt: skip
+            table.add_row(
+                str(docs),
+                str(probed),
+                f"{total:.1f}",
+                f"{decoding['seconds']:.1f}",
+                f"{probed / total:.1f}",
+                f"{probed / decoding['seconds']:.1f}",
+                f"{cpu:.1f}",
+                f"{probed / cpu:.1f}",
+            )
     Console().print(table)
 
 

@@ -56,13 +56,27 @@ def generate(folder: Path, n: int, pages: int, seed: int = 0) -> tuple[list[Path
                 cut = int(len(words) * 0.85)
                 art["paragraphs"] = [*head, " ".join(words[:cut] + fresh[: len(words) - cut])]
             text = "\n".join([art["title"], *art["paragraphs"]])
-            a = {"id": f"a{i:07d}", "url": art["url"], "hostname": art["url"].split("/")[2],
-                 "title": art["title"], "date": art["date"], "crawl_date": f"{art['date']}T12:00:00Z",
-                 "language": "en", "text": text, "paragraphs": art["paragraphs"]}  # fmt: skip
+            a = {
+                "id": f"a{i:07d}",
+                "url": art["url"],
+                "hostname": art["url"].split("/")[2],
+                "title": art["title"],
+                "date": art["date"],
+                "crawl_date": f"{art['date']}T12:00:00Z",
+                "language": "en",
+                "text": text,
+                "paragraphs": art["paragraphs"],
+            }
         rows.append(a)
         if i < pages:
-            records.append({"url": a["url"], "crawl_date": a["crawl_date"], "content_type": "text/html",
-                            "body": page(i, a["title"], a["date"], a["paragraphs"]).encode()})  # fmt: skip
+            records.append(
+                {
+                    "url": a["url"],
+                    "crawl_date": a["crawl_date"],
+                    "content_type": "text/html",
+                    "body": page(i, a["title"], a["date"], a["paragraphs"]).encode(),
+                }
+            )
     shards = folder / "articles"
     shards.mkdir(parents=True, exist_ok=True)
     columns = ("id", "url", "hostname", "title", "date", "crawl_date", "language", "text")
@@ -95,8 +109,9 @@ def read_warcs(paths: list[Path], reader: str) -> int:
             from continuousbench.news.warc import GzipMembers
 
             with open(path, "rb") as raw:
-                for record in ArchiveIterator(GzipMembers(raw), parse_http=True, fsspec_args=False,
-                                              stream_detect=False):  # fmt: skip
+                for record in ArchiveIterator(
+                    GzipMembers(raw), parse_http=True, fsspec_args=False, stream_detect=False
+                ):
                     if record.record_type == WarcRecordType.response:
                         record.reader.read()
                         n += 1
@@ -112,9 +127,12 @@ def extraction_rate(warc: Path, limit: int = 500) -> float:
     from continuousbench.news.warc import GzipMembers
 
     with open(warc, "rb") as raw:
-        pages = [(r.headers.get("WARC-Target-URI"), r.reader.read().decode())
-                 for r in ArchiveIterator(GzipMembers(raw), record_types=WarcRecordType.response,
-                                          fsspec_args=False, stream_detect=False)][:limit]  # fmt: skip
+        pages = [
+            (r.headers.get("WARC-Target-URI"), r.reader.read().decode())
+            for r in ArchiveIterator(
+                GzipMembers(raw), record_types=WarcRecordType.response, fsspec_args=False, stream_detect=False
+            )
+        ][:limit]
     py3langid.classify("warm up the language model")
     start = time.perf_counter()
     for url, html in pages:
@@ -143,9 +161,19 @@ def excerpts(folder: Path, n: int = 30, seed: int = 1) -> Path:
     for i in range(n // 3):
         shared = words(200)
         texts[f"half{i}a"], texts[f"half{i}b"] = shared + words(200), words(190) + shared
-    rows = [{"id": k, "url": f"https://x.com/{k}", "hostname": "x.com", "title": k, "date": "2026-01-10",
-             "crawl_date": "2026-01-10T00:00:00Z", "language": "en", "text": " ".join(v)}
-            for k, v in texts.items()]  # fmt: skip
+    rows = [
+        {
+            "id": k,
+            "url": f"https://x.com/{k}",
+            "hostname": "x.com",
+            "title": k,
+            "date": "2026-01-10",
+            "crawl_date": "2026-01-10T00:00:00Z",
+            "language": "en",
+            "text": " ".join(v),
+        }
+        for k, v in texts.items()
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows), folder / "part-00000.parquet")
     return folder
@@ -198,8 +226,12 @@ def child(variant: str, source: Path, work: Path, workers: int) -> dict:
         from continuousbench.news.extract import ExtractArguments, main
 
         timeout = 10.0 if variant == "extract-sandbox" else 0.0
-        out = main(ExtractArguments(output=str(work), warc=[str(p) for p in sorted(source.glob("*.warc.gz"))],
-                                    timeout=timeout), ex)  # fmt: skip
+        out = main(
+            ExtractArguments(
+                output=str(work), warc=[str(p) for p in sorted(source.glob("*.warc.gz"))], timeout=timeout
+            ),
+            ex,
+        )
         kept = len(read_rows(out, ["id"]))
     elif variant.startswith("ours"):
         from continuousbench.news.dedup import DedupArguments, main
@@ -273,8 +305,18 @@ def measure(
     import tempfile
 
     env = os.environ | ({"PYTHONPATH": str(before)} if variant.endswith("-before") else {})
-    cmd = [sys.executable, __file__, "--child", variant.removesuffix("-before"), "--source", str(source),
-           "--work", str(work), "--workers", str(workers)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        variant.removesuffix("-before"),
+        "--source",
+        str(source),
+        "--work",
+        str(work),
+        "--workers",
+        str(workers),
+    ]
     peak, largest, peak_pss, samples, cpu = 0, 0, 0, 0, {}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:  # no pipe to fill up
         with subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env) as proc:
@@ -291,9 +333,12 @@ def measure(
             raise RuntimeError(f"{variant} failed:\n{err.read()[-3000:]}")
         found = json.loads(out.read().strip().splitlines()[-1])
     mb = lambda n: round(n / 2**20, 1)  # noqa: E731
-    return found | {"peak_job_pss_mb": mb(peak_pss), "peak_job_rss_mb": mb(peak),
-                    "peak_process_rss_mb": mb(largest),
-                    "cpu_seconds": round(sum(cpu.values()), 1)}  # fmt: skip
+    return found | {
+        "peak_job_pss_mb": mb(peak_pss),
+        "peak_job_rss_mb": mb(peak),
+        "peak_process_rss_mb": mb(largest),
+        "cpu_seconds": round(sum(cpu.values()), 1),
+    }
 
 
 def endpoint_rate(in_flight: int, requests: int, latency: float = 0.05) -> float:
@@ -318,8 +363,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], help="extract, ours-sampled, ours-jaccard, ...")
     parser.add_argument("--out", type=Path, default=Path("/tmp/news-bench"))
-    parser.add_argument("--before", type=Path, help="a tree of the package before a change: adds "
-                        "ours-sampled-before, run with PYTHONPATH=BEFORE")  # fmt: skip
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a tree of the package before a change: adds ours-sampled-before, run with PYTHONPATH=BEFORE",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -332,8 +380,12 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     start = time.perf_counter()
     warcs, shards = generate(args.out / "data", args.articles, args.pages)
-    results: dict = {"articles": args.articles, "pages": args.pages, "workers": args.workers,
-                     "generate_seconds": round(time.perf_counter() - start, 1)}  # fmt: skip
+    results: dict = {
+        "articles": args.articles,
+        "pages": args.pages,
+        "workers": args.workers,
+        "generate_seconds": round(time.perf_counter() - start, 1),
+    }
     read_warcs(warcs[:1], "warcio"), read_warcs(warcs[:1], "fastwarc")  # imports out of the timings
     if "extract" not in args.skip:
         results["extract_core_pages_per_s"] = extraction_rate(warcs[0])

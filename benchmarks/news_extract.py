@@ -25,7 +25,6 @@ field).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -73,15 +72,12 @@ def score(references: list[str], predictions: list[str]) -> dict:
     pages = [page_scores(*counts(ref, pred)) for ref, pred in zip(references, predictions, strict=True)]
     precision = statistics.mean(p for p, _, _ in pages if p is not None)
     recall = statistics.mean(r for _, r, _ in pages if r is not None)
-    return {"precision": precision, "recall": recall, "f1": 2 * precision * recall / (precision + recall),
-            "page_f1": statistics.mean(f for _, _, f in pages)}  # fmt: skip
-
-
-def load(folder: Path) -> list[dict]:
-    truth = json.loads((folder / "ground-truth.json").read_text())
-    html = folder / "html" if (folder / "html").is_dir() else folder
-    return [{"id": k, "url": v["url"], "html": gzip.decompress((html / f"{k}.html.gz").read_bytes()),
-             "reference": v["articleBody"]} for k, v in sorted(truth.items())]  # fmt: skip
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall),
+        "page_f1": statistics.mean(f for _, _, f in pages),
+    }
 
 
 def ours(pages: list[dict], workers: int) -> dict[str, str]:
@@ -96,8 +92,15 @@ def ours(pages: list[dict], workers: int) -> dict[str, str]:
     py3langid.langid.classify("")  # loads the model, which names its languages
     languages = list(py3langid.langid.IDENTIFIER.nb_classes)
     with tempfile.TemporaryDirectory() as tmp:
-        records = [{"url": p["url"], "body": p["html"], "content_type": "text/html; charset=utf-8",
-                    "crawl_date": "2020-06-01T00:00:00Z"} for p in pages]  # fmt: skip
+        records = [
+            {
+                "url": p["url"],
+                "body": p["html"],
+                "content_type": "text/html; charset=utf-8",
+                "crawl_date": "2020-06-01T00:00:00Z",
+            }
+            for p in pages
+        ]
         warcs = [f"{tmp}/pages-{w}.warc.gz" for w in range(workers)]
         for w, path in enumerate(warcs):
             write_warc(path, records[w::workers])
@@ -110,8 +113,9 @@ def plain(pages: list[dict]) -> dict[str, str]:
     """``trafilatura.extract`` with its defaults on the page decoded as UTF-8."""
     import trafilatura
 
-    return {p["url"]: trafilatura.extract(p["html"].decode("utf-8", "replace"), url=p["url"]) or ""
-            for p in pages}  # fmt: skip
+    return {
+        p["url"]: trafilatura.extract(p["html"].decode("utf-8", "replace"), url=p["url"]) or "" for p in pages
+    }
 
 
 def cpu_seconds() -> float:
@@ -129,8 +133,16 @@ def fresh(code: Path, args: argparse.Namespace) -> tuple[dict[str, str], float, 
     """``news extract`` of the package in ``code``, in a fresh process (this script with ``--emit``)."""
     with tempfile.TemporaryDirectory() as tmp:
         emitted = Path(tmp) / "found.json"
-        command = [sys.executable, __file__, "--pages", str(args.pages), "--workers", str(args.workers),
-                   "--emit", str(emitted)]  # fmt: skip
+        command = [
+            sys.executable,
+            __file__,
+            "--pages",
+            str(args.pages),
+            "--workers",
+            str(args.workers),
+            "--emit",
+            str(emitted),
+        ]
         env = os.environ | {"PYTHONPATH": str(code)}
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         if done.returncode:
@@ -153,12 +165,22 @@ def report(name: str, pages: list[dict], found: dict[str, str], wall: float, cpu
     for subset, chosen in sets.items():
         scores = score([p["reference"] for p in chosen], [found.get(p["url"], "") for p in chosen])
         kept = sum(bool(found.get(p["url"])) for p in chosen)
-        rows.append({"system": name, "pages": subset, "count": len(chosen), "kept": kept,
-                     **{k: round(v, 4) for k, v in scores.items()}, "wall_s": round(wall, 1),
-                     "cpu_s": round(cpu, 1)})  # fmt: skip
-        print(f"{name:<24} {subset:<7} {len(chosen):>4}  kept {kept:>4}  P {scores['precision']:.4f}  "
-              f"R {scores['recall']:.4f}  F1 {scores['f1']:.4f}  page F1 {scores['page_f1']:.4f}  "
-              f"({wall:.1f} s, CPU {cpu:.1f} s)")  # fmt: skip
+        rows.append(
+            {
+                "system": name,
+                "pages": subset,
+                "count": len(chosen),
+                "kept": kept,
+                **{k: round(v, 4) for k, v in scores.items()},
+                "wall_s": round(wall, 1),
+                "cpu_s": round(cpu, 1),
+            }
+        )
+        print(
+            f"{name:<24} {subset:<7} {len(chosen):>4}  kept {kept:>4}  P {scores['precision']:.4f}  "
+            f"R {scores['recall']:.4f}  F1 {scores['f1']:.4f}  page F1 {scores['page_f1']:.4f}  "
+            f"({wall:.1f} s, CPU {cpu:.1f} s)"
+        )
     return rows
 
 
@@ -171,7 +193,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--emit", type=Path, help=argparse.SUPPRESS)  # a fresh process's found texts
     args = parser.parse_args()
-    pages = load(args.pages.resolve())
+    from realpages import real_pages
+
+    pages = real_pages(args.pages.resolve())
     if args.emit:
         found, wall, cpu = timed(lambda: ours(pages, args.workers))
         args.emit.write_text(json.dumps({"found": found, "wall": wall, "cpu": cpu}))

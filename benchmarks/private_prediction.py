@@ -70,8 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     made: dict[str, list] = {}
 
     def decode(kv_cache: bool) -> None:
-        decoder = BatchDecoder(model, tokenizer, mech, max_new_tokens=args.tokens, private_tokens=args.tokens,
-                               kv_cache=kv_cache)  # fmt: skip
+        decoder = BatchDecoder(
+            model, tokenizer, mech, max_new_tokens=args.tokens, private_tokens=args.tokens, kv_cache=kv_cache
+        )
         decoder.eos = set()  # equal work: every batch decodes --tokens tokens
         generator = torch.Generator(device=args.device).manual_seed(0)
         made[str(kv_cache)] = decoder.decode(batches, public, generator)
@@ -81,11 +82,20 @@ def main(argv: list[str] | None = None) -> None:
         rows = [p for batch in batches for p in batch]
         enc = tokenizer(rows, return_tensors="pt", padding=True).to(args.device)
         with torch.no_grad():
-            model.generate(**enc, max_new_tokens=args.tokens, min_new_tokens=args.tokens, do_sample=True,
-                           use_cache=True, pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+            model.generate(
+                **enc,
+                max_new_tokens=args.tokens,
+                min_new_tokens=args.tokens,
+                do_sample=True,
+                use_cache=True,
+                pad_token_id=tokenizer.pad_token_id,
+            )
 
-    variants = {"KV cache (ours)": lambda: decode(True), "recompute the prompts": lambda: decode(False),
-                "generate, no privacy (peer)": generate}  # fmt: skip
+    variants = {
+        "KV cache (ours)": lambda: decode(True),
+        "recompute the prompts": lambda: decode(False),
+        "generate, no privacy (peer)": generate,
+    }
     wall: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.repeats):
@@ -99,9 +109,11 @@ def main(argv: list[str] | None = None) -> None:
     assert made["True"] == made["False"], "the two decoders emitted different tokens"
     tokens = args.batches * args.tokens
     rows = args.batches * args.batch_size
-    print(f"model {args.model} on {args.device}: {args.batches} batches x {args.batch_size} prompts, "
-          f"records cut at {args.record_tokens} tokens, {args.tokens} new tokens, "
-          f"{args.repeats} repeats")  # fmt: skip
+    print(
+        f"model {args.model} on {args.device}: {args.batches} batches x {args.batch_size} prompts, "
+        f"records cut at {args.record_tokens} tokens, {args.tokens} new tokens, "
+        f"{args.repeats} repeats"
+    )
     print(f"| decoder | synthetic tokens/s (wall) | tokens/s (CPU time) | row-tokens/s (wall, {rows} rows) |")
     print("| --- | ---: | ---: | ---: |")
     for name in variants:

@@ -69,10 +69,12 @@ def main(questions: int, resamples: int, rounds: int) -> None:
         return paired_strata(frame, resamples=resamples, seed=0)
 
     cases = {
-        "bootstrap: multinomial (ours)": ours, "bootstrap: numpy indices": indices,
-        "bootstrap: scipy paired": scipy_paired, "score + Wilson, all strata": wilson_all_strata,
+        "bootstrap: multinomial (ours)": ours,
+        "bootstrap: numpy indices": indices,
+        "bootstrap: scipy paired": scipy_paired,
+        "score + Wilson, all strata": wilson_all_strata,
         "compare: every stratum": comparison,
-    }  # fmt: skip
+    }
     times: dict[str, list[float]] = {name: [] for name in cases}
     names = list(cases)
     for r in range(rounds):

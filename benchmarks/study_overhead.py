@@ -33,8 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "continuousbench" / "demo"
 STUDY = (ROOT / "tests" / "study" / "tiny_study.yaml").read_text().replace("DEMO_FOLDER", str(DEMO))
 STUDY = STUDY.replace("EXTRA_OPTIONS", "")  # tests/study's study
-JOBS = {"compare": "compare/tiny/real-vs-none-seed0", "report": "report/all",
-        "evaluate": "evaluate/tiny/none-seed0"}  # fmt: skip
+JOBS = {
+    "compare": "compare/tiny/real-vs-none-seed0",
+    "report": "report/all",
+    "evaluate": "evaluate/tiny/none-seed0",
+}
 OUTPUTS = {"compare": "compare", "report": "report", "evaluate": "runs/tiny/none-seed0"}  # removed first
 WAYS = ("subprocess", "fork")
 
@@ -60,8 +63,12 @@ def _study(folder: Path, way: str) -> tuple[float, float]:
     (folder / "tiny.yaml").write_text(STUDY)
     before, start = _children_cpu(), time.perf_counter()
     argv = ["study", "--config", str(folder / "tiny.yaml"), "--out", str(folder / "out"), "--jobs", "1"]
-    subprocess.run([sys.executable, "-m", "continuousbench.cli", *argv], check=True, stdout=subprocess.PIPE,
-                   env={**os.environ, "CONTINUOUSBENCH_JOB_START": way})  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "continuousbench.cli", *argv],
+        check=True,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "CONTINUOUSBENCH_JOB_START": way},
+    )
     return time.perf_counter() - start, _children_cpu() - before
 
 

@@ -20,9 +20,16 @@ def main() -> None:
 
     from continuousbench.study import costs
 
-    config = Gemma3TextConfig(vocab_size=262144, hidden_size=1152, intermediate_size=6912,
-                              num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1,
-                              head_dim=256, sliding_window=512)  # fmt: skip
+    config = Gemma3TextConfig(
+        vocab_size=262144,
+        hidden_size=1152,
+        intermediate_size=6912,
+        num_hidden_layers=26,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=256,
+        sliding_window=512,
+    )
     with torch.device("cuda"):
         model = Gemma3ForCausalLM(config).to(torch.bfloat16).eval()
     n = sum(p.numel() for p in model.parameters())

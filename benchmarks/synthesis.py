@@ -42,9 +42,15 @@ def local_runs(args, folder: str) -> dict[str, Callable[[], int]]:
 
     def run(batch: int) -> int:
         texts = generate_batched(
-            model, tokenizer, [prompt] * args.local_samples, max_new_tokens=args.new_tokens,
-            batch_size=batch, do_sample=True, temperature=1.0, seed=0,
-        )  # fmt: skip
+            model,
+            tokenizer,
+            [prompt] * args.local_samples,
+            max_new_tokens=args.new_tokens,
+            batch_size=batch,
+            do_sample=True,
+            temperature=1.0,
+            seed=0,
+        )
         return len(texts)
 
     return {f"local, batch {args.batch}": lambda: run(args.batch), "local, one at a time": lambda: run(1)}

@@ -83,8 +83,16 @@ def debugging() -> bool:
 
 FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)  # no space, over `ulimit -f`, over a quota
 # how libraries that do not raise OSError (safetensors, torch.save, pyarrow) say the same
-FULL_TEXTS = ("no space left on device", "file too large", "disk quota exceeded", "os error 28",
-              "os error 27", "file write failed", "storagefull", "filetoolarge")  # fmt: skip
+FULL_TEXTS = (
+    "no space left on device",
+    "file too large",
+    "disk quota exceeded",
+    "os error 28",
+    "os error 27",
+    "file write failed",
+    "storagefull",
+    "filetoolarge",
+)
 
 
 def disk_full(err: BaseException) -> bool:
@@ -104,8 +112,12 @@ def disk_full(err: BaseException) -> bool:
 def _full_line(err: BaseException) -> str:
     from continuousbench.locks import writing
 
-    where = (getattr(err, "filename", None) or getattr(err, "writing", None)
-             or ", ".join(map(str, writing())) or "the output")  # fmt: skip
+    where = (
+        getattr(err, "filename", None)
+        or getattr(err, "writing", None)
+        or ", ".join(map(str, writing()))
+        or "the output"
+    )
     return (
         f"no space left on the device writing {where} (a full disk, a quota or the file size limit); free "
         "some space (or choose a folder on another disk) and rerun: --resume continues from the last "

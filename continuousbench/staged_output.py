@@ -165,9 +165,11 @@ class StagedOutput:
         The previous artefacts of this command are moved into a trash folder first and deleted only
         once every new one is in place, so a failure part-way leaves either the old or the new output.
         """
-        names = sorted(
-            p.name for p in self.work.iterdir() if p.name != CONFIG_FILE
-        ) if names is None else list(names)  # fmt: skip
+        names = (
+            sorted(p.name for p in self.work.iterdir() if p.name != CONFIG_FILE)
+            if names is None
+            else list(names)
+        )
         missing = [n for n in names if not (self.work / n).exists()]
         if missing:
             raise FileNotFoundError(f"cannot publish {', '.join(missing)}: not in {self.work}")

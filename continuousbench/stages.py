@@ -52,14 +52,22 @@ class WorkDir:
             cls.check_resume(path, name, settings)
         work = cls(path, settings)
         done = work.finished()
-        log.info("%s the build in %s%s", "resuming" if done else "starting", work.path,
-                 f" (finished: {', '.join(done)})" if done else "")  # fmt: skip
+        log.info(
+            "%s the build in %s%s",
+            "resuming" if done else "starting",
+            work.path,
+            f" (finished: {', '.join(done)})" if done else "",
+        )
         for other in sorted(parent.glob(f"{name}-*")):
             if other == work.path or not other.is_dir():
                 continue
             if cls.finished_in(other):
-                log.warning("kept %s: an unfinished build of %s with other settings (see its settings.json; "
-                            "rerun with them to resume it, or delete the folder)", other, name)  # fmt: skip
+                log.warning(
+                    "kept %s: an unfinished build of %s with other settings (see its settings.json; "
+                    "rerun with them to resume it, or delete the folder)",
+                    other,
+                    name,
+                )
             else:
                 shutil.rmtree(other, ignore_errors=True)
         return work
@@ -77,8 +85,10 @@ class WorkDir:
             return
         others = [p for p in path.parent.glob(f"{name}-*") if p.is_dir() and cls.finished_in(p)]
         if not others:
-            raise UserError(f"--resume: nothing to resume: no unfinished build of {name} in {path.parent}; "
-                            "drop --resume to start one")  # fmt: skip
+            raise UserError(
+                f"--resume: nothing to resume: no unfinished build of {name} in {path.parent}; "
+                "drop --resume to start one"
+            )
         latest = max(others, key=lambda p: p.stat().st_mtime)
         try:
             found = files.read_json(latest / "settings.json")

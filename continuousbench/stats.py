@@ -140,8 +140,17 @@ def paired_difference(
     n = int(x.size)
     a_only, b_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
     if n == 0:
-        return {"n": 0, "accuracy_a": None, "accuracy_b": None, "difference": None, "ci95": None,
-                "bootstrap_ci95": None, "a_only": 0, "b_only": 0, "p_value": None}  # fmt: skip
+        return {
+            "n": 0,
+            "accuracy_a": None,
+            "accuracy_b": None,
+            "difference": None,
+            "ci95": None,
+            "bootstrap_ci95": None,
+            "a_only": 0,
+            "b_only": 0,
+            "p_value": None,
+        }
     diff = x.astype(float) - y.astype(float)
     low, high = bootstrap_interval(diff, resamples=resamples, seed=seed, confidence=confidence)
     return {

@@ -52,8 +52,13 @@ def build(source: str) -> gr.Blocks:
     def ranking(release, track, kind, epsilon, generator, base_model, tuning):
         if not release:
             return "", None, "No valid submission yet."
-        filters = {"kind": kind, "epsilon": epsilon, "base_model": base_model, "tuning": tuning,
-                   "generator": generator}  # fmt: skip
+        filters = {
+            "kind": kind,
+            "epsilon": epsilon,
+            "base_model": base_model,
+            "tuning": tuning,
+            "generator": generator,
+        }
         metric, rows = lb.rank(data["subs"], release, recipes=lb.CANONICAL, **filters)
         _, apart = lb.rank(data["subs"], release, recipes=lb.OTHER, **filters)
         note = (
@@ -85,11 +90,13 @@ def build(source: str) -> gr.Blocks:
     with gr.Blocks(title="ContinuousBench leaderboard") as demo:
         gr.Markdown(INTRO)
         with gr.Row():
-            track = gr.Dropdown([lb.ALL, *lb.tracks(data["subs"])], value=lb.ALL, label="track",
-                                elem_id="track")  # fmt: skip
+            track = gr.Dropdown(
+                [lb.ALL, *lb.tracks(data["subs"])], value=lb.ALL, label="track", elem_id="track"
+            )
             names = release_choices(lb.ALL)
-            release = gr.Dropdown(names, value=names[0] if names else None, label="release",
-                                  elem_id="release")  # fmt: skip
+            release = gr.Dropdown(
+                names, value=names[0] if names else None, label="release", elem_id="release"
+            )
             kind = gr.Dropdown([lb.ALL], value=lb.ALL, label="kind", elem_id="kind")
             epsilon = gr.Dropdown([lb.ALL], value=lb.ALL, label="ε requested", elem_id="epsilon")
         with gr.Row():

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,12 +98,42 @@ def tiny_model_dir(tmp_path_factory, tiny_release):
 def tiny_run_argv(release, model, output_dir, *extra: str, steps: int = 2, tuning: str = "lora") -> list[str]:
     """Arguments of a tiny run: 8 blocks of 64 tokens per step, 4 validation and 6 test questions per part."""
     return [
-        "--release", str(release), "--model", str(model), "--tuning", tuning, "--lora_r", "8",
-        "--output_dir", str(output_dir), "--steps", str(steps), "--eval_steps", "1", "--save_steps", "1",
-        "--per_device_train_batch_size", "8", "--samples_per_step", "8", "--max_length", "64",
-        "--learning_rate", "1e-3", "--logging_steps", "1", "--qa-eval-limit", "4", "--qa-test-limit", "6",
-        "--max-new-tokens", "8", "--dataloader_num_workers", "0", *extra,
-    ]  # fmt: skip
+        "--release",
+        str(release),
+        "--model",
+        str(model),
+        "--tuning",
+        tuning,
+        "--lora_r",
+        "8",
+        "--output_dir",
+        str(output_dir),
+        "--steps",
+        str(steps),
+        "--eval_steps",
+        "1",
+        "--save_steps",
+        "1",
+        "--per_device_train_batch_size",
+        "8",
+        "--samples_per_step",
+        "8",
+        "--max_length",
+        "64",
+        "--learning_rate",
+        "1e-3",
+        "--logging_steps",
+        "1",
+        "--qa-eval-limit",
+        "4",
+        "--qa-test-limit",
+        "6",
+        "--max-new-tokens",
+        "8",
+        "--dataloader_num_workers",
+        "0",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -133,8 +166,11 @@ def run_argv():
 
 
 # evaluate --epsilon on the tiny run: Poisson batches of 8 documents (exact accounting in seconds).
-DP_EVALUATE_ARGS = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
-                    "--warmup_steps", "0", "--micro_batch_size", "4")  # fmt: skip
+DP_EVALUATE_ARGS = tuple(
+    shlex.split(
+        "--epsilon 10 --sampling poisson --expected_batch_size 8 --warmup_steps 0 --micro_batch_size 4"
+    )
+)
 
 
 @dataclass
@@ -175,6 +211,22 @@ def no_backoff(monkeypatch):
 def dp_evaluate_args():
     """:data:`DP_EVALUATE_ARGS`, for tests (conftest modules are not importable)."""
     return list(DP_EVALUATE_ARGS)
+
+
+def two_process_evaluate(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``recipes/evaluate.py <argv>`` under torchrun, two CPU processes, offline; its output captured."""
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    recipe = Path(__file__).resolve().parents[1] / "recipes" / "evaluate.py"
+    return subprocess.run(
+        [*torchrun, str(recipe), *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="session")
+def torchrun_evaluate():
+    """:func:`two_process_evaluate`, for tests (conftest modules are not importable)."""
+    return two_process_evaluate
 
 
 def _interrupt_training(evaluation: int, monkeypatch) -> None:

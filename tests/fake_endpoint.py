@@ -143,8 +143,11 @@ class FakeOpenAIServer:
 
         def chunk(piece: str, finish: str | None) -> str:
             part = {"delta": {"content": piece}} if chat else {"text": piece}
-            event = {"object": "chunk", "model": payload["model"],
-                     "choices": [{"index": 0, **part, "finish_reason": finish}]}  # fmt: skip
+            event = {
+                "object": "chunk",
+                "model": payload["model"],
+                "choices": [{"index": 0, **part, "finish_reason": finish}],
+            }
             return f"data: {json.dumps(event)}\n\n"
 
         return [chunk(w, None) for w in words] + [chunk("", choice["finish_reason"]), "data: [DONE]\n\n"]

@@ -51,11 +51,15 @@ def fake_hub(monkeypatch, release_id: str, tags: list[str] | None = None) -> Sim
     def answer(name, result=None):
         patch_hub(monkeypatch, {name: result}, note)
 
-    patch_hub(monkeypatch, {
-        "create_repo": None,
-        "list_repo_refs": lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]),
-        "list_repo_files": [f"{release_id}/release.json"],
-        "create_commit": SimpleNamespace(oid="b" * 40),
-        "create_tag": None,
-    }, note)  # fmt: skip
+    patch_hub(
+        monkeypatch,
+        {
+            "create_repo": None,
+            "list_repo_refs": lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]),
+            "list_repo_files": [f"{release_id}/release.json"],
+            "create_commit": SimpleNamespace(oid="b" * 40),
+            "create_tag": None,
+        },
+        note,
+    )
     return SimpleNamespace(calls=calls, state=state, answer=answer)

@@ -100,8 +100,11 @@ class Env:
 
         hold = "import sys, time; from continuousbench.locks import lock_folder; "
         hold += "lock_folder(sys.argv[1], 'evaluate');"
-        holder = subprocess.Popen([sys.executable, "-c", hold + " print(1, flush=True); time.sleep(120)",
-                                   str(self.tmp / name)], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        holder = subprocess.Popen(
+            [sys.executable, "-c", hold + " print(1, flush=True); time.sleep(120)", str(self.tmp / name)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.request.addfinalizer(lambda: (holder.kill(), holder.wait()))
         assert holder.stdout.readline().strip() == "1"
         return Path(name)
@@ -201,8 +204,9 @@ class Env:
 
             weights.unlink()
             if edit == "encoder":
-                config = BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                    intermediate_size=32)  # fmt: skip
+                config = BertConfig(
+                    hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+                )
                 BertModel(config).save_pretrained(folder)
             else:
                 config = T5Config(d_model=16, d_ff=32, num_layers=1, num_heads=2, d_kv=8)
@@ -217,8 +221,14 @@ class Env:
 
     # --- runs of the commands ----------------------------------------------------------------------
 
-    def evaluate(self, *extra: str, out: str = "run", drop: tuple[str, ...] = (), model: Path | None = None,
-                 steps: int = 1) -> list[str]:  # fmt: skip
+    def evaluate(
+        self,
+        *extra: str,
+        out: str = "run",
+        drop: tuple[str, ...] = (),
+        model: Path | None = None,
+        steps: int = 1,
+    ) -> list[str]:
         """``evaluate`` argv of a tiny run on the session's release and model (``drop``: options left out)."""
         model = model or self.fixture("tiny_model_dir")
         release = self.fixture("tiny_release")
@@ -236,11 +246,18 @@ class Env:
     def run(self, name: str = "run", results: object = None) -> Path:
         """A hand-made run folder holding only a results.json (the pre-schema layout `report` reads)."""
         metrics = {"metrics": {"exact_match": {"accuracy": 0.5}, "contains": {"accuracy": 0.75}}}
-        results = results if results is not None else {
-            "release": {"id": RID}, "base_model": "models/tiny", "tuning": "lora", "steps": 2,
-            "corpus": {"fingerprint": "0123456789abcdef"},
-            "metrics": {"qa_public": metrics, "qa_singleton": metrics},
-        }  # fmt: skip
+        results = (
+            results
+            if results is not None
+            else {
+                "release": {"id": RID},
+                "base_model": "models/tiny",
+                "tuning": "lora",
+                "steps": 2,
+                "corpus": {"fingerprint": "0123456789abcdef"},
+                "metrics": {"qa_public": metrics, "qa_singleton": metrics},
+            }
+        )
         self.file(f"{name}/results.json", json.dumps(results))
         return Path(name)
 
@@ -267,9 +284,10 @@ class Env:
         shutil.copytree(out, self.tmp / "run")
         args = with_option(argv, "--output_dir", str(self.tmp / "run"))
         copies = {
-            "other.parquet": self.fixture("killed_run_corpus"), "model-copy": self.fixture("tiny_model_dir"),
+            "other.parquet": self.fixture("killed_run_corpus"),
+            "model-copy": self.fixture("tiny_model_dir"),
             "release-copy": self.fixture("tiny_release"),
-        }  # fmt: skip
+        }
         for option, value in zip(change[::2], change[1::2], strict=True):
             if value in copies:
                 source, value = copies[value], str(self.tmp / value)
@@ -309,8 +327,9 @@ class Env:
         self.monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
         endpoint = f"http://127.0.0.1:{closed_port()}"
         self.monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-        self.monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                                 endpoint + "/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
+        self.monkeypatch.setattr(
+            constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+        )
         self.monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 30)
 
     def disk_full(self, at: int = 2, limit: bool = False) -> None:
@@ -330,19 +349,59 @@ class Env:
     def train_generator(self, *extra: str, corpus: Path | str | None = None) -> list[str]:
         corpus = corpus or self.fixture("tiny_release")
         model = self.fixture("tiny_model_dir")
-        return ["train-generator", "--corpus", str(corpus), "--model", str(model), "--output_dir", "gen",
-                "--lora_r", "4", "--steps", "2", "--max_length", "32", *extra]  # fmt: skip
+        return [
+            "train-generator",
+            "--corpus",
+            str(corpus),
+            "--model",
+            str(model),
+            "--output_dir",
+            "gen",
+            "--lora_r",
+            "4",
+            "--steps",
+            "2",
+            "--max_length",
+            "32",
+            *extra,
+        ]
 
     def synthesize(self, *extra: str) -> list[str]:
-        return ["synthesize", "--generator", str(self.fixture("tiny_model_dir")), "--output_dir", "syn",
-                "--num_samples", "3", "--max_new_tokens", "6", *extra]  # fmt: skip
+        return [
+            "synthesize",
+            "--generator",
+            str(self.fixture("tiny_model_dir")),
+            "--output_dir",
+            "syn",
+            "--num_samples",
+            "3",
+            "--max_new_tokens",
+            "6",
+            *extra,
+        ]
 
     def pe(self, *extra: str, corpus: Path | str | None = None, api: str | None = None) -> list[str]:
         corpus, api = corpus or self.fixture("tiny_release"), api or self.fixture("pe_word_api")
-        return ["pe", "--corpus", str(corpus), "--api", api, "--embedding_model",
-                str(self.fixture("tiny_model_dir")), "--output_dir", "pe", "--iterations", "2",
-                "--num_samples", "8", "--sweep_num_samples", "4", "--max_new_tokens", "8",
-                *extra]  # fmt: skip
+        return [
+            "pe",
+            "--corpus",
+            str(corpus),
+            "--api",
+            api,
+            "--embedding_model",
+            str(self.fixture("tiny_model_dir")),
+            "--output_dir",
+            "pe",
+            "--iterations",
+            "2",
+            "--num_samples",
+            "8",
+            "--sweep_num_samples",
+            "4",
+            "--max_new_tokens",
+            "8",
+            *extra,
+        ]
 
     def offline_api(self, name: str, answer: Callable[..., str]) -> str:
         """``offline:<name>``: a scripted model (registered for this test only)."""
@@ -359,11 +418,20 @@ class Env:
         """A tiny cluster-stage output: three reports of one event and one of another."""
         text = "The bridge over the river reopened on Monday after two years of repairs, the city said. " * 4
         rows = [(f"a{i}", f"https://news{i}.example/bridge", str(i // 3)) for i in range(4)]
-        return self.parquet(f"{name}/data/part-00000.parquet", {
-            "id": [r[0] for r in rows], "url": [r[1] for r in rows], "hostname": [r[1][8:22] for r in rows],
-            "title": ["Bridge reopens"] * 4, "date": ["2026-01-05"] * 4, "crawl_date": ["2026-01-05"] * 4,
-            "language": ["en"] * 4, "text": [text] * 4, "cluster": [int(r[2]) for r in rows],
-        }).parent.parent  # fmt: skip
+        return self.parquet(
+            f"{name}/data/part-00000.parquet",
+            {
+                "id": [r[0] for r in rows],
+                "url": [r[1] for r in rows],
+                "hostname": [r[1][8:22] for r in rows],
+                "title": ["Bridge reopens"] * 4,
+                "date": ["2026-01-05"] * 4,
+                "crawl_date": ["2026-01-05"] * 4,
+                "language": ["en"] * 4,
+                "text": [text] * 4,
+                "cluster": [int(r[2]) for r in rows],
+            },
+        ).parent.parent
 
     def hub(self, tags: list[str] = ()) -> object:
         """The Hub faked at its HTTP boundary (a dataset repo holding ``tags``)."""
@@ -391,8 +459,14 @@ def with_file_limit(argv: list[str], limit: int, cwd: Path) -> subprocess.Comple
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "continuousbench.cli", *map(str, argv)], cwd=cwd,
-                          preexec_fn=cap, capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "continuousbench.cli", *map(str, argv)],
+        cwd=cwd,
+        preexec_fn=cap,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def one_error_line(done: subprocess.CompletedProcess) -> str:

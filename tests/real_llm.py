@@ -65,8 +65,21 @@ def start_server(model_dir: Path, log: Path, port: int) -> subprocess.Popen:
     threads = str(os.cpu_count() or 1)
     env = os.environ | {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub), "OMP_NUM_THREADS": threads}
     hub.mkdir(exist_ok=True)
-    argv = [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model_dir), "--host",
-            "127.0.0.1", "--port", str(port), "--device", "cpu", "--default-seed", "0"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "transformers.cli.transformers",
+        "serve",
+        str(model_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        "--default-seed",
+        "0",
+    ]
     with log.open("wb") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,9 @@ SLOW = pytest.mark.slow
 ONE_EVALUATOR = "name: s\nrelease: r\nevaluators: [{name: e, config: c}]\n"  # a study file's start
 DEMO = Path(__file__).resolve().parents[1] / "continuousbench" / "demo"  # the demo's recipes and base model
 DEMO_RECIPE = DEMO / "configs" / "geminon-tiny-demo.yaml"
-DP_EVALUATE = ("--epsilon", "10", "--sampling", "poisson", "--expected_batch_size", "8",
-               "--micro_batch_size", "4")  # fmt: skip
+DP_EVALUATE = tuple(
+    shlex.split("--epsilon 10 --sampling poisson --expected_batch_size 8 --micro_batch_size 4")
+)
 
 
 def case(argv, code: int, message: str, *, id: str, may_change=(), keeps_work=False, marks=()):
@@ -50,8 +52,16 @@ def _unscreened(manifest: dict) -> None:
 
 def mauve(e: Env, *extra: str) -> list[str]:
     e.file("cand.jsonl", '{"text": "a"}\n')
-    return ["mauve", "--candidate", "cand.jsonl", "--reference", str(e.release()),
-            "--model", str(e.fixture("tiny_model_dir")), *extra]  # fmt: skip
+    return [
+        "mauve",
+        "--candidate",
+        "cand.jsonl",
+        "--reference",
+        str(e.release()),
+        "--model",
+        str(e.fixture("tiny_model_dir")),
+        *extra,
+    ]
 
 
 def news_extract(warc: object) -> list[str]:
@@ -75,8 +85,16 @@ def without_lora(argv: list[str]) -> list[str]:
 
 def memorization(e: Env, *extra: str) -> list[str]:
     """The probe's command line; an option of ``extra`` given again overrides (the later one wins)."""
-    return ["memorization", "--model", str(e.fixture("tiny_model_dir")), "--release", str(e.release()),
-            "--output", "m.json", *extra]  # fmt: skip
+    return [
+        "memorization",
+        "--model",
+        str(e.fixture("tiny_model_dir")),
+        "--release",
+        str(e.release()),
+        "--output",
+        "m.json",
+        *extra,
+    ]
 
 
 CLI = [

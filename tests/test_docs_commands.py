@@ -195,13 +195,19 @@ def test_every_command_in_the_docs_parses(capturing, capsys):
         ("```bash\ncontinuousbench build geminon --size tiny --colour red\n```\n", True, "unknown argument"),
         ("```bash\ncontinuousbench biuld geminon --size tiny\n```\n", True, "exited with 2"),
         ("Run `continuousbench evaluate --release x --steps-to-take 3` to ...\n", False, "--steps-to-take"),
-        ("```bash\ncontinuousbench evaluate --config recipes/configs/nope.yaml --release x\n```\n", True,
-         "does not exist"),
+        (
+            "```bash\ncontinuousbench evaluate --config recipes/configs/nope.yaml --release x\n```\n",
+            True,
+            "does not exist",
+        ),
         ("```bash\npython builders/nope.py --size tiny\n```\n", True, "does not exist"),
-        ("```bash\naccelerate launch --num_procs 2 recipes/evaluate.py --release x\n```\n", True,
-         "unrecognized arguments: --num_procs"),
+        (
+            "```bash\naccelerate launch --num_procs 2 recipes/evaluate.py --release x\n```\n",
+            True,
+            "unrecognized arguments: --num_procs",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_command_or_flag_fails(capturing, doc, complete, problem):
     (command,) = commands_in("doc.md", doc)
     assert command.complete is complete

@@ -108,8 +108,14 @@ def test_evaluate_help_is_short_and_fast():
     times, out = [], ""
     for _ in range(3):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "continuousbench.cli", "evaluate", "--help"], cwd=ROOT,
-                              env=ENV, capture_output=True, text=True, timeout=300)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "continuousbench.cli", "evaluate", "--help"],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         times.append(time.perf_counter() - start)
         assert done.returncode == 0, done.stderr[-2000:]
         out = done.stdout

@@ -16,8 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_constraints_pin_public_versions_only():
     """A local label (``2.13.0+cpu``) exists only on the index that built it: a stock index then cannot
     satisfy the constraint, while a plain pin accepts the CPU index's ``+cpu`` build too (PEP 440)."""
-    pins = [Requirement(line.split("#")[0]) for line in (ROOT / "constraints.txt").read_text().splitlines()
-            if line.split("#")[0].strip()]  # fmt: skip
+    pins = [
+        Requirement(line.split("#")[0])
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    ]
     local = [str(r) for r in pins for s in r.specifier if Version(s.version).local]
     assert not local, local
     torch = next(r for r in pins if r.name == "torch")
@@ -27,8 +30,13 @@ def test_constraints_pin_public_versions_only():
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make")
 @pytest.mark.parametrize("index", ["", "https://wheels.example/whl/cpu"])
 def test_the_torch_index_is_a_make_variable(index):
-    dry = subprocess.run(["make", "-n", "-B", ".venv/.installed", f"TORCH_INDEX_URL={index}"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    dry = subprocess.run(
+        ["make", "-n", "-B", ".venv/.installed", f"TORCH_INDEX_URL={index}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     line = next(x for x in dry.splitlines() if x.rstrip().endswith(" torch"))
     assert "-c constraints.txt" in line
     assert (f"--index-url {index}" in line) if index else ("--index-url" not in line)

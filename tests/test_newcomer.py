@@ -22,8 +22,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "recipes" / "configs" / "geminon-tiny-demo.yaml"
 BASE = ROOT / "continuousbench" / "demo" / "base"
-SHORT = ["--max_steps", "2", "--eval_steps", "1", "--save_steps", "1", "--logging_steps", "1",
-         "--qa_eval_limit", "4", "--qa_test_limit", "6"]  # fmt: skip
+SHORT = [
+    "--max_steps",
+    "2",
+    "--eval_steps",
+    "1",
+    "--save_steps",
+    "1",
+    "--logging_steps",
+    "1",
+    "--qa_eval_limit",
+    "4",
+    "--qa_test_limit",
+    "6",
+]
 
 
 @pytest.mark.slow

@@ -37,9 +37,23 @@ def test_synthesize_through_a_completions_endpoint(real_llm_server, tmp_path, in
     import pyarrow.parquet as pq
 
     _, url, model = real_llm_server
-    args = ["synthesize", "--generator", model, "--backend", f"completions:{url}#{model}",
-            "--num_samples", "3", "--max_new_tokens", "12", "--temperature", "0.8", "--seed", "1",
-            "--output_dir", tmp_path / "s"]  # fmt: skip
+    args = [
+        "synthesize",
+        "--generator",
+        model,
+        "--backend",
+        f"completions:{url}#{model}",
+        "--num_samples",
+        "3",
+        "--max_new_tokens",
+        "12",
+        "--temperature",
+        "0.8",
+        "--seed",
+        "1",
+        "--output_dir",
+        tmp_path / "s",
+    ]
     result = invoke(args)
     assert result.exit_code == 0, result.output
     texts = pq.read_table(next((tmp_path / "s").rglob("*.parquet"))).column("text").to_pylist()

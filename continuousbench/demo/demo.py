@@ -63,9 +63,21 @@ QUICK: dict[str, dict] = {
 }
 # Everything the demo writes in --out (what --overwrite removes): tests/demo checks a run writes no other.
 WRITES = (
-    "settings.json", "study.yaml", "manifest.json", "logs", "releases", "base-model", "generators",
-    "synthetic", "runs", "mauve", "memorization", "compare", "report", "saturation",
-)  # fmt: skip
+    "settings.json",
+    "study.yaml",
+    "manifest.json",
+    "logs",
+    "releases",
+    "base-model",
+    "generators",
+    "synthetic",
+    "runs",
+    "mauve",
+    "memorization",
+    "compare",
+    "report",
+    "saturation",
+)
 # ``--saturation``: Fig. 8 of the demo's release beside the committed classification fixture's four regimes,
 # from the demo's own report (nothing of the study reruns) and a small saturation study of the fixture with
 # the shipped base model (docs/saturation.md: about a minute on one core, so it is opt-in).
@@ -163,9 +175,15 @@ def _clear(out: Path) -> None:
 
 
 def run_demo(
-    out: Path, *, quick: bool = False, overwrite: bool = False, seed: int = 0, threads: int = 2,
-    rebuild_base: bool = False, saturation: bool = False,
-) -> list[dict]:  # fmt: skip
+    out: Path,
+    *,
+    quick: bool = False,
+    overwrite: bool = False,
+    seed: int = 0,
+    threads: int = 2,
+    rebuild_base: bool = False,
+    saturation: bool = False,
+) -> list[dict]:
     """Run (or resume) the demo's study under ``out``, print its report; return the table's rows (also in
     ``out/report/results.json``).
 
@@ -211,10 +229,14 @@ def run_demo(
         print((report / "proxies.txt").read_text(encoding="utf-8"), end="", flush=True)
     total = time.perf_counter() - start
     timings = {name: entry.get("wall_s") for name, entry in state.manifest["jobs"].items()}
-    print(f"job times (s, {threads} at a time): {json.dumps(timings)}; wall {total:.0f} s "
-          f"({total / 60:.1f} min)")  # fmt: skip
-    print(f"outputs in {report}/: report.txt, results.json, results.png, findings.json, "
-          f"proxies.txt/.json/.png; the study that ran: {out / 'study.yaml'}")  # fmt: skip
+    print(
+        f"job times (s, {threads} at a time): {json.dumps(timings)}; wall {total:.0f} s "
+        f"({total / 60:.1f} min)"
+    )
+    print(
+        f"outputs in {report}/: report.txt, results.json, results.png, findings.json, "
+        f"proxies.txt/.json/.png; the study that ran: {out / 'study.yaml'}"
+    )
     if saturation:
         beside_fixture(out, base or SHIPPED_BASE, seed)
     else:
@@ -228,14 +250,25 @@ def beside_fixture(out: Path, base: Path, seed: int) -> Path:
     from continuousbench.classification.saturation import main as saturation
     from continuousbench.classification.saturation import make_parser
 
-    argv = [*SATURATION, "--model", str(base), "--output_dir", str(out / "saturation"), "--seed", str(seed),
-            "--beside", str(out / "report" / "results.json")]  # fmt: skip
+    argv = [
+        *SATURATION,
+        "--model",
+        str(base),
+        "--output_dir",
+        str(out / "saturation"),
+        "--seed",
+        str(seed),
+        "--beside",
+        str(out / "report" / "results.json"),
+    ]
     start = time.perf_counter()
     summary = saturation(*make_parser().parse(argv))
     from continuousbench.classification.report import summary_line
 
-    print(f"{summary_line(summary)}; Fig. 8: {out / 'saturation' / 'fig8.png'} "
-          f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    print(
+        f"{summary_line(summary)}; Fig. 8: {out / 'saturation' / 'fig8.png'} "
+        f"({time.perf_counter() - start:.0f} s)"
+    )
     return out / "saturation" / "fig8.png"
 
 

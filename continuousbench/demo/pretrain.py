@@ -196,9 +196,14 @@ def pretrain_base_model(
     start = time.perf_counter()
     tokenizer = train_tokenizer(texts if tokenizer_texts is None else tokenizer_texts, r.vocab_size)
     model = make_tiny_model(
-        tokenizer, arch=r.arch, hidden_size=r.hidden_size, num_layers=r.num_layers, num_heads=r.num_heads,
-        max_positions=max(512, r.max_length), seed=r.seed,
-    )  # fmt: skip
+        tokenizer,
+        arch=r.arch,
+        hidden_size=r.hidden_size,
+        num_layers=r.num_layers,
+        num_heads=r.num_heads,
+        max_positions=max(512, r.max_length),
+        seed=r.seed,
+    )
     args = EvaluatorConfig(
         output_dir=str(tmp / "trainer"),
         max_steps=r.steps,
@@ -224,9 +229,12 @@ def pretrain_base_model(
         return {f"{k}_em": _qa_accuracy(m, tokenizer, q)["exact_match"] for k, q in probes.items() if q}
 
     trainer = continued_pretraining(
-        model, tokenizer, Dataset.from_dict({"text": list(texts)}), args,
+        model,
+        tokenizer,
+        Dataset.from_dict({"text": list(texts)}),
+        args,
         eval_fn=curve_point if r.curve_every and (eval_questions or held_out_questions) else None,
-    )  # fmt: skip
+    )
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     curve = [
         {"step": e["step"]} | {k[5:]: v for k, v in e.items() if k.startswith("eval_") and k.endswith("_em")}
@@ -306,8 +314,12 @@ class BaseRecipe:
         mix = SIZES["tiny"].mix
         scale = self.documents / sum(mix.values())
         lines = dict(zip((3, 2, 1), self.lines, strict=True))
-        return SizeSpec(name="pretrain", lines=lines, sensitive_lines={},
-                        mix={k: round(v * scale) for k, v in mix.items()})  # fmt: skip
+        return SizeSpec(
+            name="pretrain",
+            lines=lines,
+            sensitive_lines={},
+            mix={k: round(v * scale) for k, v in mix.items()},
+        )
 
 
 REPLAY_FILE = "replay.parquet"  # QA documents about the trained entities: the evaluator's replay mixture
@@ -328,14 +340,23 @@ def build_base_model(
     replay = qa_world.qa_documents(2 * len(qa_world.questions), rng)
     n_probe = min(recipe.probe_questions, len(qa_world.questions))
     probe = sorted(int(i) for i in rng.choice(len(qa_world.questions), size=n_probe, replace=False))
-    info = {"entities": len(world.world), "documents": len(world.documents), "seed": world.seed,
-            "names": sorted(g.name for g in world.world)}  # fmt: skip
+    info = {
+        "entities": len(world.world),
+        "documents": len(world.documents),
+        "seed": world.seed,
+        "names": sorted(g.name for g in world.world),
+    }
     return pretrain_base_model(
-        out_dir, texts, recipe, overwrite=True,
-        eval_questions=[qa_world.questions[i] for i in probe], held_out_questions=held_out,
-        tokenizer_texts=world.without_names(texts), extra_texts={REPLAY_FILE: replay},
+        out_dir,
+        texts,
+        recipe,
+        overwrite=True,
+        eval_questions=[qa_world.questions[i] for i in probe],
+        held_out_questions=held_out,
+        tokenizer_texts=world.without_names(texts),
+        extra_texts={REPLAY_FILE: replay},
         extra_info={"pretraining_world": info, "recipe": asdict(recipe)},
-    )  # fmt: skip
+    )
 
 
 def _qa_accuracy(model, tokenizer, rows: Sequence[dict]) -> dict[str, float]:

@@ -58,9 +58,11 @@ class AuditArguments:
     confidence: float = field(default=0.95, metadata=bounds("(0, 1)", "Confidence of the lower bound."))
     score: str = field(
         default="loss",
-        metadata={"help": "loss (minus the generator's loss) or loss_drop (base loss minus generator loss).",
-                  "choices": ["loss", "loss_drop"]},
-    )  # fmt: skip
+        metadata={
+            "help": "loss (minus the generator's loss) or loss_drop (base loss minus generator loss).",
+            "choices": ["loss", "loss_drop"],
+        },
+    )
 
 
 def draw_canaries(tokenizer, m: int, length: int, corpus: list[str]) -> list[dict[str, Any]]:

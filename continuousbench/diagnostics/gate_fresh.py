@@ -27,8 +27,11 @@ def _questions(release: str | Path, **kw: Any) -> list[dict[str, Any]]:
     rows = []
     for part in (p for p in configs(track) if p.startswith("qa_")):
         for split in load_release(release, part, verify=False, **kw).values():
-            rows.extend(split.select_columns([c for c in ("question", "answer", "name") if c in
-                                              split.column_names]).to_list())  # fmt: skip
+            rows.extend(
+                split.select_columns(
+                    [c for c in ("question", "answer", "name") if c in split.column_names]
+                ).to_list()
+            )
     return rows
 
 

@@ -39,8 +39,11 @@ def learnable_gate(release: str | Path, *, min_support: int | None = None, **kw:
     evaluation = manifest.get("evaluation")
     gate = Gate("learnable", details={"min_support": minimum, "histograms": {}})
     for part in (p for p in configs(manifest["track"]) if p.startswith("qa_")):
-        counts = [c for split in load_release(release, part, verify=False, **kw).values()
-                  for c in split["support_count"]]  # fmt: skip
+        counts = [
+            c
+            for split in load_release(release, part, verify=False, **kw).values()
+            for c in split["support_count"]
+        ]
         gate.details["histograms"][part] = support_histogram(counts)
         if part == "qa_public" and evaluation:
             # NEWS keeps questions under its minimum (stratified analyses) and scores only those at or

@@ -27,8 +27,11 @@ def closed_book_questions(release: str | Path, **kw: Any):
     from continuousbench.release.load import load_release, read_manifest, resolve_release
 
     track = read_manifest(resolve_release(release, **kw))["track"]
-    parts = [load_release(release, part, "test", verify=False, **kw) for part in configs(track)
-             if part.startswith("qa_")]  # fmt: skip
+    parts = [
+        load_release(release, part, "test", verify=False, **kw)
+        for part in configs(track)
+        if part.startswith("qa_")
+    ]
     common = [c for c in parts[0].column_names if all(c in p.column_names for p in parts)]
     return concatenate_datasets([p.select_columns(common) for p in parts])
 

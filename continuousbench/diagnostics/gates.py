@@ -71,8 +71,16 @@ def run_gates(
     for name in gates:
         started = time.perf_counter()
         if name == "unsolvable":
-            ran.append(unsolvable_gate(release, models, max_accuracy=max_accuracy, batch_size=batch_size,
-                                       max_new_tokens=max_new_tokens, **kw))  # fmt: skip
+            ran.append(
+                unsolvable_gate(
+                    release,
+                    models,
+                    max_accuracy=max_accuracy,
+                    batch_size=batch_size,
+                    max_new_tokens=max_new_tokens,
+                    **kw,
+                )
+            )
         elif name == "learnable":
             ran.append(learnable_gate(release, min_support=min_support, **kw))
         else:

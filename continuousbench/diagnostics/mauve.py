@@ -88,8 +88,12 @@ def mauve_score(
     if 2 <= n < n_samples:  # stated, not silent: the score is over fewer texts than asked for
         logger.warning(
             "--n_samples %d is more than the corpora hold (%d candidate and %d reference texts): MAUVE uses "
-            "n = %d per side (recorded as n)", n_samples, len(candidate_texts), len(reference_texts), n,
-        )  # fmt: skip
+            "n = %d per side (recorded as n)",
+            n_samples,
+            len(candidate_texts),
+            len(reference_texts),
+            n,
+        )
     if n < 2:
         raise UserError(
             f"need at least 2 texts per side, got {len(candidate_texts)} and {len(reference_texts)}"

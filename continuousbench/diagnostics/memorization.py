@@ -187,8 +187,12 @@ def _release(source: str) -> tuple[Path, dict]:
     folder = Path(resolve_release(source))
     manifest = read_manifest(folder)
     held = {"heldout": manifest["heldout"]} if manifest.get("heldout") else {}  # build --heldout's split
-    return folder, {"id": manifest["id"], "path": str(folder.resolve()),
-                    "manifest_sha256": sha256_file(folder / MANIFEST), **held}  # fmt: skip
+    return folder, {
+        "id": manifest["id"],
+        "path": str(folder.resolve()),
+        "manifest_sha256": sha256_file(folder / MANIFEST),
+        **held,
+    }
 
 
 def _corpus(folder: Path, train_split: str) -> dict:
@@ -227,11 +231,15 @@ def _check(tokenizer, probes: Sequence[Probe], notes: dict, args: MemorizationAr
     if notes["heldout_short"] or notes["train_short"]:
         logger.warning(
             "skipped %d held-out and %d training documents shorter than %d + %d tokens",
-            notes["heldout_short"], notes["train_short"], args.prefix_tokens, args.suffix_tokens,
-        )  # fmt: skip
+            notes["heldout_short"],
+            notes["train_short"],
+            args.prefix_tokens,
+            args.suffix_tokens,
+        )
     if held < args.docs:
-        logger.warning("--docs %d: the held-out split has %d long enough; probing all of them", args.docs,
-                       held)  # fmt: skip
+        logger.warning(
+            "--docs %d: the held-out split has %d long enough; probing all of them", args.docs, held
+        )
 
 
 def main(args: MemorizationArguments) -> dict[str, Any]:
@@ -294,8 +302,10 @@ def _report(result: dict[str, Any]) -> None:
     for name in ("exact_suffix_rate", "rouge_l"):
         t, h = result["train"][name]["value"], result["heldout"][name]["value"]
         lo, hi = d[name]["ci95"] or (float("nan"),) * 2
-        parts.append(f"{name} train {t:.3f} held-out {h:.3f} (difference {d[name]['difference']:+.3f}, "
-                     f"95% CI [{lo:+.3f}, {hi:+.3f}], {d['pairs']} pairs)")  # fmt: skip
+        parts.append(
+            f"{name} train {t:.3f} held-out {h:.3f} (difference {d[name]['difference']:+.3f}, "
+            f"95% CI [{lo:+.3f}, {hi:+.3f}], {d['pairs']} pairs)"
+        )
     print("; ".join(parts))
 
 

@@ -137,8 +137,10 @@ def _qa(study: Path, evaluator: str | None, part: str, matcher: str) -> tuple[st
     if evaluator is None:
         evaluator = evaluators[0] if evaluators else ""
     if evaluator not in evaluators:
-        raise UserError(f"--study {study} has no runs of evaluator {evaluator or 'any'} under runs/; "
-                        f"its evaluators: {', '.join(evaluators) or 'none'}")  # fmt: skip
+        raise UserError(
+            f"--study {study} has no runs of evaluator {evaluator or 'any'} under runs/; "
+            f"its evaluators: {', '.join(evaluators) or 'none'}"
+        )
     scores: dict[str, list[float]] = {}
     for file in sorted((study / "runs" / evaluator).glob("*-seed*/results.json")):
         corpus = file.parent.name.rsplit("-seed", 1)[0]
@@ -183,10 +185,13 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
     study = Path(args.study).expanduser()
     if not (study / "synthetic").is_dir():
         if (study / "manifest.json").is_file():  # a study of a participant's own corpora alone
-            raise UserError(f"--study {args.study} made no corpus (no synthetic/): proxies ranks the "
-                            "corpora a study's generators and PE made, not a participant's own")  # fmt: skip
-        raise UserError(f"--study {args.study} has no synthetic/ folder: pass a `continuousbench study` "
-                        "output folder")  # fmt: skip
+            raise UserError(
+                f"--study {args.study} made no corpus (no synthetic/): proxies ranks the "
+                "corpora a study's generators and PE made, not a participant's own"
+            )
+        raise UserError(
+            f"--study {args.study} has no synthetic/ folder: pass a `continuousbench study` output folder"
+        )
     evaluator, qa = _qa(study, args.evaluator, args.part, args.matcher)
     names = sorted(p.name for p in (study / "synthetic").iterdir() if p.name in qa)
     if len(names) < MIN_CORPORA:
@@ -196,8 +201,10 @@ def collect(args: ProxiesArguments) -> tuple[str, dict[str, dict[str, float | No
         )
     release = _release(study, args.release)
     texts = {n: list(load_corpus(str(study / "synthetic" / n))["text"]) for n in names}
-    table = {n: {"qa": qa[n], "mauve": _mauve(study, n), "validation_loss": _validation_loss(study, n)}
-             for n in names}  # fmt: skip
+    table = {
+        n: {"qa": qa[n], "mauve": _mauve(study, n), "validation_loss": _validation_loss(study, n)}
+        for n in names
+    }
     for n, value in _leakage(release, texts).items():
         table[n]["leakage"] = value
     for n, value in _fid(args, release, texts, study).items():
@@ -266,15 +273,19 @@ def correlate(table: dict[str, dict], resamples: int, seed: int) -> dict[str, di
 def format_table(result: dict[str, Any]) -> str:
     """The correlations as a plain-text table (the report's proxy table)."""
     corpora = len(result["corpora"])
-    lines = [f"Proxies ranked against {result['qa']} ({result['evaluator']}), {corpora} corpora "
-             "(p: permutation test)",
-             f"{'proxy':<16}{'n':>3}  {'Spearman [95% CI] p':<36}{'Kendall [95% CI] p':<36}"]  # fmt: skip
+    lines = [
+        f"Proxies ranked against {result['qa']} ({result['evaluator']}), {corpora} corpora "
+        "(p: permutation test)",
+        f"{'proxy':<16}{'n':>3}  {'Spearman [95% CI] p':<36}{'Kendall [95% CI] p':<36}",
+    ]
     for proxy, r in result["correlations"].items():
         if "note" in r:
             lines.append(f"{proxy:<16}{r['n']:>3}  {r['note']}")
             continue
-        cells = [f"{r[k]['value']:+.2f} [{r[k]['ci95'][0]:+.2f}, {r[k]['ci95'][1]:+.2f}] "
-                 f"p={r[k]['p_value']:.3g}" for k in ("spearman", "kendall")]  # fmt: skip
+        cells = [
+            f"{r[k]['value']:+.2f} [{r[k]['ci95'][0]:+.2f}, {r[k]['ci95'][1]:+.2f}] p={r[k]['p_value']:.3g}"
+            for k in ("spearman", "kendall")
+        ]
         lines.append(f"{proxy:<16}{r['n']:>3}  {cells[0]:<36}{cells[1]:<36}")
     return "\n".join(lines)
 
@@ -310,9 +321,11 @@ def main(args: ProxiesArguments) -> dict[str, Any]:
     outputs = check_output_files({"--output": args.output, "--plot": args.plot}, overwrite=args.overwrite)
     evaluator, table = collect(args)
     result = {
-        "evaluator": evaluator, "qa": f"{args.part} {args.matcher}", "corpora": table,
+        "evaluator": evaluator,
+        "qa": f"{args.part} {args.matcher}",
+        "corpora": table,
         "correlations": correlate(table, args.bootstrap, args.seed),
-    }  # fmt: skip
+    }
     if outputs.get("--output") is not None:
         write_json(outputs["--output"], result)
     if outputs.get("--plot") is not None:

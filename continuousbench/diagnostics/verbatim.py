@@ -33,11 +33,17 @@ def cut(tokenizer, rows: Sequence[dict], split: str, k: int, m: int) -> tuple[li
     """The documents of ``rows`` with at least k + m tokens, cut into probes; and how many were shorter."""
     ids = tokenizer([row["text"] for row in rows], add_special_tokens=False)["input_ids"] if rows else []
     probes = [
-        Probe(row["id"], split, row.get("style") or "all", row.get("subset") or "public",
-              tokens[:k], tokens[k : k + m])
+        Probe(
+            row["id"],
+            split,
+            row.get("style") or "all",
+            row.get("subset") or "public",
+            tokens[:k],
+            tokens[k : k + m],
+        )
         for row, tokens in zip(rows, ids, strict=True)
         if len(tokens) >= k + m
-    ]  # fmt: skip
+    ]
     return probes, len(rows) - len(probes)
 
 
@@ -75,9 +81,13 @@ def decode_greedy(model, tokenizer, probes: Sequence[Probe], m: int, batch_size:
         batch = torch.tensor([start + p.prefix for p in probes[i : i + batch_size]], device=device)
         with torch.inference_mode():
             generated = model.generate(
-                input_ids=batch, attention_mask=torch.ones_like(batch), max_new_tokens=m, do_sample=False,
-                num_beams=1, pad_token_id=tokenizer.pad_token_id,
-            )  # fmt: skip
+                input_ids=batch,
+                attention_mask=torch.ones_like(batch),
+                max_new_tokens=m,
+                do_sample=False,
+                num_beams=1,
+                pad_token_id=tokenizer.pad_token_id,
+            )
         for row in generated[:, batch.shape[1] :].tolist():
             out.append(row[: row.index(eos)] if eos in row else row)
     return out
@@ -92,10 +102,15 @@ def score(tokenizer, probes: Sequence[Probe], continuations: Sequence[list[int]]
     for probe, got in zip(probes, continuations, strict=True):
         target = tokenizer.decode(probe.suffix, skip_special_tokens=True)
         text = tokenizer.decode(got, skip_special_tokens=True)
-        rows.append({
-            "id": probe.id, "split": probe.split, "style": probe.style, "subset": probe.subset,
-            "exact": list(got[: len(probe.suffix)]) == list(probe.suffix),
-            "common_prefix": common_prefix(got, probe.suffix),
-            "rouge_l": scorer.score(target, text)["rougeL"].fmeasure,
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": probe.id,
+                "split": probe.split,
+                "style": probe.style,
+                "subset": probe.subset,
+                "exact": list(got[: len(probe.suffix)]) == list(probe.suffix),
+                "common_prefix": common_prefix(got, probe.suffix),
+                "rouge_l": scorer.score(target, text)["rougeL"].fmeasure,
+            }
+        )
     return rows

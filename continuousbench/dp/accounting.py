@@ -344,10 +344,12 @@ def account(
         eps = hi
     else:
         eps, worst = max(
-            ((event_epsilon(event(size), delta), event(size)) for size in
-             holder_sizes(n, plan.sampling, plan.truncation_analysis)),
+            (
+                (event_epsilon(event(size), delta), event(size))
+                for size in holder_sizes(n, plan.sampling, plan.truncation_analysis)
+            ),
             key=lambda pair: pair[0],
-        )  # fmt: skip
+        )
     return PrivacyGuarantee(
         epsilon=eps,
         delta=delta,

@@ -363,8 +363,9 @@ def record_losses(model, records: list[list[int]], pad_id: int, batch_size: int 
     model.eval()
     with torch.no_grad():
         losses = [
-            x for i in range(0, len(records), batch_size)
+            x
+            for i in range(0, len(records), batch_size)
             for x in record_loss(model, records[i : i + batch_size], pad_id, device).tolist()
-        ]  # fmt: skip
+        ]
     model.train(was_training)
     return losses

@@ -128,9 +128,11 @@ def build(
     sampler = plan.sampling.sampler(plan.steps, streams.batches)
     check_sampler(sampler, plan.sampling)
     optimizer = torch.optim.AdamW(
-        params, lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2),
+        params,
+        lr=config.learning_rate,
+        betas=(config.adam_beta1, config.adam_beta2),
         weight_decay=config.weight_decay,
-    )  # fmt: skip
+    )
     comps = dpsgd.make_private(
         model,
         optimizer,
@@ -317,15 +319,33 @@ def _every(value, steps: int) -> int:
     return max(1, round(value * steps)) if value < 1 else int(value)
 
 
-def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DPPlan, *, procs,
-             resume: bool, insecure_seed: int | None = None, loaded: tuple[Any, Any] | None = None,
-             selection: Selection = LOWEST_VALIDATION_LOSS) -> DPRun:  # fmt: skip
+def train_dp(
+    run_dir: Path,
+    model_args,
+    config,
+    train_texts,
+    val_texts,
+    plan: DPPlan,
+    *,
+    procs,
+    resume: bool,
+    insecure_seed: int | None = None,
+    loaded: tuple[Any, Any] | None = None,
+    selection: Selection = LOWEST_VALIDATION_LOSS,
+) -> DPRun:
     """Train one DP run in ``run_dir`` (resuming its newest checkpoint when asked); return the run.
     ``loaded`` and ``selection``: see :func:`build`, :class:`Selection`."""
     run = build(
-        model_args, config, train_texts, val_texts, plan, procs, insecure_seed, loaded=loaded,
+        model_args,
+        config,
+        train_texts,
+        val_texts,
+        plan,
+        procs,
+        insecure_seed,
+        loaded=loaded,
         selection=selection,
-    )  # fmt: skip
+    )
     if resume:
         restore(run, run_dir)
     eval_every, save_every = _every(config.eval_steps, plan.steps), _every(config.save_steps, plan.steps)
@@ -338,8 +358,10 @@ def train_dp(run_dir: Path, model_args, config, train_texts, val_texts, plan: DP
             # DEBUG only, since INFO reaches job logs and consoles that others read (docs/generators.md)
             logger.debug(
                 "%s: private training loss %.4f on this process's %d records (not published)",
-                progress.line(run.step), loss / max(count, 1), count,
-            )  # fmt: skip
+                progress.line(run.step),
+                loss / max(count, 1),
+                count,
+            )
         if run.step % eval_every == 0 or run.step == plan.steps:
             val = evaluate(run, run_dir)
             if procs.main:

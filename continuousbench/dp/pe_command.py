@@ -155,11 +155,15 @@ def main(args: PEArguments) -> Path:
     guarantee = account_evolution(
         args.epsilon, delta, iterations=args.iterations, private_runs=private_runs, dataset_size=len(private)
     )
-    staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume,
-                          inputs=[args.corpus, args.release, args.embedding_model])  # fmt: skip
+    inputs = [args.corpus, args.release, args.embedding_model]
+    staged = StagedOutput(args.output_dir, "pe", overwrite=args.overwrite, resume=args.resume, inputs=inputs)
     staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": private})})
-    generator = make_generator(args.api, max_in_flight=args.max_in_flight, cache_dir=staged.work / "cache",
-                               request_timeout=args.request_timeout)  # fmt: skip
+    generator = make_generator(
+        args.api,
+        max_in_flight=args.max_in_flight,
+        cache_dir=staged.work / "cache",
+        request_timeout=args.request_timeout,
+    )
     try:
         if hasattr(generator, "check"):  # an endpoint: fail now, not after embedding the corpus
             generator.check()
@@ -238,8 +242,14 @@ def privacy_record(guarantee, target_epsilon: float) -> dict:
     if math.isinf(guarantee.epsilon):
         return {"private": False}
     stated = {k: v for k, v in guarantee.to_dict().items() if k != "event_json"}
-    return {"private": True, **stated, "target_epsilon": target_epsilon, "unit": "record",
-            "adjacency": "add-or-remove", "accountant": "pld"}  # fmt: skip
+    return {
+        "private": True,
+        **stated,
+        "target_epsilon": target_epsilon,
+        "unit": "record",
+        "adjacency": "add-or-remove",
+        "accountant": "pld",
+    }
 
 
 def _final_fid(history: list[dict]) -> float:

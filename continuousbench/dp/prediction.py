@@ -113,8 +113,9 @@ def sample(logits, generator):
     return torch.multinomial(logits.softmax(-1), 1, generator=generator)[:, 0]
 
 
-def choose_tokens(private_logits, owner, groups: int, mech: Mechanism, generator, public_logits=None,
-                  thresholds=None):  # fmt: skip
+def choose_tokens(
+    private_logits, owner, groups: int, mech: Mechanism, generator, public_logits=None, thresholds=None
+):
     """The next token of each of ``groups`` batches: (tokens, private mask, the test's noisy thresholds).
 
     ``private_logits`` holds one row per private prompt, ``owner`` its batch. With the sparse vector
@@ -155,8 +156,17 @@ class BatchDecoder:
     ``kv_cache=False`` recomputes every prompt at every token (the benchmark's baseline).
     """
 
-    def __init__(self, model, tokenizer, mech: Mechanism, *, max_new_tokens: int, private_tokens: int,
-                 stop: str | None = None, kv_cache: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        mech: Mechanism,
+        *,
+        max_new_tokens: int,
+        private_tokens: int,
+        stop: str | None = None,
+        kv_cache: bool = True,
+    ):
         self.model, self.tokenizer, self.mech = model, tokenizer, mech
         self.max_new_tokens, self.private_tokens, self.kv_cache = max_new_tokens, private_tokens, kv_cache
         self.stop = stop
@@ -219,8 +229,14 @@ class BatchDecoder:
     def _forward(self, step_ids, mask, cache):
         """Last-position logits (float32) of every row, and the cache to extend (None without one)."""
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)[:, -step_ids.shape[1] :]
-        result = self.model(input_ids=step_ids, attention_mask=mask, position_ids=positions,
-                            past_key_values=cache, use_cache=self.kv_cache, logits_to_keep=1)  # fmt: skip
+        result = self.model(
+            input_ids=step_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=self.kv_cache,
+            logits_to_keep=1,
+        )
         return result.logits[:, -1].float(), (result.past_key_values if self.kv_cache else None)
 
     def _record(self, out: list[Generated], tokens: list[int], private: list[bool], active: list[bool]):

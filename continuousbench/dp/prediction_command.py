@@ -45,22 +45,30 @@ class PredictionArguments(CorpusOutputArguments):
     text_column: str = field(default="text", metadata={"help": "Column holding the records."})
     prompt_set: str = field(
         default="geminon",
-        metadata={"help": "Public template (docs/private-prediction.md).",
-                  "choices": ["document", "geminon", "news"]},
-    )  # fmt: skip
+        metadata={
+            "help": "Public template (docs/private-prediction.md).",
+            "choices": ["document", "geminon", "news"],
+        },
+    )
     epsilon: float = field(default=10.0, metadata=bounds("(0, inf)", "Epsilon of the whole corpus."))
     delta: float | None = field(default=None, metadata=bounds("(0, 1)", "Delta; default 1/n^1.1."))
     num_samples: int = field(default=1000, metadata=bounds("[1, inf)", "Records to write (one per batch)."))
     max_new_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Longest record in tokens."))
-    max_private_tokens: int | None = field(default=None, metadata=bounds(
-        "[1, 100000]", "Private tokens per record (the budget); default --max_new_tokens."))  # fmt: skip
+    max_private_tokens: int | None = field(
+        default=None,
+        metadata=bounds("[1, 100000]", "Private tokens per record (the budget); default --max_new_tokens."),
+    )
     batch_size: int = field(default=32, metadata=bounds("[1, 100000]", "Expected prompts per batch (s)."))
     clip: float = field(default=10.0, metadata=bounds("(0, inf)", "Logits are clipped to [-c, c] (c)."))
-    temperature: float | None = field(default=None, metadata=bounds(
-        "(0, inf)", "Sampling temperature; default the lowest the budget allows."))  # fmt: skip
+    temperature: float | None = field(
+        default=None,
+        metadata=bounds("(0, inf)", "Sampling temperature; default the lowest the budget allows."),
+    )
     max_temperature: float = field(default=1.0, metadata=bounds("(0, inf)", "Highest temperature chosen."))
-    svt_threshold: float | None = field(default=None, metadata=bounds(
-        "(0, 2]", "Sparse vector test's L1 threshold (public tokens); default: no test."))  # fmt: skip
+    svt_threshold: float | None = field(
+        default=None,
+        metadata=bounds("(0, 2]", "Sparse vector test's L1 threshold (public tokens); default: no test."),
+    )
     svt_noise: float = field(default=0.2, metadata=bounds("(0, inf)", "Its Laplace scale on the threshold."))
     max_record_tokens: int = field(default=256, metadata=bounds("[1, 100000]", "Records are cut to this."))
     batches_at_once: int = field(default=4, metadata=bounds("[1, 100000]", "Batches in one forward pass."))
@@ -115,9 +123,15 @@ def _guarantee(args: PredictionArguments, n: int):
     from continuousbench.dp.prediction_accounting import Settings, account_prediction
 
     delta = check_delta(args.delta, n) if args.delta is not None else default_delta(n)
-    settings = Settings(args.private_tokens, args.batch_size, args.clip, args.temperature,
-                        args.max_temperature, args.svt_threshold,
-                        args.svt_noise if args.svt_threshold is not None else None)  # fmt: skip
+    settings = Settings(
+        args.private_tokens,
+        args.batch_size,
+        args.clip,
+        args.temperature,
+        args.max_temperature,
+        args.svt_threshold,
+        args.svt_noise if args.svt_threshold is not None else None,
+    )
     return account_prediction(args.epsilon, delta, settings, dataset_size=n, batches=args.num_samples)
 
 
@@ -134,8 +148,10 @@ def main(args: PredictionArguments) -> Path:
     source, records = _records(args)
     check_batches(len(records), args.num_samples, args.batch_size)
     guarantee = _guarantee(args, len(records))
-    staged = StagedOutput(args.output_dir, "private-prediction", overwrite=args.overwrite, resume=args.resume,
-                          inputs=[args.corpus, args.release, args.model])  # fmt: skip
+    inputs = [args.corpus, args.release, args.model]
+    staged = StagedOutput(
+        args.output_dir, "private-prediction", overwrite=args.overwrite, resume=args.resume, inputs=inputs
+    )
     staged.pin_config(args.settings() | {"private_fingerprint": corpus_fingerprint({"text": records})})
     texts, counts = _decode(args, records, guarantee, staged.work)
     _write_outputs(staged.work, args, texts, counts, guarantee, source=source)
@@ -158,19 +174,29 @@ def _decode(args: PredictionArguments, records: list[str], guarantee, work: Path
     device = PartialState().device
     model.to(device)
     _check_length(args, model, tokenizer)
-    private, public, stop = prompts(args.prompt_set, cut_records(records, tokenizer, args.max_record_tokens),
-                                    tokenizer)  # fmt: skip
+    private, public, stop = prompts(
+        args.prompt_set, cut_records(records, tokenizer, args.max_record_tokens), tokenizer
+    )
     assignment, streams = _streams(args, len(records), work, device)
     floored = floor_share(len(tokenizer), args.clip, guarantee.temperature)
     if floored > FLOOR_WARNING:
         logger.warning(
             "at clip %g and temperature %.3g up to %.0f%% of a token's probability sits on the clip floor "
             "(tokens drawn about uniformly from %d): raise --clip with --batch_size, or --epsilon",
-            args.clip, guarantee.temperature, 100 * floored, len(tokenizer),
-        )  # fmt: skip
+            args.clip,
+            guarantee.temperature,
+            100 * floored,
+            len(tokenizer),
+        )
     mech = Mechanism(args.batch_size, args.clip, guarantee.temperature, args.svt_threshold, args.svt_noise)
-    decoder = BatchDecoder(model, tokenizer, mech, max_new_tokens=args.max_new_tokens,
-                           private_tokens=args.private_tokens, stop=stop)  # fmt: skip
+    decoder = BatchDecoder(
+        model,
+        tokenizer,
+        mech,
+        max_new_tokens=args.max_new_tokens,
+        private_tokens=args.private_tokens,
+        stop=stop,
+    )
     progress = ProgressLog("private-prediction", args.num_samples, "records")
     chunks = range(0, args.num_samples, CHUNK_BATCHES)
     for k, start in enumerate(chunks):
@@ -271,8 +297,9 @@ def _check_length(args: PredictionArguments, model, tokenizer) -> None:
         )
 
 
-def _write_outputs(folder: Path, args: PredictionArguments, texts: list[str], counts: dict, guarantee, *,
-                   source: str) -> None:  # fmt: skip
+def _write_outputs(
+    folder: Path, args: PredictionArguments, texts: list[str], counts: dict, guarantee, *, source: str
+) -> None:
     """The corpus with its card (privacy statement included), ``prediction.json`` and ``privacy.json``
     into the staged folder."""
     from continuousbench import __version__
@@ -294,12 +321,21 @@ def _write_outputs(folder: Path, args: PredictionArguments, texts: list[str], co
         "empty records dropped. Details: `prediction.json`."
     )
     secret = args.insecure_noise_seed is None
-    card = corpus_card(title="Private prediction corpus", description=description, settings=settings,
-                       statement=prediction_statement(guarantee, secret=secret, args=args),
-                       private=secret)  # fmt: skip
+    card = corpus_card(
+        title="Private prediction corpus",
+        description=description,
+        settings=settings,
+        statement=prediction_statement(guarantee, secret=secret, args=args),
+        private=secret,
+    )
     write_corpus(folder, kept, card)
-    record = {"version": __version__, "private_corpus": source, "settings": settings,
-              "guarantee": guarantee.to_dict(), "emitted": counts}  # fmt: skip
+    record = {
+        "version": __version__,
+        "private_corpus": source,
+        "settings": settings,
+        "guarantee": guarantee.to_dict(),
+        "emitted": counts,
+    }
     write_json(folder / "prediction.json", record)
     write_json(folder / "privacy.json", publishable(privacy_record(guarantee, args.epsilon, secret)))
 
@@ -308,8 +344,15 @@ def privacy_record(guarantee, target_epsilon: float, secret: bool) -> dict:
     """``privacy.json``: the guarantee the harness records with every result on this corpus (the schema
     of the other generators': epsilon, delta, the epsilon asked for, unit, adjacency, accountant)."""
     stated = {k: v for k, v in guarantee.to_dict().items() if k != "event_json"}
-    return {"private": secret, "kind": "private-prediction", **stated, "target_epsilon": target_epsilon,
-            "unit": "record", "adjacency": "add-or-remove", "accountant": "rdp"}  # fmt: skip
+    return {
+        "private": secret,
+        "kind": "private-prediction",
+        **stated,
+        "target_epsilon": target_epsilon,
+        "unit": "record",
+        "adjacency": "add-or-remove",
+        "accountant": "rdp",
+    }
 
 
 make_parser, cli = command(

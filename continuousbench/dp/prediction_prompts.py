@@ -51,5 +51,7 @@ def prompts(name: str, records: list[str], tokenizer) -> tuple[list[str], str, s
 def cut_records(records: list[str], tokenizer, max_tokens: int) -> list[str]:
     """Each record cut to its first ``max_tokens`` tokens (decoded back to text; shorter ones as given)."""
     ids = tokenizer(records, add_special_tokens=False)["input_ids"]
-    return [tokenizer.decode(row[:max_tokens]) if len(row) > max_tokens else text
-            for row, text in zip(ids, records, strict=True)]  # fmt: skip
+    return [
+        tokenizer.decode(row[:max_tokens]) if len(row) > max_tokens else text
+        for row, text in zip(ids, records, strict=True)
+    ]

@@ -36,27 +36,39 @@ def prediction_statement(g: PredictionGuarantee, *, secret: bool, args) -> str:
         ("epsilon", f"{g.epsilon:.4g}"),
         ("delta", f"{g.delta:.3g}"),
         ("zCDP rho of the corpus", f"{g.rho:.6g} = {g.private_tokens} x ({g.rho_em:.6g} + {g.rho_svt:.6g})"),
-        ("accountant", "zCDP per token (Theorem 1 of the paper), composed and converted to (epsilon, "
-         "delta) by `dp_accounting.rdp.RdpAccountant`"),
+        (
+            "accountant",
+            "zCDP per token (Theorem 1 of the paper), composed and converted to (epsilon, "
+            "delta) by `dp_accounting.rdp.RdpAccountant`",
+        ),
         ("private tokens per record (r)", str(g.private_tokens)),
         ("expected batch size (s)", str(g.expected_batch_size)),
         ("logit clip (c)", f"{g.logit_clip:g}"),
         ("temperature (tau)", f"{g.temperature:.6g}"),
-        ("per private token", f"exponential mechanism, {bounded:.4g}-bounded range (2c / (s tau)), "
-         "zCDP eps^2 / 8"),
+        (
+            "per private token",
+            f"exponential mechanism, {bounded:.4g}-bounded range (2c / (s tau)), zCDP eps^2 / 8",
+        ),
         ("batches (records written)", str(g.batches)),
         ("dataset size n", str(g.dataset_size)),
-    ]  # fmt: skip
+    ]
     table = "\n".join(f"| {k} | {v} |" for k, v in rows)
-    published = published_table([
-        ("the records (text)", "yes: post-processing of the emitted tokens"),
-        ("private and public token counts, why each record stopped (prediction.json)",
-         "yes: functions of the emitted tokens and the test's answers, which are the mechanism's output"),
-        ("the batch assignment and the actual batch sizes", "never published (secret, in the work folder, "
-         "deleted on publishing)"),
-        ("dataset size n (and delta when derived from it)", "treated as public"),
-        ("everything else here (settings, accounting)", "public: fixed before decoding"),
-    ])  # fmt: skip
+    published = published_table(
+        [
+            ("the records (text)", "yes: post-processing of the emitted tokens"),
+            (
+                "private and public token counts, why each record stopped (prediction.json)",
+                "yes: functions of the emitted tokens and the test's answers, "
+                "which are the mechanism's output",
+            ),
+            (
+                "the batch assignment and the actual batch sizes",
+                "never published (secret, in the work folder, deleted on publishing)",
+            ),
+            ("dataset size n (and delta when derived from it)", "treated as public"),
+            ("everything else here (settings, accounting)", "public: fixed before decoding"),
+        ]
+    )
     return f"""## Privacy statement
 
 {_headline(g, secret)}

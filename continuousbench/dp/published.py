@@ -13,22 +13,61 @@ from __future__ import annotations
 from typing import Any
 
 GUARANTEE = {
-    "private", "epsilon", "delta", "noise_multiplier", "sampling_probability", "expected_batch_size",
-    "steps", "dataset_size", "sampling", "physical_batch", "truncation_analysis", "truncation_probability",
-    "clip_norm", "event_json", "iterations", "private_runs", "mechanisms", "unit", "unit_description",
-    "adjacency", "accountant", "epsilon_per_run", "steps_per_run", "runs_accounted", "lr_sweep_accounted",
-    "statement", "kind",
+    "private",
+    "epsilon",
+    "delta",
+    "noise_multiplier",
+    "sampling_probability",
+    "expected_batch_size",
+    "steps",
+    "dataset_size",
+    "sampling",
+    "physical_batch",
+    "truncation_analysis",
+    "truncation_probability",
+    "clip_norm",
+    "event_json",
+    "iterations",
+    "private_runs",
+    "mechanisms",
+    "unit",
+    "unit_description",
+    "adjacency",
+    "accountant",
+    "epsilon_per_run",
+    "steps_per_run",
+    "runs_accounted",
+    "lr_sweep_accounted",
+    "statement",
+    "kind",
     # private prediction (dp/prediction_accounting.py)
-    "rho", "rho_em", "rho_svt", "private_tokens", "logit_clip", "temperature", "svt_threshold", "svt_noise",
+    "rho",
+    "rho_em",
+    "rho_svt",
+    "private_tokens",
+    "logit_clip",
+    "temperature",
+    "svt_threshold",
+    "svt_noise",
     "batches",
-}  # fmt: skip
+}
 CONFIGURATION = {
-    "dp_sgd", "learning_rate", "target_epsilon", "sampling_plan", "secure_noise", "max_tokens_per_record",
-    "tokenizer", "versions", "checkpoint_selection", "corpus_documents", "replay_documents",
-    "tuning", "trained",  # what was trained (LoRA placement, soft prompt, every weight)
+    "dp_sgd",
+    "learning_rate",
+    "target_epsilon",
+    "sampling_plan",
+    "secure_noise",
+    "max_tokens_per_record",
+    "tokenizer",
+    "versions",
+    "checkpoint_selection",
+    "corpus_documents",
+    "replay_documents",
+    "tuning",
+    "trained",  # what was trained (LoRA placement, soft prompt, every weight)
     "clipping",  # the per-record clipping algorithm (per_sample, ghost, bookkeeping)
     "class_balance",  # a --per_class corpus: where its class balance came from (uniform, stated, public, DP)
-}  # fmt: skip
+}
 PUBLISHED_KEYS = frozenset(GUARANTEE | CONFIGURATION | {"validation", "selection"})
 # ``validation``: selection on held-out records, which the guarantee does not cover (stated as such);
 # ``selection``: a sweep's grid, its rule and each run's validation loss (held-out records too)

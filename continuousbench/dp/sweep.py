@@ -31,11 +31,15 @@ def parse(text: str, options: set[str], option: str = "--sweep") -> dict[str, li
         if "=" in token:
             key, token = (s.strip() for s in token.split("=", 1))
             if key not in options:
-                raise UserError(f"{option} key {key!r} is not an option of train-generator; sweep one of "
-                                f"{', '.join(SWEEPABLE)}")  # fmt: skip
+                raise UserError(
+                    f"{option} key {key!r} is not an option of train-generator; sweep one of "
+                    f"{', '.join(SWEEPABLE)}"
+                )
             if key not in SWEEPABLE:
-                raise UserError(f"{option} key {key!r} cannot be swept (it changes the DP plan or the data); "
-                                f"sweep one of {', '.join(SWEEPABLE)}")  # fmt: skip
+                raise UserError(
+                    f"{option} key {key!r} cannot be swept (it changes the DP plan or the data); "
+                    f"sweep one of {', '.join(SWEEPABLE)}"
+                )
             if key in grid:
                 raise UserError(f"{option} names {key} twice; list its values once: {key}=a,b")
             grid[key] = []

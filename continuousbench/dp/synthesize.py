@@ -202,11 +202,17 @@ def _sample_local(
         size = min(args.batch_size, args.num_samples - b * args.batch_size)
         start = b * args.batch_size
         texts = generate_batched(
-            model, tokenizer, prompts[start : start + size], max_new_tokens=args.max_new_tokens,
+            model,
+            tokenizer,
+            prompts[start : start + size],
+            max_new_tokens=args.max_new_tokens,
             batch_size=size,
-            do_sample=True, temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+            do_sample=True,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
             seed=args.seed + b * args.batch_size,
-        )  # fmt: skip
+        )
         rows["batch"] += [b] * size
         rows["text"] += texts
         if done % 10 == 0:  # reported by process 0 only (processes.current)
@@ -241,8 +247,13 @@ def _sample_endpoint(args: SynthesisArguments, staged, classes: list[str | None]
     if args.cache_dir:  # shared between runs: checked before any request
         cache = check_writable_dir(Path(args.cache_dir), "--cache_dir")
     weights = {"generator_sha256": content_digest(args.generator, model=True)}  # what the server samples
-    generator = make_generator(args.backend, max_in_flight=args.max_in_flight, cache_dir=cache,
-                               cache_identity=weights, request_timeout=args.request_timeout)  # fmt: skip
+    generator = make_generator(
+        args.backend,
+        max_in_flight=args.max_in_flight,
+        cache_dir=cache,
+        cache_identity=weights,
+        request_timeout=args.request_timeout,
+    )
     try:
         generator.check()
     except GenerationError:
@@ -267,8 +278,9 @@ def _check_not_audited(generator: Path) -> None:
     audit's measurement, not a synthetic corpus of the private one."""
     from continuousbench.files import OWNED_FILE
 
-    found = next((n for n in (OWNED_FILE.format(command="audit"), ".audit-work") if (generator / n).exists()),
-                 None)  # fmt: skip
+    found = next(
+        (n for n in (OWNED_FILE.format(command="audit"), ".audit-work") if (generator / n).exists()), None
+    )
     if found is not None:
         raise UserError(
             f"--generator {generator} was trained by `continuousbench audit` ({found} is there), on canary "
@@ -295,8 +307,9 @@ def _staged(args: SynthesisArguments, procs: processes.Processes, prior: Prior |
 
     _check_not_audited(Path(args.generator))
 
-    staged = StagedOutput(args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume,
-                          inputs=[args.generator])  # fmt: skip
+    staged = StagedOutput(
+        args.output_dir, "synthesize", overwrite=args.overwrite, resume=args.resume, inputs=[args.generator]
+    )
     config = {k: v for k, v in vars(args).items() if k not in ("output_dir", "resume", "overwrite")}
     config["class_weights"] = prior and prior.weights  # a counts file rewritten in place is a change
     # requests in flight change no sample: a resume may send more at once
@@ -375,9 +388,11 @@ def with_class_balance(guarantee: dict, prior: Prior | None, balance: str | None
         record = compose(guarantee, prior.counts)
         if prior.counts.get("target_epsilon"):  # the budget split between generator and counts
             record["target_epsilon"] = prior.counts["target_epsilon"]
-    record["class_balance"] = {"source": prior.source, "weights": prior.weights,
-                               **({"noise_multiplier": prior.counts["noise_multiplier"]}
-                                  if prior.source == "dp counts" else {})}  # fmt: skip
+    record["class_balance"] = {
+        "source": prior.source,
+        "weights": prior.weights,
+        **({"noise_multiplier": prior.counts["noise_multiplier"]} if prior.source == "dp counts" else {}),
+    }
     return record
 
 

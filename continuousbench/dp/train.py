@@ -44,10 +44,22 @@ CARD_FILE = "README.md"
 RESULT_FILE = "result.json"
 # Options that change where things are written or how they are shown, not what is trained.
 OUTPUT_ONLY = (
-    "output_dir", "overwrite", "resume", "logging_dir", "logging_steps", "logging_strategy",
-    "logging_first_step", "disable_tqdm", "report_to", "run_name", "local_rank", "project",
-    "log_level", "log_level_replica", "log_on_each_node",
-)  # fmt: skip
+    "output_dir",
+    "overwrite",
+    "resume",
+    "logging_dir",
+    "logging_steps",
+    "logging_strategy",
+    "logging_first_step",
+    "disable_tqdm",
+    "report_to",
+    "run_name",
+    "local_rank",
+    "project",
+    "log_level",
+    "log_level_replica",
+    "log_on_each_node",
+)
 
 
 @dataclass
@@ -170,9 +182,16 @@ def _one_run(run_dir: Path, swept: dict, args, model_args, config, train, val, p
 
         limit = len(val) if args.eval_limit is None else args.eval_limit
         run = train_dp(
-            run_dir, model_args, run_config, train, val[:limit], plan,
-            procs=procs, resume=args.resume, insecure_seed=config.insecure_noise_seed,
-        )  # fmt: skip
+            run_dir,
+            model_args,
+            run_config,
+            train,
+            val[:limit],
+            plan,
+            procs=procs,
+            resume=args.resume,
+            insecure_seed=config.insecure_noise_seed,
+        )
         result = {
             "validation_loss": run.best_score,
             "best_step": run.best_step,
@@ -275,8 +294,9 @@ def main(args: GeneratorArguments, model_args: ModelArguments, config: Generator
         from continuousbench.dp.labels import labelled_records, write_spec
 
         def labels() -> None:
-            names = labelled_records(source, args.text_column, args.label_column, args.label_map,
-                                     names_only=True)  # fmt: skip
+            names = labelled_records(
+                source, args.text_column, args.label_column, args.label_map, names_only=True
+            )
             write_spec(staged.work / "runs" / best / "final", names, args.label_column)
 
         processes.on_main(labels, procs)
@@ -311,31 +331,48 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
             f"{r['learning_rate']:g}": r["validation_loss"] for r in runs.values()
         }
     record: dict[str, Any] = {
-        "private": False, "learning_rate": chosen["learning_rate"], "validation": validation,
-        "tuning": model_args.tuning, "trained": trained, "selection": sweeps.record(grid, runs, best),
-    }  # fmt: skip
+        "private": False,
+        "learning_rate": chosen["learning_rate"],
+        "validation": validation,
+        "tuning": model_args.tuning,
+        "trained": trained,
+        "selection": sweeps.record(grid, runs, best),
+    }
     statement = privacy_statement(None)
     if plan is not None:
         assert plan.runs == len(runs), "the noise was calibrated for another number of runs"
         guarantee = plan.account()  # every run composed: the choice saw them all
         one_run = plan.account(runs=1) if plan.runs > 1 else None
         facts = RunFacts(
-            base_model=model_args.model, tokenizer=chosen["tokenizer"], max_length=config.max_length or 256,
-            randomness=chosen["randomness"], secret=chosen["secret"], grid=grid, selected=chosen["settings"],
-            validation_records=chosen["validation_records"], delta_given=config.delta is not None,
-            versions=versions(), epsilon_per_run=one_run and one_run.epsilon, trained=trained,
+            base_model=model_args.model,
+            tokenizer=chosen["tokenizer"],
+            max_length=config.max_length or 256,
+            randomness=chosen["randomness"],
+            secret=chosen["secret"],
+            grid=grid,
+            selected=chosen["settings"],
+            validation_records=chosen["validation_records"],
+            delta_given=config.delta is not None,
+            versions=versions(),
+            epsilon_per_run=one_run and one_run.epsilon,
+            trained=trained,
             tuning=model_args.tuning,
-        )  # fmt: skip
+        )
         statement = privacy_statement(guarantee, facts)
         validation["best_step"] = chosen["best_step"]
         record.update(
-            private=chosen["secret"], dp_sgd=True, **guarantee.to_dict(),  # the event and steps of all runs
+            private=chosen["secret"],
+            dp_sgd=True,
+            **guarantee.to_dict(),  # the event and steps of all runs
             target_epsilon=config.epsilon,  # the budget asked for (a sweep's total); "epsilon" is the one met
-            sampling_plan=plan.sampling.to_dict(), secure_noise=config.secure_noise,
+            sampling_plan=plan.sampling.to_dict(),
+            secure_noise=config.secure_noise,
             clipping=chosen["clipping"],
             max_tokens_per_record=facts.max_length,
-            tokenizer=facts.tokenizer, lr_sweep_accounted=one_run is not None, versions=facts.versions,
-        )  # fmt: skip
+            tokenizer=facts.tokenizer,
+            lr_sweep_accounted=one_run is not None,
+            versions=facts.versions,
+        )
         if "clip_norm" in chosen["settings"]:
             record["clip_norm"] = chosen["settings"]["clip_norm"]
         if one_run is not None:
@@ -345,8 +382,11 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
         "base_model": model_args.model,
         "tuning": model_args.tuning,
         "trained": trained,
-        **({"lora_rank": model_args.lora_r, "lora_targets": model_args.lora_targets}
-           if model_args.tuning == "lora" else {}),
+        **(
+            {"lora_rank": model_args.lora_r, "lora_targets": model_args.lora_targets}
+            if model_args.tuning == "lora"
+            else {}
+        ),
         **({"clipping": chosen["clipping"]} if "clipping" in chosen else {}),
         **chosen["settings"],
         "steps": config.max_steps,
@@ -354,7 +394,7 @@ def _publish(staged, grid, best: str, runs: dict[str, dict], source, model_args,
         "max_length": config.max_length,
         "validation_loss (not private: validation split)": chosen["validation_loss"],
         "package_version": continuousbench.__version__,
-    }  # fmt: skip
+    }
     card = generator_card(
         statement,
         base_model=model_args.model,

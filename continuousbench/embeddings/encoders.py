@@ -59,9 +59,13 @@ class SentenceEncoder:
     vectors unless ``normalize=False`` (Private Evolution votes on the model's own geometry)."""
 
     def __init__(
-        self, model: str, prompt: str = CLUSTERING_PROMPT, batch_size: int = 64, max_length: int = 512,
+        self,
+        model: str,
+        prompt: str = CLUSTERING_PROMPT,
+        batch_size: int = 64,
+        max_length: int = 512,
         normalize: bool = True,
-    ):  # fmt: skip
+    ):
         import torch
         from sentence_transformers import SentenceTransformer
 
@@ -74,9 +78,13 @@ class SentenceEncoder:
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.model.encode(
-            list(texts), prompt=self.prompt or None, batch_size=self.batch_size, convert_to_numpy=True,
-            normalize_embeddings=self.normalize, show_progress_bar=False,
-        )  # fmt: skip
+            list(texts),
+            prompt=self.prompt or None,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=self.normalize,
+            show_progress_bar=False,
+        )
         return _normalise(vectors) if self.normalize else np.asarray(vectors, dtype=np.float32)
 
 

@@ -189,9 +189,14 @@ def build_release(
 
 
 def _build(
-    a: GeminonBuildArguments, spec: SizeSpec, rid: ReleaseId, root: Path, progress: bool,
-    timings: dict[str, float] | None, avoided: Avoided,
-) -> Path:  # fmt: skip
+    a: GeminonBuildArguments,
+    spec: SizeSpec,
+    rid: ReleaseId,
+    root: Path,
+    progress: bool,
+    timings: dict[str, float] | None,
+    avoided: Avoided,
+) -> Path:
     work = WorkDir.for_settings(root / WORK, str(rid), build_settings(a, avoided), resume=a.resume)
     # a bad spec or a silent endpoint fails here, before any work; answers are cached as they arrive, so
     # a killed build, run again, does not pay for them twice
@@ -349,16 +354,25 @@ def _render_part(state: tuple, chunk: tuple[int, int, int]) -> tuple[pa.Table, C
     ]
     keep = pa.array([r is None for r in reasons])
     mentions = [C.unique_mentions(m) for m, r in zip(rows["mentions"], reasons, strict=True) if r is None]
-    columns = {"text": pa.array(texts, pa.string()).filter(keep), "style": drafts["style"].filter(keep),
-               "subset": drafts["subset"].filter(keep), "entities": drafts["subjects"].filter(keep),
-               "mentions": mentions}  # fmt: skip
+    columns = {
+        "text": pa.array(texts, pa.string()).filter(keep),
+        "style": drafts["style"].filter(keep),
+        "subset": drafts["subset"].filter(keep),
+        "entities": drafts["subjects"].filter(keep),
+        "mentions": mentions,
+    }
     return pa.table(columns, schema=corpus_schema()), Counter(r for r in reasons if r)
 
 
 def _screen(
-    text: str, subset: str, subjects: list[int], mentions: list[str], sensitive_names: C.NameFinder,
-    by_idx: dict[int, Geminon], audit: bool,
-) -> str | None:  # fmt: skip
+    text: str,
+    subset: str,
+    subjects: list[int],
+    mentions: list[str],
+    sensitive_names: C.NameFinder,
+    by_idx: dict[int, Geminon],
+    audit: bool,
+) -> str | None:
     """Why a rendered document is dropped, or None; a sensitive entity's article cannot be dropped (its
     singleton questions would have no document): UserError or RuntimeError instead."""
     from continuousbench.geminon.realizers.grounding import check_grounding
@@ -566,10 +580,11 @@ def _datasets(parts: dict[str, dict[str, Any]]):
 
     features = _features()
     return {
-        config: {split: dataset(rows, features[config], f"{config}-{split}")
-                 for split, rows in splits.items()}
+        config: {
+            split: dataset(rows, features[config], f"{config}-{split}") for split, rows in splits.items()
+        }
         for config, splits in parts.items()
-    }  # fmt: skip
+    }
 
 
 def _one_chunk(column: pa.ChunkedArray) -> pa.Array:

@@ -231,8 +231,12 @@ def _draft_units(state: tuple, piece: tuple[int, int]) -> tuple:
             unit_of.append(u)
             seeds.append(draft.seed)
             texts.append(draft.text)
-    arrays = (np.asarray(unit_of, dtype=np.int32), np.asarray(seeds, dtype=np.int64),
-              np.asarray(lengths, dtype=np.int64), np.asarray(pairs, dtype=np.int32))  # fmt: skip
+    arrays = (
+        np.asarray(unit_of, dtype=np.int32),
+        np.asarray(seeds, dtype=np.int64),
+        np.asarray(lengths, dtype=np.int64),
+        np.asarray(pairs, dtype=np.int32),
+    )
     return (*arrays, dropped, texts)
 
 

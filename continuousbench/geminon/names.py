@@ -29,8 +29,40 @@ ROOT_MIN = 3  # letters a line's names must share at the start
 CLASS_SUFFIX = " Geminon"
 _CLASSIFICATION = re.compile(r"[A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*)? Geminon")
 
-ONSETS = ("b", "br", "ch", "d", "dr", "f", "fl", "g", "gl", "gr", "k", "kr", "l", "m", "n", "p", "pr",
-          "qu", "r", "s", "sh", "sk", "sn", "st", "t", "th", "tr", "v", "vr", "w", "z", "zh")  # fmt: skip
+ONSETS = (
+    "b",
+    "br",
+    "ch",
+    "d",
+    "dr",
+    "f",
+    "fl",
+    "g",
+    "gl",
+    "gr",
+    "k",
+    "kr",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pr",
+    "qu",
+    "r",
+    "s",
+    "sh",
+    "sk",
+    "sn",
+    "st",
+    "t",
+    "th",
+    "tr",
+    "v",
+    "vr",
+    "w",
+    "z",
+    "zh",
+)
 VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "y")
 CODAS = ("", "", "", "n", "r", "l", "x", "m", "sk", "th", "nd")
 # Suffixes by position in a line: young forms sound small, final forms grand; single-stage lines
@@ -207,9 +239,11 @@ class LLMNamer:
         for attempt in range(self.max_retries):
             self.stats["queries"] += 1
             answer = self.generator.generate(
-                [self.prompt(stages, feedback)], temperature=self.temperature, seed=self.seed + attempt,
+                [self.prompt(stages, feedback)],
+                temperature=self.temperature,
+                seed=self.seed + attempt,
                 max_new_tokens=512,
-            )[0]  # fmt: skip
+            )[0]
             named = parse_named(answer)
             if named is None:
                 self.stats["dropped_malformed_json"] += 1

@@ -56,14 +56,19 @@ class Selected:
             at = np.repeat(starts - offsets[:-1], stops - starts) + np.arange(offsets[-1])
             units = pa.array([list(u) for u in pool.units], row_schema().field("subjects").type)
             texts = [pool.texts[r] for r in rows] if pool.texts is not None else [None] * len(rows)
-            tables.append(pa.table({
-                "style": pa.array([style] * len(rows), pa.string()),
-                "subset": pa.array(["public"] * len(rows), pa.string()),
-                "subjects": units.take(pool.unit_of[rows]),
-                "mentions": pa.ListArray.from_arrays(pa.array(offsets), names.take(pool.pairs[at])),
-                "seed": pa.array(pool.seeds[rows], pa.int64()),
-                "text": pa.array(texts, pa.string()),
-            }, schema=row_schema()))  # fmt: skip
+            tables.append(
+                pa.table(
+                    {
+                        "style": pa.array([style] * len(rows), pa.string()),
+                        "subset": pa.array(["public"] * len(rows), pa.string()),
+                        "subjects": units.take(pool.unit_of[rows]),
+                        "mentions": pa.ListArray.from_arrays(pa.array(offsets), names.take(pool.pairs[at])),
+                        "seed": pa.array(pool.seeds[rows], pa.int64()),
+                        "text": pa.array(texts, pa.string()),
+                    },
+                    schema=row_schema(),
+                )
+            )
         return pa.concat_tables(tables)
 
 
@@ -187,8 +192,16 @@ def row_schema() -> pa.Schema:
     import pyarrow as pa
 
     string = pa.string()
-    return pa.schema({"style": string, "subset": string, "subjects": pa.list_(pa.int64()),
-                      "mentions": pa.list_(string), "seed": pa.int64(), "text": string})  # fmt: skip
+    return pa.schema(
+        {
+            "style": string,
+            "subset": string,
+            "subjects": pa.list_(pa.int64()),
+            "mentions": pa.list_(string),
+            "seed": pa.int64(),
+            "text": string,
+        }
+    )
 
 
 def _rows(drafts: Sequence[tuple[Draft, str]]) -> dict[str, list]:

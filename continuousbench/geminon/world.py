@@ -111,9 +111,15 @@ def _sample_lines(spec: SizeSpec, priors: Priors, rngs: dict[str, np.random.Gene
                 move = pool[int(rngs["moves"].integers(len(pool)))]
                 ability = priors.abilities[int(rngs["abilities"].integers(len(priors.abilities)))]
                 line.stages.append(
-                    {"stage": stage + 1, "type1": type1, "type2": type2, **stats, "ability": ability,
-                     "move": {"name": move.name, "short_description": describe_move(move)}}
-                )  # fmt: skip
+                    {
+                        "stage": stage + 1,
+                        "type1": type1,
+                        "type2": type2,
+                        **stats,
+                        "ability": ability,
+                        "move": {"name": move.name, "short_description": describe_move(move)},
+                    }
+                )
             lines.append(line)
     return lines
 

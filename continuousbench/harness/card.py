@@ -91,8 +91,11 @@ def model_card(results: dict, model_name: str):
         tags += ["differential-privacy", "dp-sgd", "opacus", "dp-model"]
     if not privacy and (results["corpus"].get("privacy") or {}).get("private"):
         tags += ["differential-privacy", "dp-synthetic-data"]
-    base = hub_repo_id(results["base_model"]) if results.get("base_model_revision") or not Path(
-        results["base_model"]).is_absolute() else None  # fmt: skip
+    base = (
+        hub_repo_id(results["base_model"])
+        if results.get("base_model_revision") or not Path(results["base_model"]).is_absolute()
+        else None
+    )
     published = hub_repo_id(results["release"].get("given"))
     data = ModelCardData(
         model_name=model_name,

@@ -103,10 +103,18 @@ def train_private(inputs, model_args, config, work: Path, plan, *, resume: bool)
         return PrivateRun(model, done["selected"], done["history"], done["privacy"])
     try:
         run = train_dp(
-            run_dir, model_args, config, list(inputs.corpus["text"]), [], processes.broadcast(plan, procs),
-            procs=procs, resume=resume, insecure_seed=config.insecure_noise_seed,
-            loaded=(inputs.model, inputs.tokenizer), selection=_selection(inputs),
-        )  # fmt: skip
+            run_dir,
+            model_args,
+            config,
+            list(inputs.corpus["text"]),
+            [],
+            processes.broadcast(plan, procs),
+            procs=procs,
+            resume=resume,
+            insecure_seed=config.insecure_noise_seed,
+            loaded=(inputs.model, inputs.tokenizer),
+            selection=_selection(inputs),
+        )
     except KeyboardInterrupt:
         if procs.main:
             kept = sorted(p.name for p in run_dir.glob("checkpoint-*")) or ["no checkpoint yet"]
@@ -137,19 +145,38 @@ def _privacy(run, inputs, config) -> dict:
     documents = inputs.corpus_record["documents"]
     replay = len(inputs.corpus) - documents
     facts = RunFacts(
-        base_model=inputs.model_record["given"], tokenizer=describe_tokenizer(run.tokenizer),
-        max_length=config.max_length, secret=run.streams.secret, delta_given=config.delta is not None,
-        randomness=run.streams.describe(config.secure_noise, work=".evaluate-work/"), versions=versions(),
-    )  # fmt: skip
+        base_model=inputs.model_record["given"],
+        tokenizer=describe_tokenizer(run.tokenizer),
+        max_length=config.max_length,
+        secret=run.streams.secret,
+        delta_given=config.delta is not None,
+        randomness=run.streams.describe(config.secure_noise, work=".evaluate-work/"),
+        versions=versions(),
+    )
     statement = evaluator_statement(
-        guarantee, facts, questions=len(inputs.qa_validation), corpus_documents=documents,
+        guarantee,
+        facts,
+        questions=len(inputs.qa_validation),
+        corpus_documents=documents,
         replay_documents=replay,
-    )  # fmt: skip
-    return publishable({
-        "kind": KIND, "private": run.streams.secret, **guarantee.to_dict(), "target_epsilon": config.epsilon,
-        "unit": "record",
-        "unit_description": UNIT, "adjacency": "add-or-remove", "accountant": "pld",
-        "corpus_documents": documents, "replay_documents": replay, "max_tokens_per_record": config.max_length,
-        "tokenizer": facts.tokenizer, "secure_noise": config.secure_noise, "checkpoint_selection": SELECTION,
-        "versions": facts.versions, "statement": statement,
-    })  # fmt: skip
+    )
+    return publishable(
+        {
+            "kind": KIND,
+            "private": run.streams.secret,
+            **guarantee.to_dict(),
+            "target_epsilon": config.epsilon,
+            "unit": "record",
+            "unit_description": UNIT,
+            "adjacency": "add-or-remove",
+            "accountant": "pld",
+            "corpus_documents": documents,
+            "replay_documents": replay,
+            "max_tokens_per_record": config.max_length,
+            "tokenizer": facts.tokenizer,
+            "secure_noise": config.secure_noise,
+            "checkpoint_selection": SELECTION,
+            "versions": facts.versions,
+            "statement": statement,
+        }
+    )

@@ -102,16 +102,22 @@ def load_training_text(h: HarnessArguments, max_length: int, seed: int, release_
     if problem:  # refused rather than ranked as DP data (docs/results-format.md)
         raise UserError(f"{stated_in}: {problem}; state a delta below 1/n, or evaluate without the statement")
     record = {
-        "source": source, "path": resolved(source), "documents": len(corpus),
-        "fingerprint": corpus_fingerprint(corpus), "replay": None, "privacy": privacy,
+        "source": source,
+        "path": resolved(source),
+        "documents": len(corpus),
+        "fingerprint": corpus_fingerprint(corpus),
+        "replay": None,
+        "privacy": privacy,
         "privacy_source": stated_in,
-    }  # fmt: skip
+    }
     if h.replay_corpus:
         replay = load_corpus(h.replay_corpus, option="--replay_corpus")
         record["replay"] = {
-            "source": h.replay_corpus, "path": resolved(h.replay_corpus), "fraction": h.replay_fraction,
+            "source": h.replay_corpus,
+            "path": resolved(h.replay_corpus),
+            "fraction": h.replay_fraction,
             "fingerprint": corpus_fingerprint(replay),
-        }  # fmt: skip
+        }
         corpus = mix_replay(corpus, replay, h.replay_fraction, seed)
     mix = None
     if h.mix_corpus:
@@ -139,9 +145,13 @@ def mix_general_text(corpus, h: HarnessArguments, seed: int):
     if h.mix_ratio > 0:
         corpus = mix_replay(corpus, general.select(sorted(int(i) for i in order[held:])), h.mix_ratio, seed)
     mix = {
-        "source": h.mix_corpus, "path": resolved(h.mix_corpus), "ratio": h.mix_ratio,
-        "fingerprint": corpus_fingerprint(general), "heldout_documents": held, "texts": list(heldout["text"]),
-    }  # fmt: skip
+        "source": h.mix_corpus,
+        "path": resolved(h.mix_corpus),
+        "ratio": h.mix_ratio,
+        "fingerprint": corpus_fingerprint(general),
+        "heldout_documents": held,
+        "texts": list(heldout["text"]),
+    }
     return corpus, mix
 
 
@@ -175,9 +185,11 @@ def make_judge(h: HarnessArguments) -> tuple[Any, dict]:
     if calibration["override"]:
         logger.warning(
             "--judge %s failed calibration (accuracy %.0f%%, false accepts %.0f%%) and is used anyway "
-            "(--judge_override_calibration; recorded in results.json)", spec, 100 * calibration["accuracy"],
+            "(--judge_override_calibration; recorded in results.json)",
+            spec,
+            100 * calibration["accuracy"],
             100 * calibration["false_accept"],
-        )  # fmt: skip
+        )
     return judge, record
 
 
@@ -210,12 +222,18 @@ def generation_budget(model, tokenizer, questions, track: str, requested: int, m
     if effective < requested:
         logger.warning(
             "--max_new_tokens %d capped to %d: the longest QA prompt (%d tokens) and the answer must fit "
-            "the model's %d positions (recorded in results.json)", requested, effective, longest, context,
-        )  # fmt: skip
+            "the model's %d positions (recorded in results.json)",
+            requested,
+            effective,
+            longest,
+            context,
+        )
     return {
-        "max_new_tokens": requested, "effective_max_new_tokens": effective, "model_context": context,
+        "max_new_tokens": requested,
+        "effective_max_new_tokens": effective,
+        "model_context": context,
         "longest_prompt_tokens": longest,
-    }  # fmt: skip
+    }
 
 
 def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, with_judge: bool) -> Inputs:
@@ -243,17 +261,31 @@ def load_inputs(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, *, w
     questions = [q for qa in (qa_validation, *qa_test.values()) for q in qa["question"]]
     budget = generation_budget(model, tokenizer, questions, release["track"], h.max_new_tokens, m.model)
     return Inputs(
-        release=release, qa_validation=qa_validation, qa_test=qa_test, corpus=corpus,
-        corpus_record=corpus_record, model=model, tokenizer=tokenizer,
-        model_record={"given": m.model, "path": resolved(m.model)}, judge=judge,
-        generation={"track": release["track"], "batch_size": h.qa_batch_size,
-                    "max_new_tokens": budget["effective_max_new_tokens"]},
-        generation_record={**budget, "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
-                           "autocast": None},  # decoding: the weights' precision (qa_eval.weights_precision)
-        evaluation=manifest.get("evaluation"), judge_record=judge_record,
-        options=release_options(folder, manifest.get("seed") or 0), mix=mix,
+        release=release,
+        qa_validation=qa_validation,
+        qa_test=qa_test,
+        corpus=corpus,
+        corpus_record=corpus_record,
+        model=model,
+        tokenizer=tokenizer,
+        model_record={"given": m.model, "path": resolved(m.model)},
+        judge=judge,
+        generation={
+            "track": release["track"],
+            "batch_size": h.qa_batch_size,
+            "max_new_tokens": budget["effective_max_new_tokens"],
+        },
+        generation_record={
+            **budget,
+            "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+            "autocast": None,
+        },  # decoding: the weights' precision (qa_eval.weights_precision)
+        evaluation=manifest.get("evaluation"),
+        judge_record=judge_record,
+        options=release_options(folder, manifest.get("seed") or 0),
+        mix=mix,
         heldout_entities=heldout_entities(manifest),
-    )  # fmt: skip
+    )
 
 
 def heldout_entities(manifest: dict) -> frozenset[int] | None:

@@ -33,14 +33,35 @@ OUTPUTS = (RESULTS, PREDICTIONS, PLOT, MODEL_DIR)
 # Options a resumed run may change: they touch only the final scoring, logging or where things go.
 OUTPUT_ONLY = frozenset(
     {
-        "overwrite", "resume", "json", "qa_test_limit", "qa_batch_size", "judge", "judge_min_accuracy",
-        "judge_max_false_accept", "judge_override_calibration", "output_dir", "report_to",
-        "run_name", "project", "disable_tqdm", "push_to_hub", "save_total_limit", "local_rank", "debug",
-        "skip_memory_metrics", "resume_from_checkpoint", "ddp_timeout", "include_num_input_tokens_seen",
-        "dataloader_num_workers", "dataloader_pin_memory", "dataloader_persistent_workers",
-        "dataloader_prefetch_factor", "dataloader_multiprocessing_context",
+        "overwrite",
+        "resume",
+        "json",
+        "qa_test_limit",
+        "qa_batch_size",
+        "judge",
+        "judge_min_accuracy",
+        "judge_max_false_accept",
+        "judge_override_calibration",
+        "output_dir",
+        "report_to",
+        "run_name",
+        "project",
+        "disable_tqdm",
+        "push_to_hub",
+        "save_total_limit",
+        "local_rank",
+        "debug",
+        "skip_memory_metrics",
+        "resume_from_checkpoint",
+        "ddp_timeout",
+        "include_num_input_tokens_seen",
+        "dataloader_num_workers",
+        "dataloader_pin_memory",
+        "dataloader_persistent_workers",
+        "dataloader_prefetch_factor",
+        "dataloader_multiprocessing_context",
     }
-)  # fmt: skip
+)
 OUTPUT_ONLY_PREFIXES = ("logging_", "log_", "hub_", "trackio_")
 
 
@@ -53,8 +74,11 @@ def open_run(
         return StagedOutput(output_dir, COMMAND, resume=True, lock=False)
     staged = StagedOutput(output_dir, COMMAND, overwrite=overwrite, resume=resume, inputs=inputs)
     owned = set(staged.owned())
-    theirs = [p for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
-              if p.exists() and p.name not in owned]  # fmt: skip
+    theirs = [
+        p
+        for p in (*(staged.out / n for n in OUTPUTS), *staged.out.glob("checkpoint-*"))
+        if p.exists() and p.name not in owned
+    ]
     if theirs:  # found now, not after hours of training when publishing would refuse them
         if not resume:
             staged.discard()
@@ -75,11 +99,14 @@ def run_config(options: dict, inputs) -> dict:
     config = {k: v for k, v in options.items() if not is_output_only(k)}
     replay = inputs.corpus_record["replay"] or {}
     config.update(
-        release=inputs.release["path"], release_manifest_sha256=inputs.release["manifest_sha256"],
-        corpus=inputs.corpus_record["path"], corpus_fingerprint=inputs.corpus_record["fingerprint"],
-        replay_corpus=replay.get("path"), replay_fingerprint=replay.get("fingerprint"),
+        release=inputs.release["path"],
+        release_manifest_sha256=inputs.release["manifest_sha256"],
+        corpus=inputs.corpus_record["path"],
+        corpus_fingerprint=inputs.corpus_record["fingerprint"],
+        replay_corpus=replay.get("path"),
+        replay_fingerprint=replay.get("fingerprint"),
         model=inputs.model_record["path"],
-    )  # fmt: skip
+    )
     return config
 
 

@@ -42,16 +42,30 @@ from continuousbench.training.options import DP_KEYS
 if TYPE_CHECKING:
     from continuousbench.training.config import EvaluatorConfig
 
-# The trainer options results.json lists (DP runs: the DP loop's own).
+# The trainer options results.json lists (DP runs: the DP loop's own); both begin with the optimizer's.
+_OPTIMIZER_KEYS = (
+    "learning_rate",
+    "adam_beta1",
+    "adam_beta2",
+    "weight_decay",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "max_steps",
+)
 TRAINING_KEYS = (
-    "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
-    "max_steps", "samples_per_step", "per_device_train_batch_size", "gradient_accumulation_steps",
-    "max_length", "packing", "packing_strategy", "bf16", "eval_steps", "save_steps", "seed",
-)  # fmt: skip
-DP_TRAINING_KEYS = (
-    "learning_rate", "adam_beta1", "adam_beta2", "weight_decay", "lr_scheduler_type", "warmup_steps",
-    "max_steps", "max_length", "bf16", "eval_steps", "save_steps", "seed", *DP_KEYS,
-)  # fmt: skip
+    *_OPTIMIZER_KEYS,
+    "samples_per_step",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "max_length",
+    "packing",
+    "packing_strategy",
+    "bf16",
+    "eval_steps",
+    "save_steps",
+    "seed",
+)
+DP_TRAINING_KEYS = (*_OPTIMIZER_KEYS, "max_length", "bf16", "eval_steps", "save_steps", "seed", *DP_KEYS)
 # Not part of a recipe: memory and speed only, a replicate's seed, a DP run's budget.
 
 
@@ -64,14 +78,26 @@ def dataclasses_() -> tuple[type, ...]:
 
 
 HARDWARE = {
-    "per_device_train_batch_size", "gradient_accumulation_steps", "bf16", "micro_batch_size", "clipping",
-    "secure_noise", "seed", "insecure_noise_seed", "epsilon",
-}  # fmt: skip
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "bf16",
+    "micro_batch_size",
+    "clipping",
+    "secure_noise",
+    "seed",
+    "insecure_noise_seed",
+    "epsilon",
+}
 MODEL_KEYS = ("model", "tuning", "lora_r", "lora_alpha", "lora_targets", "dtype", "attn_implementation")
 HARNESS_KEYS = (
-    "track", "replay_corpus", "replay_fraction", "max_document_blocks", "qa_eval_limit", "qa_test_limit",
+    "track",
+    "replay_corpus",
+    "replay_fraction",
+    "max_document_blocks",
+    "qa_eval_limit",
+    "qa_test_limit",
     "max_new_tokens",
-)  # fmt: skip
+)
 PATH_KEYS = ("model", "replay_corpus")  # options a recipe may name relative to itself
 
 
@@ -156,9 +182,15 @@ def record(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, path: str
     sha = digest(values)
     names = {v: k for k, v in current().items()}
     out = {
-        "given": path, "path": None, "file_sha256": None, "sha256": sha, "name": names.get(sha),
-        "canonical": sha in names, "settings": values, "why_not_canonical": None,
-    }  # fmt: skip
+        "given": path,
+        "path": None,
+        "file_sha256": None,
+        "sha256": sha,
+        "name": names.get(sha),
+        "canonical": sha in names,
+        "settings": values,
+        "why_not_canonical": None,
+    }
     if path is not None:
         file = Path(path).expanduser()
         out["path"], out["file_sha256"] = str(file.resolve()), sha256_file(file)

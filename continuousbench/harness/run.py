@@ -71,8 +71,10 @@ def _check_arguments(h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig)
     if t.push_to_hub and not t.hub_model_id:
         raise UserError("--push_to_hub needs --hub_model_id <user/name>")
     if m.tuning == "prompt":  # a generator's option (train-generator); the evaluator recipe is fixed
-        raise UserError("--tuning prompt trains generators only: the evaluator recipe (Tables 29-30) is "
-                        "--tuning lora or --tuning full")  # fmt: skip
+        raise UserError(
+            "--tuning prompt trains generators only: the evaluator recipe (Tables 29-30) is "
+            "--tuning lora or --tuning full"
+        )
     dp_training.check(m.tuning, t)
 
 
@@ -122,9 +124,15 @@ def _resume_from(work: Path, max_steps: int) -> bool:
 
 
 def train(
-    inputs: Inputs, t: EvaluatorConfig, work: Path, *, resume: bool, callbacks: Sequence = (),
-    m: ModelArguments | None = None, plan=None,
-) -> Trained:  # fmt: skip
+    inputs: Inputs,
+    t: EvaluatorConfig,
+    work: Path,
+    *,
+    resume: bool,
+    callbacks: Sequence = (),
+    m: ModelArguments | None = None,
+    plan=None,
+) -> Trained:
     """Step 2: continued pretraining in ``work`` with checkpoint selection by validation QA (by the DP
     loop under ``plan`` when ``t.private``; ``callbacks`` are the Trainer's)."""
     from continuousbench.harness import outputs
@@ -144,9 +152,14 @@ def train(
     resume = resume and _resume_from(work, t.max_steps)
     try:
         trainer = continued_pretraining(
-            inputs.model, inputs.tokenizer, inputs.corpus, args, eval_fn=eval_fn, callbacks=callbacks,
+            inputs.model,
+            inputs.tokenizer,
+            inputs.corpus,
+            args,
+            eval_fn=eval_fn,
+            callbacks=callbacks,
             resume=resume,
-        )  # fmt: skip
+        )
     except KeyboardInterrupt:
         if processes.current().main:
             kept = kept_checkpoints(work) or ["no checkpoint yet"]
@@ -248,9 +261,15 @@ def judge_record(record: dict | None, tables: dict[str, tuple]) -> dict | None:
 
 
 def build_results(
-    h: HarnessArguments, m: ModelArguments, t: EvaluatorConfig, inputs: Inputs, trained: Trained,
-    tables: dict[str, tuple], recipe: dict, forgotten: dict | None = None,
-) -> dict:  # fmt: skip
+    h: HarnessArguments,
+    m: ModelArguments,
+    t: EvaluatorConfig,
+    inputs: Inputs,
+    trained: Trained,
+    tables: dict[str, tuple],
+    recipe: dict,
+    forgotten: dict | None = None,
+) -> dict:
     """What ``results.json`` records (schema: :mod:`.results`): inputs as given and resolved, recipe
     values, selection, metrics with intervals."""
     import continuousbench

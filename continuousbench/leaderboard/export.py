@@ -112,9 +112,12 @@ class LeaderboardArguments:
     )
     json: str | None = field(default=None, metadata={"help": "Write the same ranking as JSON here."})
     releases: str | None = field(
-        default=None, metadata={"help": "Release root the records' releases are looked up in (default: "
-                                        "$CONTINUOUSBENCH_HOME, else ~/.cache/continuousbench)."}
-    )  # fmt: skip
+        default=None,
+        metadata={
+            "help": "Release root the records' releases are looked up in (default: "
+            "$CONTINUOUSBENCH_HOME, else ~/.cache/continuousbench)."
+        },
+    )
     overwrite: bool = field(default=False, metadata={"help": "Replace existing output files."})
 
 
@@ -124,8 +127,11 @@ def main(args: LeaderboardArguments) -> dict:
         raise UserError(
             "leaderboard needs --results <folder | org/name> and --html <file> (or --json <file>)"
         )
-    outputs = check_output_files({"--html": args.html, "--json": args.json}, overwrite=args.overwrite,
-                                 keep_out=[args.results] if Path(args.results).exists() else [])  # fmt: skip
+    outputs = check_output_files(
+        {"--html": args.html, "--json": args.json},
+        overwrite=args.overwrite,
+        keep_out=[args.results] if Path(args.results).exists() else [],
+    )
     text, data = render(args.results, ReleaseIndex(root=args.releases))
     if "--html" in outputs:
         write_text(outputs["--html"], text)
@@ -142,5 +148,6 @@ def _report(result: dict) -> None:
         print(f"left out: {len(result['left_out'])} record(s)")
 
 
-make_parser, cli = command(LeaderboardArguments, "continuousbench leaderboard", __doc__.splitlines()[0], main,
-                           report=_report)  # fmt: skip
+make_parser, cli = command(
+    LeaderboardArguments, "continuousbench leaderboard", __doc__.splitlines()[0], main, report=_report
+)

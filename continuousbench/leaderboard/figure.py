@@ -21,8 +21,11 @@ def support_figure(rows: list[dict], metric: str, *, top: int = 4):
     for ax, kind in zip(axes, kinds, strict=True):
         mine = [r for r in rows if r["kind"] == kind][:top]
         for colour, row in zip(PALETTE, mine, strict=False):
-            s = bucket_series(f"#{row['rank']} {row['submission']}", row["record"]["metrics"][PART].get(
-                "buckets", []), metric)  # fmt: skip
+            s = bucket_series(
+                f"#{row['rank']} {row['submission']}",
+                row["record"]["metrics"][PART].get("buckets", []),
+                metric,
+            )
             if s is None:
                 continue
             below = [max(0.0, y - lo) for y, lo in zip(s.y, s.low, strict=True)]
@@ -36,7 +39,12 @@ def support_figure(rows: list[dict], metric: str, *, top: int = 4):
         if ax.lines:
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     axes[0].set_ylabel(f"{SHORT[metric]} accuracy on {PART}")
-    fig.text(0.01, 0.01, f"top {top} per kind; error bars: Wilson 95% interval of each bucket", fontsize=7,
-             color="0.35")  # fmt: skip
+    fig.text(
+        0.01,
+        0.01,
+        f"top {top} per kind; error bars: Wilson 95% interval of each bucket",
+        fontsize=7,
+        color="0.35",
+    )
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig

@@ -24,11 +24,25 @@ from continuousbench import leaderboard as lb
 # MCQ columns ("MCQ %" sorts as a number) only when some record carries ranked-choice accuracy.
 # Given as percentages of their sum, so that the table always fits its frame; long cells wrap.
 WIDTHS = {
-    "#": 36, "submission": 140, "method": 120, "run": 110, "recipe": 110, "not canonical": 160,
-    "evaluator": 110, "tuning": 70, "kind": 92, "ε": 92, "%": 62,
-    "95% CI": 100, "n": 44, "singleton %": 90, "MCQ 95% CI": 100, "vs. row above": 184, "judge": 150,
+    "#": 36,
+    "submission": 140,
+    "method": 120,
+    "run": 110,
+    "recipe": 110,
+    "not canonical": 160,
+    "evaluator": 110,
+    "tuning": 70,
+    "kind": 92,
+    "ε": 92,
+    "%": 62,
+    "95% CI": 100,
+    "n": 44,
+    "singleton %": 90,
+    "MCQ 95% CI": 100,
+    "vs. row above": 184,
+    "judge": 150,
     "links": 130,
-}  # fmt: skip
+}
 NUMERIC = {"#", "n", "singleton %"}  # and the primary metric's "... %" column; ε sorts by its budget
 
 SORT_JS = """
@@ -123,11 +137,14 @@ def table_html(rows: list[dict], metric: str, source: str | Path = "", *, static
     names = [*frame.columns, "links"]
     total = sum(_width(n) for n in names)
     cols = "".join(f'<col style="width: {100 * _width(n) / total:.2f}%">' for n in names)
-    head = "".join(
-        f'<th scope="col" data-type="{"number" if _numeric(n) else "text"}" aria-sort="none">'
-        f'<button type="button" class="cb-sort">{html.escape(n)}</button></th>'
-        for n in frame.columns
-    ) + '<th scope="col">links</th>'  # fmt: skip
+    head = (
+        "".join(
+            f'<th scope="col" data-type="{"number" if _numeric(n) else "text"}" aria-sort="none">'
+            f'<button type="button" class="cb-sort">{html.escape(n)}</button></th>'
+            for n in frame.columns
+        )
+        + '<th scope="col">links</th>'
+    )
     body = "".join(
         f"<tr>{_row(row, list(frame.columns), values)}"
         f"{_links(lb.links(row['sub'], source, static=static))}</tr>"

@@ -295,20 +295,30 @@ def _note(sep: dict | None) -> str:
 
 
 def rank(
-    subs: list[Submission], release: str, *, epsilon: str = ALL, base_model: str = ALL, tuning: str = ALL,
-    kind: str = ALL, generator: str = ALL, recipes: str = ALL,
-) -> tuple[str, list[dict]]:  # fmt: skip
+    subs: list[Submission],
+    release: str,
+    *,
+    epsilon: str = ALL,
+    base_model: str = ALL,
+    tuning: str = ALL,
+    kind: str = ALL,
+    generator: str = ALL,
+    recipes: str = ALL,
+) -> tuple[str, list[dict]]:
     """(primary metric, ranked rows) of ``release`` after the filters; best first, ties share a rank.
     ``recipes``: ALL, CANONICAL (the main table) or OTHER (the runs listed apart)."""
     mine = [s for s in subs if s.record["release"]["id"] == release]
     metric = primary_metric(mine)
     kept = [
-        s for s in mine
-        if epsilon in (ALL, epsilon_bucket(s.record)) and base_model in (ALL, model_label(s.record))
-        and tuning in (ALL, s.record["tuning"]) and kind in (ALL, kind_label(s.record))
+        s
+        for s in mine
+        if epsilon in (ALL, epsilon_bucket(s.record))
+        and base_model in (ALL, model_label(s.record))
+        and tuning in (ALL, s.record["tuning"])
+        and kind in (ALL, kind_label(s.record))
         and generator in (ALL, generator_label(s.record))
         and recipes in (ALL, CANONICAL if is_canonical(s.record) else OTHER)
-    ]  # fmt: skip
+    ]
 
     def key(s: Submission) -> tuple:
         acc = ranked_accuracy(s.record, metric)
@@ -328,22 +338,34 @@ def rank(
         if sep is not None and metric == "llm_match":
             sep["same_judge"] = same_judge(previous.record.get("judge"), sub.record.get("judge"))
             note += "" if sep["same_judge"] else "; judged by a different judge: not comparable"
-        rows.append({
-            "rank": place, "submission": sub.name, "path": sub.path,
-            "run": (sub.record.get("submitted") or {}).get("run_folder") or "-",
-            "method": method_label(sub.record), "canonical": is_canonical(sub.record),
-            "recipe": recipe_label(sub.record), "why_apart": why_apart(sub.record),
-            "generator": generator_label(sub.record), "base_model": model_label(sub.record),
-            "tuning": sub.record["tuning"], "kind": kind_label(sub.record),
-            "epsilon": epsilon_label(sub.record),
-            "accuracy": value, "ci95": acc["ci95"] if acc else [None, None],
-            "questions": acc["count"] if acc else 0,
-            "singleton": single["accuracy"] if single else None,
-            "mcq": mcq["accuracy"] if mcq else None, "mcq_ci95": mcq["ci95"] if mcq else None,
-            "separation": sep, "vs_above": note,
-            "judge": judge_label(sub.record.get("judge")),
-            "record": sub.record, "sub": sub,
-        })  # fmt: skip
+        rows.append(
+            {
+                "rank": place,
+                "submission": sub.name,
+                "path": sub.path,
+                "run": (sub.record.get("submitted") or {}).get("run_folder") or "-",
+                "method": method_label(sub.record),
+                "canonical": is_canonical(sub.record),
+                "recipe": recipe_label(sub.record),
+                "why_apart": why_apart(sub.record),
+                "generator": generator_label(sub.record),
+                "base_model": model_label(sub.record),
+                "tuning": sub.record["tuning"],
+                "kind": kind_label(sub.record),
+                "epsilon": epsilon_label(sub.record),
+                "accuracy": value,
+                "ci95": acc["ci95"] if acc else [None, None],
+                "questions": acc["count"] if acc else 0,
+                "singleton": single["accuracy"] if single else None,
+                "mcq": mcq["accuracy"] if mcq else None,
+                "mcq_ci95": mcq["ci95"] if mcq else None,
+                "separation": sep,
+                "vs_above": note,
+                "judge": judge_label(sub.record.get("judge")),
+                "record": sub.record,
+                "sub": sub,
+            }
+        )
         previous = sub
     return metric, rows
 
@@ -360,11 +382,16 @@ def table(rows: list[dict], metric: str):
         return None if v is None else round(100 * v, 1)
 
     judges = {"judge": [r["judge"] for r in rows]} if metric == "llm_match" else {}
-    graded = {  # only when some record carries it (schema 4): older ones show "-"
-        "MCQ %": [num(r["mcq"]) for r in rows],
-        "MCQ 95% CI": [f"[{pct(r['mcq_ci95'][0])}, {pct(r['mcq_ci95'][1])}]" if r["mcq_ci95"] else "-"
-                       for r in rows],
-    } if any(r["mcq"] is not None for r in rows) else {}  # fmt: skip
+    graded = (
+        {  # only when some record carries it (schema 4): older ones show "-"
+            "MCQ %": [num(r["mcq"]) for r in rows],
+            "MCQ 95% CI": [
+                f"[{pct(r['mcq_ci95'][0])}, {pct(r['mcq_ci95'][1])}]" if r["mcq_ci95"] else "-" for r in rows
+            ],
+        }
+        if any(r["mcq"] is not None for r in rows)
+        else {}
+    )
     apart = {}
     if any(not r["canonical"] for r in rows):
         apart = {"not canonical": [r["why_apart"] or "-" for r in rows]}

@@ -268,8 +268,12 @@ class EndpointGenerator:
         """What identifies the server behind the answers: its URL without credentials, the model asked
         for, what ``/models`` listed and the ``model`` field of the first answer."""
         served = _PROBED.get((self.base_url, self.model))
-        return {"endpoint": self.endpoint, "model": self.model, "served": served,
-                "answered_by": self.answered_by}  # fmt: skip
+        return {
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "served": served,
+            "answered_by": self.answered_by,
+        }
 
     def _wait_until_free(self, url: str, stop: threading.Event) -> None:
         """Before resending to a server that does not stream (so closing the connection did not stop its
@@ -384,12 +388,17 @@ class EndpointGenerator:
         return {"endpoint": self.endpoint, "model": self.model, "api": self.api}
 
     def progress(self, done: int, total: int, in_flight: int) -> str:
-        dropped = ", ".join(f"{k.removeprefix('dropped_')} {v}" for k, v in self.stats.items()
-                            if k.startswith("dropped_") and v)  # fmt: skip
+        dropped = ", ".join(
+            f"{k.removeprefix('dropped_')} {v}"
+            for k, v in self.stats.items()
+            if k.startswith("dropped_") and v
+        )
         why = Counter(list(self._retrying.values()))
         retrying = ", ".join(f"{n} ({w})" for w, n in why.most_common())
-        return (f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
-                f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}")  # fmt: skip
+        return (
+            f"{self.name}: {done}/{total} answers, {in_flight} in flight, "
+            f"{f'retrying {retrying}, ' if retrying else ''}dropped: {dropped or 'none'}"
+        )
 
     def generate(self, prompts: Sequence[str], **sampling: Any) -> list[str]:
         """One answer per prompt, in order (:data:`CUT`, an empty text, for an answer dropped as truncated).
@@ -398,8 +407,9 @@ class EndpointGenerator:
         self.answer(prompts, range(len(prompts)), sampling, lambda done: answers.update(done))
         return [answers[i] for i in range(len(prompts))]
 
-    def answer(self, prompts: Sequence[str], indices: Sequence[int], sampling: dict[str, Any],
-               keep: Keep) -> None:  # fmt: skip
+    def answer(
+        self, prompts: Sequence[str], indices: Sequence[int], sampling: dict[str, Any], keep: Keep
+    ) -> None:
         """Answer ``prompts[i]`` for each ``i`` of ``indices`` (``max_in_flight`` at a time), handing each
         finished ``(i, text)`` to ``keep`` as it arrives (the answer cache keeps it at once, so an
         interrupted call loses nothing it paid for); the first failure stops the call."""
@@ -450,11 +460,14 @@ class EndpointGenerator:
         try:
             response = self._client.get(self._url("models"), timeout=min(self.request_timeout, 10.0))
         except httpx.HTTPError as err:
-            raise self._fail(f"does not answer ({type(err).__name__}); check the URL and that the server "
-                             "is up") from None  # fmt: skip
+            raise self._fail(
+                f"does not answer ({type(err).__name__}); check the URL and that the server is up"
+            ) from None
         if response.status_code in (401, 403):
-            raise self._fail(f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]} "
-                             "or give the key the server expects in the URL")  # fmt: skip
+            raise self._fail(
+                f"rejected the API key (HTTP {response.status_code}); set ${API_KEY_ENV[0]} "
+                "or give the key the server expects in the URL"
+            )
         served = []
         if response.status_code < 400:
             try:
@@ -462,8 +475,9 @@ class EndpointGenerator:
             except (ValueError, KeyError, TypeError, AttributeError):
                 served = []
         if served and self.model and self.model not in served:
-            raise self._fail(f"does not serve model {self.model!r}; it serves {', '.join(served[:5])}: "
-                             f"name one after '#'")  # fmt: skip
+            raise self._fail(
+                f"does not serve model {self.model!r}; it serves {', '.join(served[:5])}: name one after '#'"
+            )
         if response.status_code >= 400 or not served:  # no usable /models: one tiny request decides
             with contextlib.suppress(Truncated):  # one token asked: a cut answer is an answer
                 self._one("Say OK.", {"max_new_tokens": 1})

@@ -26,9 +26,12 @@ class ArticleFilter(BaseFilter):
     name = "article filter (length, language, window)"
 
     def __init__(
-        self, languages: Sequence[str] = ("en",), min_chars: int = 200,
-        start: str | None = None, end: str | None = None,
-    ):  # fmt: skip
+        self,
+        languages: Sequence[str] = ("en",),
+        min_chars: int = 200,
+        start: str | None = None,
+        end: str | None = None,
+    ):
         super().__init__()
         self.languages, self.min_chars, self.start, self.end = set(languages), min_chars, start, end
 

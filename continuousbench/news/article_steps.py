@@ -28,8 +28,13 @@ def extract_page(html: str, url: str, max_day: str | None) -> dict | None:
     found = main_text(tree, url or None)
     if found is None:
         return None
-    return {"title": found.title or "", "date": day, "date_source": source, "hostname": found.hostname,
-            "text": found.text}  # fmt: skip
+    return {
+        "title": found.title or "",
+        "date": day,
+        "date_source": source,
+        "hostname": found.hostname,
+        "text": found.text,
+    }
 
 
 def guarded_extract(html: str, url: str, max_day: str | None) -> dict | None:

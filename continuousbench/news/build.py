@@ -45,8 +45,10 @@ class NewsBuildArguments:
     articles: list[str] | None = field(
         default=None, metadata={"help": "Already-extracted articles (JSONL/parquet) instead of --warc."}
     )
-    size: str = field(default="small", metadata={"help": "tiny, small (200k), medium (600k) or large (all).",
-                                                 "choices": list(SIZES)})  # fmt: skip
+    size: str = field(
+        default="small",
+        metadata={"help": "tiny, small (200k), medium (600k) or large (all).", "choices": list(SIZES)},
+    )
     quarter: str = field(default="2026q1", metadata={"help": "Release quarter, YYYYqN."})
     seed: int = field(default=0, metadata=bounds("[0, 9.2e18]", "Seed of every random choice."))
     out: str | None = field(default=None, metadata={"help": "Root folder (default $CONTINUOUSBENCH_HOME)."})
@@ -93,8 +95,10 @@ def window(rid: ReleaseId, start: str | None, end: str | None) -> tuple[str, str
     """The publication days a release keeps: its quarter, or the part of it ``--start``/``--end`` name
     (a quarterly release holds only that quarter's news, so a day outside it is refused)."""
     first, last = rid.days
-    days = {"--start": parse_day(start, "--start") if start else first,
-            "--end": parse_day(end, "--end") if end else last}  # fmt: skip
+    days = {
+        "--start": parse_day(start, "--start") if start else first,
+        "--end": parse_day(end, "--end") if end else last,
+    }
     for option, day in days.items():
         if not first <= day <= last:
             raise UserError(
@@ -121,8 +125,9 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
     reader = replace(model, llm=args.reader or model.llm, judge=model.judge or model.llm)
 
     def run_extract(out: str, f: dict) -> Path | str:
-        found = extract.ExtractArguments(output=out, warc=args.warc, articles=args.articles, start=args.start,
-                                         end=args.end)  # fmt: skip
+        found = extract.ExtractArguments(
+            output=out, warc=args.warc, articles=args.articles, start=args.start, end=args.end
+        )
         return extract.main(found, ex, resume=None)
 
     def run_dedup(out: str, f: dict) -> Path | str:
@@ -131,14 +136,20 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
         )
 
     def run_subsample(out: str, f: dict) -> Path:
-        found = subsample.SubsampleArguments(input=f["dedup"], output=out, size=args.size, count=args.count,
-                                             seed=seeds["subsample"])  # fmt: skip
+        found = subsample.SubsampleArguments(
+            input=f["dedup"], output=out, size=args.size, count=args.count, seed=seeds["subsample"]
+        )
         return subsample.main(found, resume=None)
 
     def run_cluster(out: str, f: dict) -> Path:
-        found = cluster.ClusterArguments(input=f["subsample"], output=out, encoder=args.encoder,
-                                         seed=seeds["cluster"], min_cluster_size=args.min_cluster_size,
-                                         min_similarity=args.min_similarity)  # fmt: skip
+        found = cluster.ClusterArguments(
+            input=f["subsample"],
+            output=out,
+            encoder=args.encoder,
+            seed=seeds["cluster"],
+            min_cluster_size=args.min_cluster_size,
+            min_similarity=args.min_similarity,
+        )
         return cluster.main(found, resume=None)
 
     def run_facts(out: str, f: dict) -> Path:
@@ -158,9 +169,13 @@ def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArgumen
         return filtering.main(found, model, resume=unfinished(out, "filter"))
 
     def run_support(out: str, f: dict) -> Path:
-        found = support.SupportArguments(input=f["filter"], articles=f["cluster"], output=out,
-                                         neighbours=args.neighbours,
-                                         max_candidates=args.max_candidates)  # fmt: skip
+        found = support.SupportArguments(
+            input=f["filter"],
+            articles=f["cluster"],
+            output=out,
+            neighbours=args.neighbours,
+            max_candidates=args.max_candidates,
+        )
         return support.main(found, reader, resume=unfinished(out, "support"))
 
     runs = (run_extract, run_dedup, run_subsample, run_cluster, run_facts, run_qa, run_filter, run_support)
@@ -203,8 +218,9 @@ def _build(
     # a folder the user named, they are refused in one line). How many requests go out at once, how
     # long one may take and how many may be unusable change no answer: a rerun may change them.
     how = ("max_in_flight", "request_timeout", "max_dropped")
-    settings = ({k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")}
-                | {k: v for k, v in asdict(model).items() if k not in how})  # fmt: skip
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "work", "overwrite")} | {
+        k: v for k, v in asdict(model).items() if k not in how
+    }
     if args.work:
         work = WorkDir(Path(args.work).expanduser(), settings).path
     else:
@@ -225,21 +241,33 @@ def _build(
     supported = read_rows(folders["support"]).to_pylist()
     questions, avoided = without_earlier(supported, rid, root, args.avoid_repo)
     parts = release.assemble(
-        read_rows(folders["cluster"]).to_pylist(), questions,
-        corpus_validation=args.corpus_validation, qa_validation=args.qa_validation, seed=seeds["release"],
-    )  # fmt: skip
+        read_rows(folders["cluster"]).to_pylist(),
+        questions,
+        corpus_validation=args.corpus_validation,
+        qa_validation=args.qa_validation,
+        seed=seeds["release"],
+    )
     sources = sorted({p.name for p in input_files(args.warc or args.articles)})
     generator = {
         "builder": "continuousbench.news.build",
         "inputs": sources,
-        "llm": model.llm, "judge": model.judge or model.llm, "reader": args.reader or model.llm,
+        "llm": model.llm,
+        "judge": model.judge or model.llm,
+        "reader": args.reader or model.llm,
         "settings": {k: v for k, v in vars(args).items() if k not in LOCAL},
         "seeds": seeds,
         "stages": stats,
         "avoided": avoided,
-    }  # fmt: skip
-    return release.write(str(rid), parts, root=root, seed=args.seed, generator=generator,
-                         overwrite=args.overwrite, min_support=args.min_support)  # fmt: skip
+    }
+    return release.write(
+        str(rid),
+        parts,
+        root=root,
+        seed=args.seed,
+        generator=generator,
+        overwrite=args.overwrite,
+        min_support=args.min_support,
+    )
 
 
 def without_earlier(

@@ -133,9 +133,11 @@ def leiden(n: int, edges: np.ndarray, weights: np.ndarray, resolution: float, it
     igraph.set_random_number_generator(random.Random(seed))
     try:
         found = graph.community_leiden(
-            objective_function="modularity", weights=[float(w) for w in weights], resolution=resolution,
+            objective_function="modularity",
+            weights=[float(w) for w in weights],
+            resolution=resolution,
             n_iterations=iterations,
-        )  # fmt: skip
+        )
     finally:
         igraph.set_random_number_generator(random)
     return found.membership
@@ -264,9 +266,14 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
 
     paths = input_files(args.input)
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "input", "output")}
-    out = StageOutput(args.output, "cluster", config | {"paths": [str(p) for p in paths]},
-                      overwrite=args.overwrite, resume=args.resume if resume is None else resume,
-                      inputs=[args.input])  # fmt: skip
+    out = StageOutput(
+        args.output,
+        "cluster",
+        config | {"paths": [str(p) for p in paths]},
+        overwrite=args.overwrite,
+        resume=args.resume if resume is None else resume,
+        inputs=[args.input],
+    )
     table = read_rows(paths, ["id", "title", "text", "date", "crawl_date"]).sort_by("id")
     ids = table.column("id").to_pylist()
     if len(set(ids)) != len(ids):

@@ -121,8 +121,9 @@ class Signatures(PipelineStep):
         from datasketch import MinHash  # only here: its import costs every worker ~40 MB
 
         sets = [shingles(t) for t in texts]
-        found = MinHash.bulk([[s.encode() for s in x] for x in sets], num_perm=NUM_PERM,
-                             seed=MINHASH_SEED, scheme=SCHEME)  # fmt: skip
+        found = MinHash.bulk(
+            [[s.encode() for s in x] for x in sets], num_perm=NUM_PERM, seed=MINHASH_SEED, scheme=SCHEME
+        )
         return [len(x) for x in sets], [m.hashvalues.astype(np.uint32).tobytes() for m in found]  # 512 B each
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
@@ -207,9 +208,15 @@ class FindDuplicates(PipelineStep):
     type = "🫂 - DEDUP"
 
     def __init__(
-        self, paths: Sequence[str], folder: str, output: str, threshold: float = 0.8,
-        candidates: str = "sampled", lsh_threshold: float | None = None, own_process: bool = False,
-    ):  # fmt: skip
+        self,
+        paths: Sequence[str],
+        folder: str,
+        output: str,
+        threshold: float = 0.8,
+        candidates: str = "sampled",
+        lsh_threshold: float | None = None,
+        own_process: bool = False,
+    ):
         super().__init__()
         self.paths, self.folder, self.output = list(paths), folder, output
         self.threshold, self.candidates = threshold, candidates
@@ -311,8 +318,11 @@ class FindDuplicates(PipelineStep):
         for path in self.paths:
             for batch in iter_shard(Path(path), ["id", "text"], BATCH):
                 batch = batch.filter(pc.is_in(batch.column("id").cast(pa.string()), value_set=wanted))
-                for i, text in zip(batch.column("id").cast(pa.string()).to_pylist(),
-                                   batch.column("text").to_pylist(), strict=True):  # fmt: skip
+                for i, text in zip(
+                    batch.column("id").cast(pa.string()).to_pylist(),
+                    batch.column("text").to_pylist(),
+                    strict=True,
+                ):
                     sets[row_of[i]] = shingle_hashes(text or "")
         return sets
 
@@ -376,12 +386,14 @@ class FindDuplicates(PipelineStep):
         named = ids.take(pa.array([i for i in dropped], pa.int64())).to_pylist()
         twins = ids.take(pa.array([j for j, _, _ in dropped.values()], pa.int64())).to_pylist()
         rows = sorted(zip(named, twins, dropped.values(), strict=True))
-        table = pa.table({  # typed columns: with no duplicates, untyped empty lists would be null columns
-            "id": pa.array([i for i, _, _ in rows], pa.string()),
-            "duplicate_of": pa.array([j for _, j, _ in rows], pa.string()),
-            "reason": pa.array([r for _, _, (_, r, _) in rows], pa.string()),
-            "containment": pa.array([c for _, _, (_, _, c) in rows], pa.float64()),
-        })  # fmt: skip
+        table = pa.table(
+            {  # typed columns: with no duplicates, untyped empty lists would be null columns
+                "id": pa.array([i for i, _, _ in rows], pa.string()),
+                "duplicate_of": pa.array([j for _, j, _ in rows], pa.string()),
+                "reason": pa.array([r for _, _, (_, r, _) in rows], pa.string()),
+                "containment": pa.array([c for _, _, (_, _, c) in rows], pa.float64()),
+            }
+        )
         write_parquet(Path(self.output), table)
         self.stat_update("dropped_exact_duplicate", value=len(exact))
         self.stat_update("dropped_near_duplicate", value=len(rows) - len(exact))
@@ -436,11 +448,13 @@ class DedupArguments(StageArguments):
     threshold: float = field(default=0.8, metadata=bounds("(0, 1]", "Containment that makes a duplicate."))
     candidates: str = field(
         default="sampled",
-        metadata={"help": "Candidate pairs: sampled (hash-sampled shingles, containment at any length "
-                  "ratio), or for comparison MinHash LSH jaccard (Jaccard >= 0.5: misses a short article "
-                  "inside a long one) or ensemble (containment, ~10x slower).",
-                  "choices": list(CANDIDATE_KINDS)},
-    )  # fmt: skip
+        metadata={
+            "help": "Candidate pairs: sampled (hash-sampled shingles, containment at any length "
+            "ratio), or for comparison MinHash LSH jaccard (Jaccard >= 0.5: misses a short article "
+            "inside a long one) or ensemble (containment, ~10x slower).",
+            "choices": list(CANDIDATE_KINDS),
+        },
+    )
     lsh_threshold: float | None = field(
         default=None,
         metadata=bounds(
@@ -457,16 +471,31 @@ def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = N
 
     paths = [str(p) for p in input_files(args.input)]
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")} | {"paths": paths}
-    out = StageOutput(args.output, "dedup", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
+    resume = args.resume if resume is None else resume
+    out = StageOutput(
+        args.output, "dedup", config, overwrite=args.overwrite, resume=resume, inputs=[args.input]
+    )
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))
     pipelines = [
         Pipeline("signatures", [Signatures(paths, sig, args.candidates)], tasks),
-        Pipeline("duplicates", [FindDuplicates(paths, sig, dup, args.threshold, args.candidates,
-                                               args.lsh_threshold, own_process=ex.executor == "local")], 1),
+        Pipeline(
+            "duplicates",
+            [
+                FindDuplicates(
+                    paths,
+                    sig,
+                    dup,
+                    args.threshold,
+                    args.candidates,
+                    args.lsh_threshold,
+                    own_process=ex.executor == "local",
+                )
+            ],
+            1,
+        ),
         Pipeline("drop", [DropDuplicates(paths, dup, str(out.path(DATA)))], tasks),
-    ]  # fmt: skip
+    ]
     logs = out.path("logs")
     if not run_pipelines(pipelines, ex, logs):
         return queued(args.output)

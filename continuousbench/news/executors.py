@@ -74,10 +74,15 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
         from datatrove.executor import SlurmPipelineExecutor
 
         return SlurmPipelineExecutor(
-            **common, time=_hms(args.time), partition=args.partition, cpus_per_task=args.cpus_per_task,
-            mem_per_cpu_gb=args.mem_per_cpu_gb, venv_path=args.venv_path, depends=depends,
+            **common,
+            time=_hms(args.time),
+            partition=args.partition,
+            cpus_per_task=args.cpus_per_task,
+            mem_per_cpu_gb=args.mem_per_cpu_gb,
+            venv_path=args.venv_path,
+            depends=depends,
             job_name=f"news-{pipeline.name}",
-        )  # fmt: skip
+        )
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -85,9 +90,12 @@ def _executor(args: ExecutorArguments, pipeline: Pipeline, logs: Path, depends: 
     from datatrove.executor import RayPipelineExecutor
 
     return RayPipelineExecutor(
-        **common, workers=args.workers, cpus_per_task=args.cpus_per_task,
-        mem_per_cpu_gb=args.mem_per_cpu_gb, depends=depends,
-    )  # fmt: skip
+        **common,
+        workers=args.workers,
+        cpus_per_task=args.cpus_per_task,
+        mem_per_cpu_gb=args.mem_per_cpu_gb,
+        depends=depends,
+    )
 
 
 def _hms(value: str) -> str:
@@ -115,8 +123,12 @@ def check_none_queued(logs: Path, file: str = SLURM_JOBS, what: str = "this stag
     if not ids:
         return
     try:
-        listed = subprocess.run(["squeue", "--noheader", "--format=%i", f"--jobs={','.join(ids)}"],
-                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        listed = subprocess.run(
+            ["squeue", "--noheader", "--format=%i", f"--jobs={','.join(ids)}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return  # no squeue to ask: sbatch itself decides
     if listed.returncode == 0 and listed.stdout.strip():  # finished jobs are not listed, or unknown (rc 1)

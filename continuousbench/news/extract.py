@@ -64,17 +64,25 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}
-    out = StageOutput(args.output, "extract", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume, inputs=[args.articles])  # fmt: skip
+    resume = args.resume if resume is None else resume
+    out = StageOutput(
+        args.output, "extract", config, overwrite=args.overwrite, resume=resume, inputs=[args.articles]
+    )
     if args.warc:
         steps = [WarcPages(paths, args.max_page_bytes), ArticleExtractor(args.timeout)]
     else:
         steps = [ArticleShards(paths)]
     steps += [
         ArticleFilter(args.languages, args.min_chars, start, end),
-        ParquetWriter(str(out.path(DATA)), output_filename="part-${rank}.parquet", adapter=to_row,
-                      schema=schema, max_file_size=-1, compression="zstd"),
-    ]  # fmt: skip
+        ParquetWriter(
+            str(out.path(DATA)),
+            output_filename="part-${rank}.parquet",
+            adapter=to_row,
+            schema=schema,
+            max_file_size=-1,
+            compression="zstd",
+        ),
+    ]
     if schema is None:
         from continuousbench.news.articles import article_schema
 

@@ -39,8 +39,16 @@ def fact_schema():
     import pyarrow as pa
 
     ids = pa.list_(pa.string())
-    return pa.schema([("cluster", pa.int64()), ("fact_id", pa.string()), ("fact", pa.string()),
-                      ("anchor", pa.string()), ("article_ids", ids), ("shown_ids", ids)])  # fmt: skip
+    return pa.schema(
+        [
+            ("cluster", pa.int64()),
+            ("fact_id", pa.string()),
+            ("fact", pa.string()),
+            ("anchor", pa.string()),
+            ("article_ids", ids),
+            ("shown_ids", ids),
+        ]
+    )
 
 
 def shown_reports(rows: Sequence[dict], k: int, seed: int) -> list[dict]:
@@ -89,10 +97,16 @@ def read_facts(
             stats[reason] += 1
             continue
         seen.add(fold(fact))
-        facts.append({
-            "cluster": cluster, "fact_id": f"{cluster}-{len(facts)}", "fact": fact, "anchor": anchor,
-            "article_ids": [shown[i - 1]["id"] for i in numbers], "shown_ids": [r["id"] for r in shown],
-        })  # fmt: skip
+        facts.append(
+            {
+                "cluster": cluster,
+                "fact_id": f"{cluster}-{len(facts)}",
+                "fact": fact,
+                "anchor": anchor,
+                "article_ids": [shown[i - 1]["id"] for i in numbers],
+                "shown_ids": [r["id"] for r in shown],
+            }
+        )
     stats["clusters_without_facts"] += not facts
     return facts, stats
 
@@ -127,8 +141,9 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
         prompts = [
             facts_prompt(shown[c], args.article_chars, args.min_facts, args.max_facts) for c in clusters
         ]
-        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
-                               schema=FACTS_SCHEMA)  # fmt: skip
+        answers = llm.generate(
+            prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens, schema=FACTS_SCHEMA
+        )
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             facts, found = read_facts(c, answer, shown[c], args)

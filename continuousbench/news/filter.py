@@ -62,8 +62,9 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
         closed = llm.generate([closed_book_prompt(q) for q in questions], temperature=0.0, max_new_tokens=64)
         closed = [c.strip().split("\n", 1)[0] if c else "" for c in closed]
         correct = grader.match(questions, [[r["answer"]] for r in rows], closed)
-        replies = grader.generator.generate([standalone_prompt(q) for q in questions], temperature=0.0,
-                                            max_new_tokens=4)  # fmt: skip
+        replies = grader.generator.generate(
+            [standalone_prompt(q) for q in questions], temperature=0.0, max_new_tokens=4
+        )
         standalone = [parse_verdict(t or "") for t in replies]
         why = [reason(c, s) for c, s in zip(correct, standalone, strict=True)]
         table = pa.Table.from_pylist(rows).append_column("closed_book_answer", pa.array(closed, pa.string()))
@@ -79,8 +80,8 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     out.write(VERDICTS, verdicts)
     kept = verdicts.filter(pc.is_null(verdicts.column("reason"))).drop_columns(["reason"])
     out.write("data/part-00000.parquet", kept)
-    return out.finish(qa.num_rows, kept.num_rows, counts, publish=[VERDICTS], llm=model.llm,
-                      judge=model.judge or model.llm, judge_record=judged_by)  # fmt: skip
+    llm_record = {"llm": model.llm, "judge": model.judge or model.llm, "judge_record": judged_by}
+    return out.finish(qa.num_rows, kept.num_rows, counts, publish=[VERDICTS], **llm_record)
 
 
 make_parser, cli = command(

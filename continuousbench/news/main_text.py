@@ -51,10 +51,14 @@ def join_split_body(tree: HtmlElement) -> int:
         article = next(first.iterancestors("article"), None)
         if article is None:
             return 0
-        parts = [e for e in found[1:]
-                 if (e.tag, e.get("class")) == (first.tag, first.get("class"))
-                 and next(e.iterancestors("article"), None) is article
-                 and first not in e.iterancestors() and e not in first.iterancestors()]  # fmt: skip
+        parts = [
+            e
+            for e in found[1:]
+            if (e.tag, e.get("class")) == (first.tag, first.get("class"))
+            and next(e.iterancestors("article"), None) is article
+            and first not in e.iterancestors()
+            and e not in first.iterancestors()
+        ]
         for part in parts:
             first.extend(list(part))
             part.getparent().remove(part)

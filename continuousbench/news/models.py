@@ -57,8 +57,13 @@ class ModelArguments:
     )
 
 
-def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, option: str = "--llm",
-              request_timeout: float = 300.0):  # fmt: skip
+def generator(
+    spec: str | None,
+    cache_dir: Path | None,
+    max_in_flight: int = 4,
+    option: str = "--llm",
+    request_timeout: float = 300.0,
+):
     """A text generator whose answers are cached in ``cache_dir`` (endpoints only)."""
     if not spec:
         raise UserError(f"{option} is missing: pass endpoint:<url>#<model>, or offline:news for a dry run")
@@ -66,8 +71,9 @@ def generator(spec: str | None, cache_dir: Path | None, max_in_flight: int = 4, 
     from continuousbench.news import offline
 
     offline.register()  # offline:news, the stand-in model
-    return llm.make_generator(spec, cache_dir=cache_dir, max_in_flight=max_in_flight,
-                              request_timeout=request_timeout)  # fmt: skip
+    return llm.make_generator(
+        spec, cache_dir=cache_dir, max_in_flight=max_in_flight, request_timeout=request_timeout
+    )
 
 
 def check(model: ModelArguments, *, judge: bool = False) -> None:
@@ -93,8 +99,9 @@ def judge(spec: str, cache_dir: Path, model: ModelArguments) -> tuple[Any, dict]
     return trusted(found, spec, override=model.judge_override_calibration, batch_size=1024)
 
 
-def require_usable(out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int],
-                   model: ModelArguments) -> None:  # fmt: skip
+def require_usable(
+    out: Any, spec: str | None, asked: int, unusable: int, counts: Mapping[str, int], model: ModelArguments
+) -> None:
     """Fail in one line when more than ``--max_dropped`` of a stage's model answers were unusable: a
     release built from them would be silently wrong (zeros where the model could not be read). The
     counts stay in the work folder's stats.json and the answers in its cache (``--resume`` reuses them).
@@ -145,10 +152,20 @@ def open_stage(
     config = {k: v for k, v in vars(args).items() if k not in OUTPUT_ONLY}
     for option, source in inputs.items():
         config[f"{option.lstrip('-')}_files"] = [str(p) for p in input_files(source, option)]
-    config |= {"llm": model.llm, "judge": model.judge or model.llm, "temperature": model.temperature,
-               "max_new_tokens": model.max_new_tokens}  # fmt: skip
+    config |= {
+        "llm": model.llm,
+        "judge": model.judge or model.llm,
+        "temperature": model.temperature,
+        "max_new_tokens": model.max_new_tokens,
+    }
     check(model, judge=judge)
-    out = StageOutput(args.output, stage, config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume, inputs=inputs.values())  # fmt: skip
+    out = StageOutput(
+        args.output,
+        stage,
+        config,
+        overwrite=args.overwrite,
+        resume=args.resume if resume is None else resume,
+        inputs=inputs.values(),
+    )
     llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight, "--llm", model.request_timeout)
     return out, llm

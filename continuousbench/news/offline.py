@@ -18,8 +18,20 @@ import re
 from continuousbench import llm
 from continuousbench.news import prompts as P
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")  # fmt: skip
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _DATE = rf"(?:{'|'.join(MONTHS)}) \d{{1,2}}, \d{{4}}"
 _QUANTITY = r"\d[\d,.]*(?: (?:million|billion|thousand))? (?:dollars|euros|percent|people|homes|votes|km)"
 _NAME = r"[A-Z][a-z]+(?:[ -](?:[A-Z][a-z]+|[A-Z]+\d*|[A-Z]\d+))+"

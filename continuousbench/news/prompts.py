@@ -121,12 +121,20 @@ def open_book_prompt(article: dict, question: str, chars: int) -> str:
 
 
 def _list_of(properties: dict) -> dict:
-    return {"type": "array", "items": {"type": "object", "properties": properties,
-                                       "required": list(properties)}}  # fmt: skip
+    return {
+        "type": "array",
+        "items": {"type": "object", "properties": properties, "required": list(properties)},
+    }
 
 
 # The answers' JSON schemas, sent as ``response_format`` where the server offers structured output.
-FACTS_SCHEMA = _list_of({"fact": {"type": "string"}, "anchor": {"type": "string"},
-                         "articles": {"type": "array", "items": {"type": "integer"}}})  # fmt: skip
-QA_SCHEMA = _list_of({"question": {"type": "string"}, "answer": {"type": "string"},
-                      "fact": {"type": "integer"}})  # fmt: skip
+FACTS_SCHEMA = _list_of(
+    {
+        "fact": {"type": "string"},
+        "anchor": {"type": "string"},
+        "articles": {"type": "array", "items": {"type": "integer"}},
+    }
+)
+QA_SCHEMA = _list_of(
+    {"question": {"type": "string"}, "answer": {"type": "string"}, "fact": {"type": "integer"}}
+)

@@ -34,10 +34,17 @@ class QAArguments(StageArguments, ClusteredArticles):
 def qa_schema():
     import pyarrow as pa
 
-    return pa.schema([
-        ("id", pa.string()), ("cluster", pa.int64()), ("question", pa.string()), ("answer", pa.string()),
-        ("fact", pa.string()), ("verbatim_count", pa.int64()), ("verbatim_ids", pa.list_(pa.string())),
-    ])  # fmt: skip
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("cluster", pa.int64()),
+            ("question", pa.string()),
+            ("answer", pa.string()),
+            ("fact", pa.string()),
+            ("verbatim_count", pa.int64()),
+            ("verbatim_ids", pa.list_(pa.string())),
+        ]
+    )
 
 
 def verbatim_ids(answer: str, folded: Sequence[tuple[str, str]]) -> list[str]:
@@ -74,10 +81,17 @@ def read_questions(
         seen.add(fold(question))
         number = item.get("fact")
         fact = facts[number - 1] if isinstance(number, int) and 1 <= number <= len(facts) else ""
-        rows.append({
-            "id": f"{cluster}-{len(rows)}", "cluster": cluster, "question": question, "answer": reply,
-            "fact": fact, "verbatim_count": len(support), "verbatim_ids": support,
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": f"{cluster}-{len(rows)}",
+                "cluster": cluster,
+                "question": question,
+                "answer": reply,
+                "fact": fact,
+                "verbatim_count": len(support),
+                "verbatim_ids": support,
+            }
+        )
     stats["clusters_without_questions"] += not rows
     return rows, stats
 
@@ -99,8 +113,10 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
     groups = articles_by_cluster(args.articles, ("id", "cluster", "title", "date", "hostname", "text"))
     missing = sorted(set(by_cluster) - set(groups))
     if missing:
-        raise UserError(f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
-                         f"--facts; pass the cluster stage output the facts were extracted from")  # fmt: skip
+        raise UserError(
+            f"--articles {args.articles} has no articles of cluster(s) {missing[:5]} named in "
+            f"--facts; pass the cluster stage output the facts were extracted from"
+        )
     inputs = {"--facts": args.facts, "--articles": args.articles}
     out, llm = open_stage("qa", args, model, inputs, resume=resume)
 
@@ -111,8 +127,9 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
             shown = [by_id[i] for i in by_cluster[c][0]["shown_ids"] if i in by_id]
             shown_facts[c] = [f["fact"] for f in by_cluster[c]]
             prompts.append(qa_prompt(shown_facts[c], shown, args.article_chars, args.max_questions))
-        answers = llm.generate(prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens,
-                               schema=QA_SCHEMA)  # fmt: skip
+        answers = llm.generate(
+            prompts, temperature=model.temperature, max_new_tokens=model.max_new_tokens, schema=QA_SCHEMA
+        )
         rows, stats = [], Counter()
         for c, answer in zip(clusters, answers, strict=True):
             folded = [(r["id"], fold(r["text"] or "")) for r in sorted(groups[c], key=lambda r: r["id"])]

@@ -26,8 +26,16 @@ EVALUATION = {
     "min_support": 200,
     "strata": [400, 600, 800],
 }
-QA_COLUMNS = ("id", "question", "answer", "aliases", "support_count", "cluster", "verbatim_count",
-              "closed_book_answer")  # fmt: skip
+QA_COLUMNS = (
+    "id",
+    "question",
+    "answer",
+    "aliases",
+    "support_count",
+    "cluster",
+    "verbatim_count",
+    "closed_book_answer",
+)
 
 
 def split_corpus(rows: list[dict], fraction: float, seed: int) -> dict[str, list[dict]]:
@@ -57,8 +65,10 @@ def split_questions(rows: list[dict], fraction: float, seed: int) -> dict[str, l
         if sum(r["cluster"] in held for r in rows) >= target or len(held) == len(clusters) - 1:
             break
         held.add(c)
-    return {"validation": [r for r in rows if r["cluster"] in held],
-            "test": [r for r in rows if r["cluster"] not in held]}  # fmt: skip
+    return {
+        "validation": [r for r in rows if r["cluster"] in held],
+        "test": [r for r in rows if r["cluster"] not in held],
+    }
 
 
 def assemble(
@@ -66,8 +76,11 @@ def assemble(
 ) -> dict[str, dict[str, list[dict]]]:
     """Release parts as row lists: ``corpus``, ``qa_public`` and ``support_counts``."""
     rng = np.random.SeedSequence(seed).spawn(2)
-    corpus = split_corpus([{c: a.get(c) for c in ARTICLE_COLUMNS} for a in articles], corpus_validation,
-                          int(rng[0].generate_state(1)[0]))  # fmt: skip
+    corpus = split_corpus(
+        [{c: a.get(c) for c in ARTICLE_COLUMNS} for a in articles],
+        corpus_validation,
+        int(rng[0].generate_state(1)[0]),
+    )
     train = {r["id"] for r in corpus["train"]}
     counted = []
     for q in questions:
@@ -75,10 +88,16 @@ def assemble(
         counted.append({**q, "supporting_ids": ids, "support_count": len(ids)})
     qa = split_questions(counted, qa_validation, int(rng[1].generate_state(1)[0]))
     support = [
-        {"id": q["id"], "support_count": q["support_count"], "article_ids": q["supporting_ids"],
-         "candidates": q.get("candidates", 0), "split": split}
-        for split in ("validation", "test") for q in qa[split]
-    ]  # fmt: skip
+        {
+            "id": q["id"],
+            "support_count": q["support_count"],
+            "article_ids": q["supporting_ids"],
+            "candidates": q.get("candidates", 0),
+            "split": split,
+        }
+        for split in ("validation", "test")
+        for q in qa[split]
+    ]
     public = {
         s: [{c: ([] if c == "aliases" else q.get(c)) for c in QA_COLUMNS} for q in rows]
         for s, rows in qa.items()
@@ -93,14 +112,28 @@ def datasets(parts: dict[str, dict[str, list[dict]]]):
     string, integer = Value("string"), Value("int64")
     features = {
         "corpus": Features({c: string for c in ARTICLE_COLUMNS}),
-        "qa_public": Features({
-            "id": string, "question": string, "answer": string, "aliases": List(string),
-            "support_count": integer, "cluster": integer, "verbatim_count": integer,
-            "closed_book_answer": string,
-        }),
-        "support_counts": Features({"id": string, "support_count": integer, "article_ids": List(string),
-                                    "candidates": integer, "split": string}),
-    }  # fmt: skip
+        "qa_public": Features(
+            {
+                "id": string,
+                "question": string,
+                "answer": string,
+                "aliases": List(string),
+                "support_count": integer,
+                "cluster": integer,
+                "verbatim_count": integer,
+                "closed_book_answer": string,
+            }
+        ),
+        "support_counts": Features(
+            {
+                "id": string,
+                "support_count": integer,
+                "article_ids": List(string),
+                "candidates": integer,
+                "split": string,
+            }
+        ),
+    }
     return {
         config: {
             split: Dataset.from_dict(
@@ -113,9 +146,16 @@ def datasets(parts: dict[str, dict[str, list[dict]]]):
 
 
 def write(
-    release_id: str, parts: dict, *, root: Path | None, seed: int, generator: dict[str, Any], overwrite: bool,
-    min_support: int = 200, notes: Sequence[str] = (),
-) -> Path:  # fmt: skip
+    release_id: str,
+    parts: dict,
+    *,
+    root: Path | None,
+    seed: int,
+    generator: dict[str, Any],
+    overwrite: bool,
+    min_support: int = 200,
+    notes: Sequence[str] = (),
+) -> Path:
     from continuousbench.release.write import write_release
 
     evaluation = {**EVALUATION, "min_support": min_support}
@@ -129,6 +169,12 @@ def write(
         *notes,
     ]
     return write_release(
-        release_id, datasets(parts), root=root, seed=seed, generator=generator, overwrite=overwrite,
-        card_notes="\n\n".join(notes), evaluation=evaluation,
-    )  # fmt: skip
+        release_id,
+        datasets(parts),
+        root=root,
+        seed=seed,
+        generator=generator,
+        overwrite=overwrite,
+        card_notes="\n\n".join(notes),
+        evaluation=evaluation,
+    )

@@ -18,8 +18,10 @@ def slurm_minutes(value: str) -> int:
     ``D-HH``, ``D-HH:MM`` or ``D-HH:MM:SS``; else one line. Rounded up, at least one minute."""
     found = TIME.fullmatch(str(value).strip())
     if not found:
-        raise UserError(f"--time {value} is not a Slurm time limit; give minutes (90), HH:MM:SS (24:00:00) "
-                        "or D-HH:MM:SS (2-00:00:00)")  # fmt: skip
+        raise UserError(
+            f"--time {value} is not a Slurm time limit; give minutes (90), HH:MM:SS (24:00:00) "
+            "or D-HH:MM:SS (2-00:00:00)"
+        )
     days, first, second, third = found.groups()
     if days is not None:  # D-HH[:MM[:SS]]
         seconds = int(days) * 86400 + int(first) * 3600 + int(second or 0) * 60 + int(third or 0)
@@ -62,5 +64,7 @@ class ClusterArguments:
         if not self.partition:
             raise UserError("--executor slurm needs --partition <slurm partition>")
         if shutil.which("sbatch") is None:
-            raise UserError("--executor slurm needs Slurm's sbatch, which this machine does not have; run on "
-                            "a Slurm login node, or use --executor local or ray")  # fmt: skip
+            raise UserError(
+                "--executor slurm needs Slurm's sbatch, which this machine does not have; run on "
+                "a Slurm login node, or use --executor local or ray"
+            )

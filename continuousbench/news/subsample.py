@@ -53,8 +53,10 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
     paths = input_files(args.input)
     count = args.count if args.count is not None else SIZES[args.size]
     config = {"paths": [str(p) for p in paths], "count": count, "seed": args.seed}
-    out = StageOutput(args.output, "subsample", config, overwrite=args.overwrite,
-                      resume=args.resume if resume is None else resume, inputs=[args.input])  # fmt: skip
+    resume = args.resume if resume is None else resume
+    out = StageOutput(
+        args.output, "subsample", config, overwrite=args.overwrite, resume=resume, inputs=[args.input]
+    )
     ids = read_rows(paths, ["id"]).column("id").cast(pa.string()).to_pylist()
     if len(set(ids)) != len(ids):
         raise UserError(f"--input {args.input} has repeated article ids; run news dedup on it first")

@@ -43,12 +43,19 @@ class SupportArguments(StageArguments, ClusteredArticles):
 def openbook_schema():
     import pyarrow as pa
 
-    return pa.schema([("question_id", pa.string()), ("article_id", pa.string()), ("answer", pa.string()),
-                      ("correct", pa.bool_())])  # fmt: skip
+    return pa.schema(
+        [
+            ("question_id", pa.string()),
+            ("article_id", pa.string()),
+            ("answer", pa.string()),
+            ("correct", pa.bool_()),
+        ]
+    )
 
 
-def candidates(cluster: int, members: dict[int, list[str]], neighbours: dict[int, list[int]], k: int,
-               cap: int | None) -> list[str]:  # fmt: skip
+def candidates(
+    cluster: int, members: dict[int, list[str]], neighbours: dict[int, list[int]], k: int, cap: int | None
+) -> list[str]:
     """Article ids read for a question of ``cluster``: its own articles, then its k nearest clusters'."""
     ids = list(members.get(cluster, []))
     for other in neighbours.get(cluster, [])[:k]:
@@ -92,18 +99,29 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
     grader, judged_by = judge(model.judge or model.llm, out.path("judge-cache"), model)  # gated first
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
-        pairs = [(r, a) for r in rows for a in candidates(r["cluster"], members, neighbours, args.neighbours,
-                                                         args.max_candidates)]  # fmt: skip
+        pairs = [
+            (r, a)
+            for r in rows
+            for a in candidates(r["cluster"], members, neighbours, args.neighbours, args.max_candidates)
+        ]
         prompts = [open_book_prompt(by_id[a], r["question"], args.article_chars) for r, a in pairs]
         answers = reader.generate(prompts, temperature=0.0, max_new_tokens=64)
         answers = [(t or "").strip().split("\n", 1)[0] for t in answers]
         verdicts = grader.match([r["question"] for r, _ in pairs], [[r["answer"]] for r, _ in pairs], answers)
-        table = pa.table({
-            "question_id": [r["id"] for r, _ in pairs], "article_id": [a for _, a in pairs],
-            "answer": answers, "correct": pa.array(verdicts, pa.bool_()),
-        }, schema=openbook_schema())  # fmt: skip
-        return table, Counter(prompts=len(pairs), unjudged=sum(v is None for v in verdicts),
-                              empty_answers=sum(not a for a in answers))  # fmt: skip
+        table = pa.table(
+            {
+                "question_id": [r["id"] for r, _ in pairs],
+                "article_id": [a for _, a in pairs],
+                "answer": answers,
+                "correct": pa.array(verdicts, pa.bool_()),
+            },
+            schema=openbook_schema(),
+        )
+        return table, Counter(
+            prompts=len(pairs),
+            unjudged=sum(v is None for v in verdicts),
+            empty_answers=sum(not a for a in answers),
+        )
 
     openbook, counts = out.chunks(qa.to_pylist(), args.chunk, work)
     unusable = counts.get("unjudged", 0) + counts.get("empty_answers", 0)
@@ -112,8 +130,9 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
     out.write(OPENBOOK, openbook)
     supporting: dict[str, list[str]] = {}
     read: Counter = Counter(openbook.column("question_id").to_pylist())
-    for q, a, ok in zip(*(openbook.column(c).to_pylist() for c in ("question_id", "article_id", "correct")),
-                        strict=True):  # fmt: skip
+    for q, a, ok in zip(
+        *(openbook.column(c).to_pylist() for c in ("question_id", "article_id", "correct")), strict=True
+    ):
         if ok:
             supporting.setdefault(q, []).append(a)
     ids = qa.column("id").to_pylist()
@@ -123,8 +142,8 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
     table = table.append_column("candidates", pa.array([read[q] for q in ids], pa.int64()))
     out.write("data/part-00000.parquet", table)
     counts["questions_without_support"] = sum(1 for s in support if not s)
-    return out.finish(qa.num_rows, table.num_rows, counts, publish=[OPENBOOK], llm=model.llm,
-                      judge=model.judge or model.llm, judge_record=judged_by)  # fmt: skip
+    llm_record = {"llm": model.llm, "judge": model.judge or model.llm, "judge_record": judged_by}
+    return out.finish(qa.num_rows, table.num_rows, counts, publish=[OPENBOOK], **llm_record)
 
 
 make_parser, cli = command(

@@ -197,8 +197,13 @@ class _Cut:
 # -- page text ------------------------------------------------------------------------------------------
 
 # UTF-32 first: its little-endian mark begins with UTF-16's.
-BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # fmt: skip
+BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([a-z0-9._:-]+)""", re.IGNORECASE)
 # Browsers read these labels as windows-1252 (the WHATWG encoding standard): pages declaring ISO-8859-1
 # are in practice full of windows-1252 quotes and dashes, which ISO-8859-1 turns into control characters.

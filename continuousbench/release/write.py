@@ -112,9 +112,11 @@ def align_features(
                     f"{list(first)}; give every split of a part the same columns"
                 )
         merged = Features(
-            {name: next((ds.features[name] for ds in given if not _is_null(ds.features[name])), feature)
-             for name, feature in first.items()}
-        )  # fmt: skip
+            {
+                name: next((ds.features[name] for ds in given if not _is_null(ds.features[name])), feature)
+                for name, feature in first.items()
+            }
+        )
         aligned[config] = {}
         for split, ds in zip(splits, given, strict=True):
             if ds.features != merged:
@@ -196,8 +198,10 @@ def release_lock(rid: ReleaseId, root: Path) -> Iterator[None]:
     """Hold release ``rid``'s lock under ``root`` (``<root>/.work/<rid>.lock``) for the block: its build
     and its writing. A second build of it refuses at once in one line naming the first's pid; two would
     share one work folder and race to publish. Taken again by the writer inside a build, it goes on."""
-    busy = (f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build it "
-            "under another release root")  # fmt: skip
+    busy = (
+        f"release {rid} under {root} is being built by {{holder}}; wait for it to finish, or build it "
+        "under another release root"
+    )
     try:
         with holding(Path(root) / WORK / f"{rid}.lock", f"build {rid.track}", busy, Path(root) / str(rid)):
             yield
@@ -281,16 +285,31 @@ def write_release(
         raise UserError(f"generator settings must be JSON-serialisable: {err}") from None
 
     with release_lock(rid, root):
-        _write_folder(rid, parts, root, seed=seed, generator=generator, overwrite=overwrite,
-                      card_notes=card_notes, evaluation=evaluation)  # fmt: skip
+        _write_folder(
+            rid,
+            parts,
+            root,
+            seed=seed,
+            generator=generator,
+            overwrite=overwrite,
+            card_notes=card_notes,
+            evaluation=evaluation,
+        )
         write_umbrella_card(root)
     return target
 
 
 def _write_folder(
-    rid: ReleaseId, parts: dict[str, dict[str, Dataset]], root: Path, *, seed: int, generator: dict,
-    overwrite: bool, card_notes: str, evaluation: dict | None,
-) -> None:  # fmt: skip
+    rid: ReleaseId,
+    parts: dict[str, dict[str, Dataset]],
+    root: Path,
+    *,
+    seed: int,
+    generator: dict,
+    overwrite: bool,
+    card_notes: str,
+    evaluation: dict | None,
+) -> None:
     """Write the release in a hidden folder under ``root``, then rename it to ``<root>/<rid>``."""
     import datasets
 

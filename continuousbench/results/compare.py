@@ -204,11 +204,15 @@ def compare_runs(
         "matcher": matcher,
         **({"judges": judges} if judges else {}),
         "recipes": recipes,
-        "bootstrap": {"method": "percentile, paired", "resamples": resamples, "seed": seed,
-                      "confidence": CONFIDENCE},
+        "bootstrap": {
+            "method": "percentile, paired",
+            "resamples": resamples,
+            "seed": seed,
+            "confidence": CONFIDENCE,
+        },
         "questions": {"paired": len(frame), "only_a": only_a, "only_b": only_b},
         "parts": paired_strata(frame, resamples=resamples, seed=seed),
-    }  # fmt: skip
+    }
 
 
 def _pct(v: float | None) -> str:
@@ -247,10 +251,17 @@ def print_comparison(result: dict, console=None, names: Sequence[str] | None = N
         for name, d in rows:
             low, high = d["ci95"]
             table.add_row(
-                part, name, str(d["n"]), _pct(d["accuracy_a"]), _pct(d["accuracy_b"]),
-                f"{100 * d['difference']:+.1f}", f"[{100 * low:+.1f}, {100 * high:+.1f}]",
-                str(d["a_only"]), str(d["b_only"]), f"{d['p_value']:.3g}",
-            )  # fmt: skip
+                part,
+                name,
+                str(d["n"]),
+                _pct(d["accuracy_a"]),
+                _pct(d["accuracy_b"]),
+                f"{100 * d['difference']:+.1f}",
+                f"[{100 * low:+.1f}, {100 * high:+.1f}]",
+                str(d["a_only"]),
+                str(d["b_only"]),
+                f"{d['p_value']:.3g}",
+            )
     judges = result.get("judges")
     if judges and not judges["same"]:
         table.caption += f"\nDIFFERENT JUDGES: A by {judges['a']}, B by {judges['b']} (--different_judges)"
@@ -268,10 +279,14 @@ def main(args: CompareArguments) -> dict:
             "continuousbench compare RUN_A RUN_B"
         )
     result = compare_runs(
-        *args.runs, matcher=args.matcher, resamples=args.resamples, seed=args.seed,
-        different_judges=args.different_judges, overlap=args.overlap,
+        *args.runs,
+        matcher=args.matcher,
+        resamples=args.resamples,
+        seed=args.seed,
+        different_judges=args.different_judges,
+        overlap=args.overlap,
         different_recipes=args.different_recipes,
-    )  # fmt: skip
+    )
     if args.json:
         print(json.dumps(result, indent=1))
     else:

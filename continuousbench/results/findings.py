@@ -25,20 +25,31 @@ def check(rows: list[dict], roles: dict[str, str], paired: dict) -> list[dict]:
     overall = paired["parts"]["qa_public"]["overall"]
     name = roles
     checks = [
-        ("training on the real corpus teaches its facts",
-         em["real"] >= 0.5 and em["none"] <= 0.05,
-         f"{name['real']} {em['real']:.1%} (>= 50%), {name['none']} {em['none']:.1%} (<= 5%)"),
-        ("facts seen once are rarely learned", single <= em["real"] / 3,
-         f"singleton {single:.1%} <= a third of public {em['real']:.1%}"),
-        ("non-private synthetic data carries facts, DP synthetic data does not",
-         em["syn"] >= 0.25 and overall["difference"] > 0 and overall["p_value"] < 0.01,
-         f"{name['syn']} {em['syn']:.1%} (>= 25%) vs {name['dp_syn']} {em['dp_syn']:.1%}: paired difference "
-         f"{overall['difference']:+.1%}, McNemar p = {overall['p_value']:.2g} (< 0.01)"),
-        ("MAUVE keeps the form while QA collapses",
-         weak["mauve"] >= syn["mauve"] / 2 and em["dp_syn_mauve"] < em["syn"] / 4,
-         f"{name['dp_syn_mauve']} MAUVE {weak['mauve']:.3f} vs {name['syn']} {syn['mauve']:.3f} (>= half), "
-         f"EM {em['dp_syn_mauve']:.1%} vs {em['syn']:.1%} (< a quarter)"),
-    ]  # fmt: skip
+        (
+            "training on the real corpus teaches its facts",
+            em["real"] >= 0.5 and em["none"] <= 0.05,
+            f"{name['real']} {em['real']:.1%} (>= 50%), {name['none']} {em['none']:.1%} (<= 5%)",
+        ),
+        (
+            "facts seen once are rarely learned",
+            single <= em["real"] / 3,
+            f"singleton {single:.1%} <= a third of public {em['real']:.1%}",
+        ),
+        (
+            "non-private synthetic data carries facts, DP synthetic data does not",
+            em["syn"] >= 0.25 and overall["difference"] > 0 and overall["p_value"] < 0.01,
+            f"{name['syn']} {em['syn']:.1%} (>= 25%) vs {name['dp_syn']} {em['dp_syn']:.1%}: "
+            "paired difference "
+            f"{overall['difference']:+.1%}, McNemar p = {overall['p_value']:.2g} (< 0.01)",
+        ),
+        (
+            "MAUVE keeps the form while QA collapses",
+            weak["mauve"] >= syn["mauve"] / 2 and em["dp_syn_mauve"] < em["syn"] / 4,
+            f"{name['dp_syn_mauve']} MAUVE {weak['mauve']:.3f} "
+            f"vs {name['syn']} {syn['mauve']:.3f} (>= half), "
+            f"EM {em['dp_syn_mauve']:.1%} vs {em['syn']:.1%} (< a quarter)",
+        ),
+    ]
     return [{"finding": f, "holds": bool(ok), "evidence": e} for f, ok, e in checks]
 
 
@@ -54,8 +65,10 @@ def parse_roles(items: list[str], rows: list[dict]) -> dict[str, str]:
         )
     absent = sorted(v for v in roles.values() if v not in names)
     if absent:
-        raise UserError(f"--finding_rows names rows not in the report ({', '.join(absent)}); rows: "
-                        f"{', '.join(sorted(names))}")  # fmt: skip
+        raise UserError(
+            f"--finding_rows names rows not in the report ({', '.join(absent)}); rows: "
+            f"{', '.join(sorted(names))}"
+        )
     return roles
 
 
@@ -64,11 +77,14 @@ def paired_for(comparisons: list[dict], a: Path, b: Path) -> dict:
     for c in comparisons:
         if Path(c["run_a"]).resolve() == a.resolve() and Path(c["run_b"]).resolve() == b.resolve():
             return c
-    raise UserError(f"--findings needs the paired comparison {a} (A) vs {b} (B): pass its "
-                    "`continuousbench compare --json` output with --compare")  # fmt: skip
+    raise UserError(
+        f"--findings needs the paired comparison {a} (A) vs {b} (B): pass its "
+        "`continuousbench compare --json` output with --compare"
+    )
 
 
 def print_findings(checked: list[dict], console) -> None:
     for f in checked:
-        console.print(f"{'[green]holds' if f['holds'] else '[red]does not hold'}[/]: {f['finding']}: "
-                      f"{f['evidence']}")  # fmt: skip
+        console.print(
+            f"{'[green]holds' if f['holds'] else '[red]does not hold'}[/]: {f['finding']}: {f['evidence']}"
+        )

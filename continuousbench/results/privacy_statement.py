@@ -14,11 +14,27 @@ from continuousbench.errors import UserError
 
 # The privacy fields a corpus record republishes: the guarantee, never training losses or histories.
 _GUARANTEE = (
-    "private", "epsilon", "target_epsilon", "delta", "unit", "adjacency", "accountant", "noise_multiplier",
-    "steps", "sampling", "sampling_probability", "expected_batch_size", "dataset_size", "clip_norm",
-    "physical_batch", "truncation_analysis", "truncation_probability", "runs_accounted", "steps_per_run",
+    "private",
+    "epsilon",
+    "target_epsilon",
+    "delta",
+    "unit",
+    "adjacency",
+    "accountant",
+    "noise_multiplier",
+    "steps",
+    "sampling",
+    "sampling_probability",
+    "expected_batch_size",
+    "dataset_size",
+    "clip_norm",
+    "physical_batch",
+    "truncation_analysis",
+    "truncation_probability",
+    "runs_accounted",
+    "steps_per_run",
     "epsilon_per_run",
-)  # fmt: skip
+)
 # A sweep's privacy.json written before its figures were all the composed ones: per-run, not copied.
 _PER_RUN_BEFORE = ("steps", "truncation_probability")
 

@@ -64,9 +64,12 @@ def selection(selected: dict, history: list[dict]) -> dict:
     ]
     if len(tied) > 1:
         logger.warning(
-            "validation tie: steps %s all score %.4f; %s is selected (%s)", tied, best, selected["name"],
+            "validation tie: steps %s all score %.4f; %s is selected (%s)",
+            tied,
+            best,
+            selected["name"],
             SELECTION_RULE,
-        )  # fmt: skip
+        )
     rule = SELECTION_RULE if selected.get("step") else "no training: the base model is scored"
     return {**selected, "rule": rule, "tied_steps": tied}
 

@@ -107,8 +107,14 @@ def group_key(record: dict) -> tuple:
     model = (record["base_model"], record.get("base_model_revision"), record["tuning"])
     identity = corpus["fingerprint"] or corpus.get("path") or corpus["source"]  # a DP model: no fingerprint
     budget = (record.get("model_privacy") or {}).get("epsilon")  # a DP model's: not in the recipe's digest
-    return (*benchmark(record), *model, record["steps"], identity, recipe_digest(record),
-            budget and f"{budget:.2g}")  # fmt: skip
+    return (
+        *benchmark(record),
+        *model,
+        record["steps"],
+        identity,
+        recipe_digest(record),
+        budget and f"{budget:.2g}",
+    )
 
 
 def _accuracy(record: dict, part: str, matcher: str) -> float | None:
@@ -131,8 +137,9 @@ def _bucket_spread(records: list[dict], part: str, matcher: str) -> list[dict]:
     for (low, high), buckets in by_range.items():
         mean, sd = mean_sd([b[matcher]["accuracy"] for b in buckets])
         support, _ = mean_sd([b["mean_support"] for b in buckets])
-        spread.append({"low": low, "high": high, "mean_support": support, "mean": mean, "sd": sd,
-                       "runs": len(buckets)})  # fmt: skip
+        spread.append(
+            {"low": low, "high": high, "mean_support": support, "mean": mean, "sd": sd, "runs": len(buckets)}
+        )
     return spread
 
 
@@ -154,8 +161,15 @@ def seed_groups(runs: dict[str, dict]) -> list[dict]:
                     mean, sd = mean_sd(kept)
                     metrics[f"{part}/{m}"] = {"mean": mean, "sd": sd, "runs": len(kept)}
         buckets = {part: {m: _bucket_spread(records, part, m) for m in SCORES} for part in PARTS}
-        groups.append({"label": _label(names), "runs": names, "seeds": [r.get("seed") for r in records],
-                       "metrics": metrics, "buckets": buckets})  # fmt: skip
+        groups.append(
+            {
+                "label": _label(names),
+                "runs": names,
+                "seeds": [r.get("seed") for r in records],
+                "metrics": metrics,
+                "buckets": buckets,
+            }
+        )
     return groups
 
 
@@ -187,8 +201,16 @@ def format_cell(row: dict, col: str) -> str:
 
 
 # The settings columns: header, row key.
-META = (("model", "model"), ("tuning", "tuning"), ("steps", "steps"), ("corpus", "corpus"), ("kind", "kind"),
-        ("ε", "epsilon"), ("seed", "seed"), ("recipe", "recipe"))  # fmt: skip
+META = (
+    ("model", "model"),
+    ("tuning", "tuning"),
+    ("steps", "steps"),
+    ("corpus", "corpus"),
+    ("kind", "kind"),
+    ("ε", "epsilon"),
+    ("seed", "seed"),
+    ("recipe", "recipe"),
+)
 
 
 def _meta_cell(row: dict, key: str) -> str:
@@ -297,11 +319,17 @@ def plot_support(groups: list[dict], runs: dict[str, dict], path: Path, matcher:
             else:
                 points = [b for b in group["buckets"][part][matcher] if b["mean"] is not None]
                 sd = [b["sd"] or 0.0 for b in points]
-                s = Series(
-                    f"{label} ({len(group['runs'])} seeds)", [b["mean_support"] for b in points],
-                    [b["mean"] for b in points], [b["mean"] - d for b, d in zip(points, sd, strict=True)],
-                    [b["mean"] + d for b, d in zip(points, sd, strict=True)],
-                ) if points else None  # fmt: skip
+                s = (
+                    Series(
+                        f"{label} ({len(group['runs'])} seeds)",
+                        [b["mean_support"] for b in points],
+                        [b["mean"] for b in points],
+                        [b["mean"] - d for b, d in zip(points, sd, strict=True)],
+                        [b["mean"] + d for b, d in zip(points, sd, strict=True)],
+                    )
+                    if points
+                    else None
+                )
             if s is not None:
                 series.append(s)
     caption = "error bars: ± sd over seeds (runs differing only by seed), else a run's Wilson 95% interval"
@@ -369,16 +397,20 @@ def add_mauve(rows: list[dict], records: dict[str, dict], items: list[str]) -> N
     for item in items:
         name, _, file = item.partition("=")
         if name not in by_name or not Path(file).is_file():
-            raise UserError(f"--mauve {item}: give ROW=FILE, a row of this report and a file from "
-                            "`continuousbench mauve --output`")  # fmt: skip
+            raise UserError(
+                f"--mauve {item}: give ROW=FILE, a row of this report and a file from "
+                "`continuousbench mauve --output`"
+            )
         scores = read_json(file)
         corpus = records[name]["corpus"]
         trained_on = Path(str(corpus.get("path") or corpus["source"])).resolve()
         on_reference = trained_on == Path(scores["reference"]).resolve()
         score = scores.get("reference_disjoint") if on_reference else scores["candidate_vs_reference"]
         if score is None:
-            raise UserError(f"--mauve {item}: {name} trained on the reference corpus, but {file} has no "
-                            "disjoint halves of it; write it with --with_reference true")  # fmt: skip
+            raise UserError(
+                f"--mauve {item}: {name} trained on the reference corpus, but {file} has no "
+                "disjoint halves of it; write it with --with_reference true"
+            )
         by_name[name]["mauve"], by_name[name]["mauve_std"] = score["mean"], score["std"]
 
 
@@ -395,14 +427,21 @@ def main(args: ReportArguments) -> dict:
     named = _named(args.runs)
     for _, path in named:  # before the output checks: a missing run's parent is no input of this report
         if not path.exists():
-            raise UserError(f"run {path} does not exist: give a finished run folder (`continuousbench "
-                            "evaluate --output_dir`) or its results.json")  # fmt: skip
+            raise UserError(
+                f"run {path} does not exist: give a finished run folder (`continuousbench "
+                "evaluate --output_dir`) or its results.json"
+            )
     run_dirs = [p if p.is_dir() else p.parent for _, p in named]
     outputs = check_output_files(  # before any work; never into a run folder, never over a file silently
-        {"--plot": args.plot, "--support_plot": args.support_plot, "--json": args.json,
-         "--findings": args.findings},
-        overwrite=args.overwrite, keep_out=run_dirs,
-    )  # fmt: skip
+        {
+            "--plot": args.plot,
+            "--support_plot": args.support_plot,
+            "--json": args.json,
+            "--findings": args.findings,
+        },
+        overwrite=args.overwrite,
+        keep_out=run_dirs,
+    )
     if args.findings and not args.compare:
         raise UserError("--findings needs --compare <syn vs dp_syn comparison> and --finding_rows ROLE=ROW")
     records: dict[str, dict] = {}

@@ -116,10 +116,11 @@ def build_submission(run_dir: str | Path, model_repo: str | None = None, name: s
         record.update(model_repo=model_repo, schema_version=schema.SCHEMA_VERSION)
     record["questions"] = question_outcomes(run_dir, record)
     record["submitted"] = {
-        "name": name or run_name(run_dir), "run_folder": run_name(run_dir),
+        "name": name or run_name(run_dir),
+        "run_folder": run_name(run_dir),
         "canonical": standing(record).canonical,  # recomputed, as the leaderboard does
         "privacy_statement": (record["corpus"].get("privacy") or record.get("model_privacy")) is not None,
-    }  # fmt: skip
+    }
     record["schema_version"] = max(record["schema_version"], 4)  # `submitted` is schema 4's
     return schema.check(record, f"the submission of {run_dir}")
 
@@ -170,9 +171,13 @@ def _to_hub(data: bytes, repo_id: str, relative: str, pr: bool) -> tuple[str, bo
         if api.file_exists(repo_id, relative, repo_type="dataset"):
             return f"{api.endpoint}/datasets/{repo_id}/blob/main/{relative}", False
         info = api.upload_file(
-            path_or_fileobj=data, path_in_repo=relative, repo_id=repo_id, repo_type="dataset",
-            commit_message=f"Submit {relative}", create_pr=pr,
-        )  # fmt: skip
+            path_or_fileobj=data,
+            path_in_repo=relative,
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message=f"Submit {relative}",
+            create_pr=pr,
+        )
     except hub_errors() as err:
         raise hub_failure(err, f"submitting to dataset repo {repo_id}") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info)), True
@@ -193,9 +198,12 @@ class SubmitArguments:
     )
     pr: bool = field(default=False, metadata={"help": "Hub: open a pull request instead of committing."})
     model_repo: str | None = field(
-        default=None, metadata={"help": "Hub model repo org/name holding the run's model and card "
-                                        "(evaluate --push_to_hub records it itself)."}
-    )  # fmt: skip
+        default=None,
+        metadata={
+            "help": "Hub model repo org/name holding the run's model and card "
+            "(evaluate --push_to_hub records it itself)."
+        },
+    )
 
 
 def main(args: SubmitArguments) -> dict:

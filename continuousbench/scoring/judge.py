@@ -128,11 +128,15 @@ class Judge:
         try:
             texts = self.generator.generate(prompts, temperature=0.0, max_new_tokens=4)
         except Exception as err:  # endpoint errors, a scripted backend's failure: one line naming the judge
-            raise GenerationError(f"judge {self.model_name!r} did not answer ({type(err).__name__}: {err}); "
-                                  "check the judge endpoint or model") from err  # fmt: skip
+            raise GenerationError(
+                f"judge {self.model_name!r} did not answer ({type(err).__name__}: {err}); "
+                "check the judge endpoint or model"
+            ) from err
         if len(texts) != len(prompts):
-            raise GenerationError(f"judge {self.model_name!r} gave {len(texts)} verdicts for {len(prompts)} "
-                                  "prompts; check the judge backend")  # fmt: skip
+            raise GenerationError(
+                f"judge {self.model_name!r} gave {len(texts)} verdicts for {len(prompts)} "
+                "prompts; check the judge backend"
+            )
         return list(texts)
 
     def prompt(self, question: str, references: Sequence[str], response: str) -> str:
@@ -214,9 +218,13 @@ def calibrate(judge: Judge, cases: Sequence[dict] | None = None) -> dict:
 
 
 def gate(
-    figures: dict, name: str, *, min_accuracy: float = MIN_ACCURACY,
-    max_false_accept: float = MAX_FALSE_ACCEPT, override: bool = False,
-) -> dict:  # fmt: skip
+    figures: dict,
+    name: str,
+    *,
+    min_accuracy: float = MIN_ACCURACY,
+    max_false_accept: float = MAX_FALSE_ACCEPT,
+    override: bool = False,
+) -> dict:
     """``figures`` with the thresholds and the outcome; a judge out of bounds fails in one line unless
     ``override`` (then ``override`` is true in what it returns, and the results carry it)."""
     passed = figures["accuracy"] >= min_accuracy and figures["false_accept"] <= max_false_accept
@@ -229,21 +237,34 @@ def gate(
             "model, or pass --judge_override_calibration to score with it anyway (the results say so)"
         )
     return {
-        **figures, "min_accuracy": min_accuracy, "max_false_accept": max_false_accept, "passed": passed,
+        **figures,
+        "min_accuracy": min_accuracy,
+        "max_false_accept": max_false_accept,
+        "passed": passed,
         "override": not passed,
-    }  # fmt: skip
+    }
 
 
 def trusted(
-    generator: TextGenerator, spec: str, *, min_accuracy: float = MIN_ACCURACY,
-    max_false_accept: float = MAX_FALSE_ACCEPT, override: bool = False, batch_size: int = 64,
-) -> tuple[Judge, dict]:  # fmt: skip
+    generator: TextGenerator,
+    spec: str,
+    *,
+    min_accuracy: float = MIN_ACCURACY,
+    max_false_accept: float = MAX_FALSE_ACCEPT,
+    override: bool = False,
+    batch_size: int = 64,
+) -> tuple[Judge, dict]:
     """(judge, its record) for the judge ``spec`` answered by ``generator``: calibrated and gated
     (:func:`gate`) before it decides anything, the one path of every command that judges (the harness,
     the NEWS filter); the record holds its :func:`identity` and calibration."""
     judge = Judge(generator, model_name=spec, batch_size=batch_size)
-    calibration = gate(calibrate(judge), spec, min_accuracy=min_accuracy, max_false_accept=max_false_accept,
-                       override=override)  # fmt: skip
+    calibration = gate(
+        calibrate(judge),
+        spec,
+        min_accuracy=min_accuracy,
+        max_false_accept=max_false_accept,
+        override=override,
+    )
     return judge, {**identity(spec, generator), "calibration": calibration}
 
 
@@ -258,9 +279,11 @@ def identity(spec: str, generator: TextGenerator | None = None) -> dict:
         endpoint, _, model = target.partition("#")
         model = model or None  # the server's default model: unnamed
     found = {
-        "kind": kind, "model": model, "prompt_version": PROMPT_VERSION,
+        "kind": kind,
+        "model": model,
+        "prompt_version": PROMPT_VERSION,
         "prompt_sha256": hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest(),
-    }  # fmt: skip
+    }
     if endpoint is not None:
         fingerprint = getattr(generator, "fingerprint", None) or {}
         found["endpoint"] = endpoint

@@ -160,9 +160,10 @@ def judge_agreement(per_example: dict[str, Sequence[bool | None]]) -> dict:
             "accept_when_wrong": _rate([j for j, b in zip(judged, base, strict=True) if not b]),
         }
     both_wrong = [
-        j for j, e, c in zip(judged, per_example["exact_match"], per_example["contains"], strict=True)
+        j
+        for j, e, c in zip(judged, per_example["exact_match"], per_example["contains"], strict=True)
         if not e and not c
-    ]  # fmt: skip
+    ]
     out["both_wrong"] = {"count": len(both_wrong), "accept_rate": _rate(both_wrong)}
     return out
 

@@ -107,10 +107,18 @@ def _push(args: PushArguments) -> str:
 
 
 _, install_cli = command(
-    InstallArguments, "continuousbench metric install", "Install the metric where evaluate.load finds it "
-    "offline.", _install, report=print, resume_hint=None,
-)  # fmt: skip
+    InstallArguments,
+    "continuousbench metric install",
+    "Install the metric where evaluate.load finds it offline.",
+    _install,
+    report=print,
+    resume_hint=None,
+)
 _, push_cli = command(
-    PushArguments, "continuousbench metric push", "Publish the metric module to a Gradio Space.", _push,
-    report=print, resume_hint=None,
-)  # fmt: skip
+    PushArguments,
+    "continuousbench metric push",
+    "Publish the metric module to a Gradio Space.",
+    _push,
+    report=print,
+    resume_hint=None,
+)

@@ -33,9 +33,11 @@ class StudyArguments:
     ray_cpus: int | None = field(default=None, metadata=bounds("[1, 4096]", "CPUs of a local Ray (ray)."))
     gpu: str = field(
         default="a100-80gb",
-        metadata={"help": "--plan: the GPU jobs are priced on (a100-40gb, a100-80gb, h100, h100-pcie, h200, "
-                  "l40s; default: the recipes' A100 80GB)."},
-    )  # fmt: skip
+        metadata={
+            "help": "--plan: the GPU jobs are priced on (a100-40gb, a100-80gb, h100, h100-pcie, h200, "
+            "l40s; default: the recipes' A100 80GB)."
+        },
+    )
     plan_gpus: int = field(default=8, metadata=bounds("[1, 4096]", "--plan: GPUs of the wall-clock shown."))
 
 
@@ -52,9 +54,11 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
     study = load_study(args.study)
     for name, corpus in study.corpora.items():
         if corpus.privacy is None:  # ranked apart, not as DP data: said before anything runs
-            print(f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
-                  f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
-                  flush=True)  # fmt: skip
+            print(
+                f'corpus {name} has no privacy statement: its runs are listed as "no statement" (give '
+                f"corpora: {{{name}: {{path: ..., privacy: <statement.json>}}}}; docs/results-format.md)",
+                flush=True,
+            )
     out = Path(args.out or Path("studies") / study.name)
     jobs = expand(study, out.absolute())
     if args.gpus_per_job is not None:  # e.g. 0 on a CPU-only Slurm partition
@@ -90,8 +94,11 @@ def main(args: StudyArguments, cluster: ClusterArguments) -> dict:
             flush=True,
         )
         return {"queued": ids}
-    runner = (executors.LocalExecutor(args.jobs) if cluster.executor == "local"
-              else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus))  # fmt: skip
+    runner = (
+        executors.LocalExecutor(args.jobs)
+        if cluster.executor == "local"
+        else executors.RayExecutor(cluster.cpus_per_task, args.ray_cpus)
+    )
     statuses = run_to_end(state, runner, "rerun with --resume")
     print(f"study {study.name}: all {len(statuses)} jobs done; manifest in {state.file}", flush=True)
     report = next((j for j in jobs if j.kind == "report"), None)
@@ -119,12 +126,21 @@ def planned_build(release: str, jobs: list):
 
     track, size = release_preset(release)
     rid = str(release)
-    print(f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
-          f"{size}); a run needs it built first, or give the study build: instead of release:")  # fmt: skip
+    print(
+        f"release {rid} is not built yet: planned as its build job (continuousbench build {track} --size "
+        f"{size}); a run needs it built first, or give the study build: instead of release:"
+    )
     screening = screening_recipe(track, size, None)
     recipe = {"track": track, "size": size, **screening}
-    build = Job(f"build/{rid}", "build", ("build", track), Path(rid), Path(rid) / "release.json",
-                gpus=screening_gpus(screening), recipe=recipe)  # fmt: skip
+    build = Job(
+        f"build/{rid}",
+        "build",
+        ("build", track),
+        Path(rid),
+        Path(rid) / "release.json",
+        gpus=screening_gpus(screening),
+        recipe=recipe,
+    )
     return build, [replace(j, after=(build.name, *j.after)) if not j.after else j for j in jobs]
 
 
@@ -136,9 +152,12 @@ def show_corpora(study) -> None:
 
 
 make_parser, _cli = command(
-    (StudyArguments, ClusterArguments), "continuousbench study", __doc__.splitlines()[0], main,
+    (StudyArguments, ClusterArguments),
+    "continuousbench study",
+    __doc__.splitlines()[0],
+    main,
     resume_hint="finished jobs are kept; rerun the same command with --resume to continue",
-)  # fmt: skip
+)
 
 
 def cli(argv: Sequence[str] | None = None) -> dict:

@@ -118,9 +118,15 @@ def _folder_shape(model: str) -> Shape | None:
     counted = _counted(folder)
     if counted is None:
         return None
-    return Shape(counted, config.get("num_hidden_layers", 1), config.get("hidden_size", 0),
-                 config.get("intermediate_size", 0), heads, config.get("num_key_value_heads", heads),
-                 head_dim)  # fmt: skip
+    return Shape(
+        counted,
+        config.get("num_hidden_layers", 1),
+        config.get("hidden_size", 0),
+        config.get("intermediate_size", 0),
+        heads,
+        config.get("num_key_value_heads", heads),
+        head_dim,
+    )
 
 
 def _counted(folder: Path) -> float | None:
@@ -149,9 +155,14 @@ class Work:
     fixed_s: float = 0.0  # CPU seconds that do not depend on the device (a Geminon build)
 
     def __add__(self, other: Work) -> Work:
-        return Work(self.flops + other.flops, self.decodes + other.decodes, self.tokens + other.tokens,
-                    self.disk + other.disk, max(self.scratch, other.scratch),
-                    self.fixed_s + other.fixed_s)  # fmt: skip
+        return Work(
+            self.flops + other.flops,
+            self.decodes + other.decodes,
+            self.tokens + other.tokens,
+            self.disk + other.disk,
+            max(self.scratch, other.scratch),
+            self.fixed_s + other.fixed_s,
+        )
 
 
 def seconds(work: Work, shape: Shape | None, device: Device) -> float | None:
@@ -161,9 +172,11 @@ def seconds(work: Work, shape: Shape | None, device: Device) -> float | None:
     total = work.fixed_s + work.flops / (device.flops * device.mfu)
     for steps, batch, context in work.decodes if shape is not None else ():
         read = shape.parameters * device.weight_bytes + batch * context * shape.kv_bytes
-        step = max(read / (device.bandwidth * device.mbu),
-                   2 * shape.parameters * batch / (device.flops * device.mfu),
-                   STEP_S + device.layer_s * shape.layers)  # fmt: skip
+        step = max(
+            read / (device.bandwidth * device.mbu),
+            2 * shape.parameters * batch / (device.flops * device.mfu),
+            STEP_S + device.layer_s * shape.layers,
+        )
         total += steps * (step + device.row_s * batch)
     return total
 
@@ -257,14 +270,18 @@ def work(job, shape: Shape | None, rows: dict | None, track: str) -> Work:
     if kind == "evaluate":
         return _evaluate(r, shape, rows or {}, track)
     if kind == "synthesize":
-        made = _decode(_number(r.get("num_samples"), 1000), _number(r.get("max_new_tokens"), 256),
-                       _number(r.get("batch_size"), 32))  # fmt: skip
+        made = _decode(
+            _number(r.get("num_samples"), 1000),
+            _number(r.get("max_new_tokens"), 256),
+            _number(r.get("batch_size"), 32),
+        )
         made.disk = made.tokens * CHARS_PER_TOKEN
         return made
     if kind == "pe":  # the private corpus embedded once; every iteration writes `variations` rewrites of
         # each sample and embeds them (with the API's model: the embedding model's size is not looked up)
-        texts = _number(r.get("num_samples"), 2000) * (1 + _number(r.get("iterations"), 10) * _number(
-            r.get("variations"), 6))  # fmt: skip
+        texts = _number(r.get("num_samples"), 2000) * (
+            1 + _number(r.get("iterations"), 10) * _number(r.get("variations"), 6)
+        )
         new, cap = _number(r.get("max_new_tokens"), 256), _number(r.get("embed_max_length"), 256)
         private = (rows or {}).get("corpus", {}).get("train", 0) * cap / 2  # documents at half the cap
         made = _decode(texts, new, 32) if str(r.get("api", "")).startswith("transformers:") else Work()
@@ -327,8 +344,11 @@ def _evaluate(r: dict, shape: Shape, rows: dict, track: str) -> Work:
     batch, n = _number(r.get("qa_batch_size"), 32), shape.parameters
     validation = _limited(rows.get("qa_public", {}).get("validation", 0), r.get("qa_eval_limit"))
     evals = _evaluations(r)
-    test = sum(_limited(split.get("test", 0), r.get("qa_test_limit"))
-               for part, split in rows.items() if part.startswith("qa_"))  # fmt: skip
+    test = sum(
+        _limited(split.get("test", 0), r.get("qa_test_limit"))
+        for part, split in rows.items()
+        if part.startswith("qa_")
+    )
     for questions, ranked in ((evals * validation, 0), (test, 4)):
         own = questions * (1 + ranked) * (len(QUESTION) / CHARS_PER_TOKEN + 4 * (ranked > 0))
         done += _prefill(own + prompt, n)

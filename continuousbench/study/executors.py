@@ -22,9 +22,14 @@ from continuousbench.study.graph import Job
 
 
 def execute(
-    argv: Sequence[str], log: str, stdout: str | None = None, env: dict | None = None,
-    live: set | None = None, fork: bool = False, entry: str = "continuousbench.cli:main",
-) -> int:  # fmt: skip
+    argv: Sequence[str],
+    log: str,
+    stdout: str | None = None,
+    env: dict | None = None,
+    live: set | None = None,
+    fork: bool = False,
+    entry: str = "continuousbench.cli:main",
+) -> int:
     """Run ``continuousbench <argv>`` in a child process, appending its output to ``log``; returns the
     exit status. ``stdout``: the command's standard output is kept there (written once it succeeded).
     ``live``: the child is in it while it runs, so a stopped study can interrupt it. ``fork``: the child
@@ -44,8 +49,13 @@ def execute(
             child = ForkedJob(argv, log, stdout, env, entry)  # writes ``stdout``
         else:  # faulthandler: a crash in native code leaves the Python stack in the log
             command = [sys.executable, "-m", "continuousbench.cli", *argv]
-            child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout else out, stderr=out,
-                                     text=True, env={**env, "PYTHONFAULTHANDLER": "1"})  # fmt: skip
+            child = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE if stdout else out,
+                stderr=out,
+                text=True,
+                env={**env, "PYTHONFAULTHANDLER": "1"},
+            )
         if live is not None:
             live.add(child)
         try:
@@ -82,8 +92,10 @@ def exit_line(code: int | None, lost: bool = False) -> str | None:
     import signal
 
     if lost:
-        return ("the study's fork server ended while this job ran (killed?); the job was stopped as Ctrl-C "
-                "stops it (it keeps its finished work) and waited for; --resume runs it again")  # fmt: skip
+        return (
+            "the study's fork server ended while this job ran (killed?); the job was stopped as Ctrl-C "
+            "stops it (it keeps its finished work) and waited for; --resume runs it again"
+        )
     if code is None or code >= 0:
         return None
     try:
@@ -180,8 +192,14 @@ class LocalExecutor:
         try:
             if self.stopping:  # the study was stopped while this job waited for a GPU
                 return 130
-            return execute(argv, str(job.log), str(job.stdout) if job.stdout else None, env, self.live,
-                           self.fork and not job.recipe.get("env"))  # fmt: skip
+            return execute(
+                argv,
+                str(job.log),
+                str(job.stdout) if job.stdout else None,
+                env,
+                self.live,
+                self.fork and not job.recipe.get("env"),
+            )
         finally:
             for gpu in held:
                 self.gpus.put(gpu)
@@ -224,9 +242,11 @@ class RayExecutor:
     def start(self, job: Job, argv: Sequence[str]) -> tuple[Future, str]:
         gpus = min(job.gpus, self.total)
         ref = self.task.options(num_cpus=self.cpus, num_gpus=gpus, name=job.name).remote(
-            list(argv), str(job.log), str(job.stdout) if job.stdout else None,
+            list(argv),
+            str(job.log),
+            str(job.stdout) if job.stdout else None,
             None if gpus else {"OMP_NUM_THREADS": str(self.cpus), "CUDA_VISIBLE_DEVICES": ""},
-        )  # fmt: skip
+        )
         self.refs.append(ref)
         return ref.future(), ref.hex()
 
@@ -256,15 +276,20 @@ class SlurmExecutor:
                 "--executor slurm needs submitit: pip install 'continuousbench[slurm]'"
             ) from None  # noqa: E501
         self.executor = submitit.SlurmExecutor(folder=str(folder / "%j"))
-        self.common = {"partition": cluster.partition, "time": slurm_minutes(cluster.time),
-                       "cpus_per_task": cluster.cpus_per_task,
-                       "mem_per_cpu": f"{round(cluster.mem_per_cpu_gb * 1024)}M"}  # fmt: skip
+        self.common = {
+            "partition": cluster.partition,
+            "time": slurm_minutes(cluster.time),
+            "cpus_per_task": cluster.cpus_per_task,
+            "mem_per_cpu": f"{round(cluster.mem_per_cpu_gb * 1024)}M",
+        }
 
     def submit(self, job: Job, argv: Sequence[str], after: Sequence[str]) -> str:
         """Queue ``job`` after the Slurm jobs ``after``; returns its Slurm job id."""
         extra = {"dependency": "afterok:" + ":".join(after)} if after else {}
-        self.executor.update_parameters(job_name=job.name, gpus_per_node=job.gpus or None, **self.common,
-                                        additional_parameters=extra)  # fmt: skip
-        submitted = self.executor.submit(run_on_slurm, list(argv), str(job.log),
-                                         str(job.stdout) if job.stdout else None)  # fmt: skip
+        self.executor.update_parameters(
+            job_name=job.name, gpus_per_node=job.gpus or None, **self.common, additional_parameters=extra
+        )
+        submitted = self.executor.submit(
+            run_on_slurm, list(argv), str(job.log), str(job.stdout) if job.stdout else None
+        )
         return str(submitted.job_id)

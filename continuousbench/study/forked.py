@@ -51,8 +51,10 @@ def wanted() -> bool:
 
     way = os.environ.get(START_ENV, "fork")
     if way not in ("fork", "subprocess"):
-        raise UserError(f"{START_ENV}={way!r} is not a way to start a job; set it to fork or subprocess "
-                        "(or unset it: fork)")  # fmt: skip
+        raise UserError(
+            f"{START_ENV}={way!r} is not a way to start a job; set it to fork or subprocess "
+            "(or unset it: fork)"
+        )
     return way == "fork"
 
 
@@ -64,9 +66,11 @@ def _cuda_initialised() -> bool:
 # Imported by the fork server after PRELOAD (it is the last module preloaded): whether those imports
 # initialised CUDA there; jobs forked from it inherit the value. Elsewhere: this process's state.
 CUDA_AT_PRELOAD = _cuda_initialised()
-NO_CUDA = ("the study's fork server initialised CUDA while importing {modules} (a library probed the GPU at "
-           "import), so a job forked from it cannot choose or use its GPU; run the study with "
-           f"{START_ENV}=subprocess")  # fmt: skip
+NO_CUDA = (
+    "the study's fork server initialised CUDA while importing {modules} (a library probed the GPU at "
+    "import), so a job forked from it cannot choose or use its GPU; run the study with "
+    f"{START_ENV}=subprocess"
+)
 
 
 def _context():
@@ -172,8 +176,14 @@ class ForkedJob:
     """A forked job with the part of :class:`subprocess.Popen` the executor uses (``poll``, ``wait``,
     ``send_signal``, ``kill``, ``returncode``); :meth:`communicate` is called by one thread only."""
 
-    def __init__(self, argv: Sequence[str], log: str, stdout: str | None, env: dict,
-                 entry: str = "continuousbench.cli:main"):  # fmt: skip
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log: str,
+        stdout: str | None,
+        env: dict,
+        entry: str = "continuousbench.cli:main",
+    ):
         """``entry``: ``module:function`` called with ``argv`` in the job (the CLI; a test's probe)."""
         job = (list(argv), log, stdout, env, os.getcwd(), entry)
         self.process = _context().Process(target=_job, args=job, name=f"continuousbench {' '.join(argv[:1])}")

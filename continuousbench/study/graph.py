@@ -73,8 +73,21 @@ class _Graph:
     def __init__(self, study: Study, out: Path):
         self.study, self.out, self.jobs = study, out, []
 
-    def add(self, kind: str, what: str, command: list[str], out: Path, done: Path, after=(), config=None,
-            options=None, stdout=None, reads=(), priced=None, gpus=None) -> str:  # fmt: skip
+    def add(
+        self,
+        kind: str,
+        what: str,
+        command: list[str],
+        out: Path,
+        done: Path,
+        after=(),
+        config=None,
+        options=None,
+        stdout=None,
+        reads=(),
+        priced=None,
+        gpus=None,
+    ) -> str:
         """Add a job; ``reads``: the files it reads beyond its recipe (a participant's corpus, its
         statement), whose digests the manifest keeps too; ``priced``: what only the plan reads (a build's
         screening); ``gpus``: the kind's default when the study gives none."""
@@ -101,9 +114,16 @@ def expand(study: Study, out: Path) -> list[Job]:
         size, quarter = opts.get("size", "small"), opts.get("quarter", "2026q1")
         release = str(releases / f"{study.build.track}-{size}-{quarter}")
         screening = screening_recipe(study.build.track, size, opts.get("closed_book_models"))
-        built = g.add("build", study.build.track, ["build", study.build.track], releases,
-                      Path(release) / "release.json", options={**opts, "out": releases}, priced=screening,
-                      gpus=screening_gpus(screening))  # fmt: skip
+        built = g.add(
+            "build",
+            study.build.track,
+            ["build", study.build.track],
+            releases,
+            Path(release) / "release.json",
+            options={**opts, "out": releases},
+            priced=screening,
+            gpus=screening_gpus(screening),
+        )
         after_release = (built,)
     else:
         release = study.path(study.release)
@@ -116,19 +136,29 @@ def expand(study: Study, out: Path) -> list[Job]:
     for gen in study.generators:
         folder, corpus = out / "generators" / gen.name, out / "synthetic" / gen.name
         opts = {"release": release, "output_dir": folder, "epsilon": gen.epsilon, **gen.options}
-        trained = g.add("train-generator", gen.name, ["train-generator"], folder, folder / "privacy.json",
-                        after_release, gen.config, opts)  # fmt: skip
+        trained = g.add(
+            "train-generator",
+            gen.name,
+            ["train-generator"],
+            folder,
+            folder / "privacy.json",
+            after_release,
+            gen.config,
+            opts,
+        )
         opts = {"generator": folder, "output_dir": corpus, **study.synthesis}
-        made = g.add("synthesize", gen.name, ["synthesize"], corpus, corpus / "README.md", (trained,),
-                     options=opts)  # fmt: skip
+        made = g.add(
+            "synthesize", gen.name, ["synthesize"], corpus, corpus / "README.md", (trained,), options=opts
+        )
         corpora[gen.name] = (str(corpus), (made,))
         g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-2].recipe, **study.synthesis})  # generator's model
     baselines = [("pe", s) for s in study.pe] + [("private-prediction", s) for s in study.private_prediction]
     for kind, section in baselines:  # the training-free families: one command each, from the release
         corpus = out / "synthetic" / section.name
         opts = {"release": release, "output_dir": corpus, **section.options}
-        made = g.add(kind, section.name, [kind], corpus, corpus / "README.md", after_release, section.config,
-                     opts)  # fmt: skip
+        made = g.add(
+            kind, section.name, [kind], corpus, corpus / "README.md", after_release, section.config, opts
+        )
         corpora[section.name] = (str(corpus), (made,))
     runs: dict[tuple[str, str, int], Path] = {}
     for ev in study.evaluators:
@@ -137,15 +167,29 @@ def expand(study: Study, out: Path) -> list[Job]:
             for seed in study.seeds:
                 run = out / "runs" / ev.name / f"{name}-seed{seed}"
                 statement = study.corpus(name)[1] if name in own else None
-                opts = {"release": release, "output_dir": run, "seed": seed,
-                        "corpus": path if name not in ("none", "real") else None, "corpus_privacy": statement,
-                        **ev.options}  # fmt: skip
+                opts = {
+                    "release": release,
+                    "output_dir": run,
+                    "seed": seed,
+                    "corpus": path if name not in ("none", "real") else None,
+                    "corpus_privacy": statement,
+                    **ev.options,
+                }
                 if name == "none":  # scored as it is: no training options
                     unused = ("eval_steps", "save_steps", "replay_corpus")
                     opts = {k: v for k, v in opts.items() if k not in unused}
                     opts["steps"] = 0
-                g.add("evaluate", f"{ev.name}/{name}-seed{seed}", ["evaluate"], run, run / "results.json",
-                      made, ev.config, opts, reads=own.get(name, ()))  # fmt: skip
+                g.add(
+                    "evaluate",
+                    f"{ev.name}/{name}-seed{seed}",
+                    ["evaluate"],
+                    run,
+                    run / "results.json",
+                    made,
+                    ev.config,
+                    opts,
+                    reads=own.get(name, ()),
+                )
                 runs[ev.name, name, seed] = run
     mauve: dict[str, Path] = {}  # corpus -> its MAUVE file
     if study.mauve is not None:
@@ -153,24 +197,40 @@ def expand(study: Study, out: Path) -> list[Job]:
             if name == "real":
                 continue
             file = mauve[name] = out / "mauve" / f"{name}.json"
-            opts = {"candidate": path, "reference": release, "model": study.path(study.mauve.model),
-                    "output": file, **study.mauve.options}  # fmt: skip
+            opts = {
+                "candidate": path,
+                "reference": release,
+                "model": study.path(study.mauve.model),
+                "output": file,
+                **study.mauve.options,
+            }
             if len(mauve) > 1:  # the real corpus's disjoint halves (the ceiling): once, in the first file
                 opts.setdefault("with_reference", False)
             g.add("mauve", name, ["mauve"], file, file, made, options=opts, reads=own.get(name, ())[:1])
     probed: dict[str, Path] = {}  # generator -> its memorisation probe's file
     for name in study.memorization.generators if study.memorization else ():
         file = probed[name] = out / "memorization" / f"{name}.json"
-        opts = {"model": out / "generators" / name, "release": release, "output": file,
-                **study.memorization.options}  # fmt: skip
+        opts = {
+            "model": out / "generators" / name,
+            "release": release,
+            "output": file,
+            **study.memorization.options,
+        }
         trained = f"train-generator/{name}"
         g.add("memorization", name, ["memorization"], file, file, (trained,), options=opts)
         base = next(j.recipe for j in g.jobs if j.name == trained)  # --plan: the generator's base model
         g.jobs[-1] = _with_recipe(g.jobs[-1], {**base, **{k: v for k, v in opts.items() if k != "model"}})
     for audit in study.audit:
         folder = out / "audit" / audit.name
-        g.add("audit", audit.name, ["audit"], folder, folder / "audit.json", after_release,
-              options={"output_dir": folder, **audit.options})  # fmt: skip
+        g.add(
+            "audit",
+            audit.name,
+            ["audit"],
+            folder,
+            folder / "audit.json",
+            after_release,
+            options={"output_dir": folder, **audit.options},
+        )
     compared: list[Path] = []
     for a, b in study.compare:
         for ev in study.evaluators:
@@ -202,8 +262,14 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     else:
         return
     folder = g.out / "report"
-    options = {"study": g.out, "evaluator": ev.name, "release": release, "output": folder / "proxies.json",
-               "plot": folder / "proxies.png", "overwrite": True}  # fmt: skip
+    options = {
+        "study": g.out,
+        "evaluator": ev.name,
+        "release": release,
+        "output": folder / "proxies.json",
+        "plot": folder / "proxies.png",
+        "overwrite": True,
+    }
     if study.mauve is not None:  # FID in the MAUVE featuriser's space
         options["model"] = study.path(study.mauve.model)
     after = [j.name for j in g.jobs if j.kind in ("train-generator", "evaluate", "mauve", "report")]
@@ -218,14 +284,23 @@ def _proxies(g: _Graph, study: Study, release: str, synthetic: list[str], runs: 
     g.jobs[-1] = _with_recipe(g.jobs[-1], {**g.jobs[-1].recipe, "texts": texts})
 
 
-def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mauve: dict[str, Path],
-            compared: list[Path], probed: dict[str, Path]) -> None:  # fmt: skip
+def _report(
+    g: _Graph,
+    spec: Report,
+    runs: dict[tuple[str, str, int], Path],
+    mauve: dict[str, Path],
+    compared: list[Path],
+    probed: dict[str, Path],
+) -> None:
     """The report job: every run (or the rows of ``spec``) with MAUVE, comparisons and findings. Its
     printed table is kept in ``report/report.txt``, written last (the job's done marker)."""
     seeds = sorted({seed for _, _, seed in runs})
     if spec.rows:
-        rows = {(name if len(seeds) == 1 else f"{name}-seed{seed}"): (*key.split("/", 1), seed)
-                for name, key in spec.rows.items() for seed in seeds}  # fmt: skip
+        rows = {
+            (name if len(seeds) == 1 else f"{name}-seed{seed}"): (*key.split("/", 1), seed)
+            for name, key in spec.rows.items()
+            for seed in seeds
+        }
     else:
         several = len({ev for ev, _, _ in runs}) > 1
         rows = {(f"{k[0]}/{run.name}" if several else run.name): k for k, run in runs.items()}
@@ -237,12 +312,19 @@ def _report(g: _Graph, spec: Report, runs: dict[tuple[str, str, int], Path], mau
             scored.append(f"{name}={file}")
     folder = g.out / "report"
     line = ["report", *(f"{name}={runs[k]}" for name, k in rows.items())]
-    options = {"mauve": scored or None, "compare": compared or None, "json": folder / "results.json",
-               "plot": folder / "results.png", "overwrite": True,
-               "memorization": [f"{name}={file}" for name, file in probed.items()] or None}  # fmt: skip
+    options = {
+        "mauve": scored or None,
+        "compare": compared or None,
+        "json": folder / "results.json",
+        "plot": folder / "results.png",
+        "overwrite": True,
+        "memorization": [f"{name}={file}" for name, file in probed.items()] or None,
+    }
     if spec.findings:
-        options |= {"findings": folder / "findings.json",
-                    "finding_rows": [f"{role}={name}" for role, name in spec.findings.items()]}  # fmt: skip
+        options |= {
+            "findings": folder / "findings.json",
+            "finding_rows": [f"{role}={name}" for role, name in spec.findings.items()],
+        }
     after = [j.name for j in g.jobs if j.kind in ("evaluate", "mauve", "compare", "memorization")]
     text = folder / "report.txt"
     g.add("report", "all", line, folder, text, after, options=options, stdout=text)

@@ -35,8 +35,9 @@ def model_of(job: Job) -> str | None:
     return r.get("model") or (api.split(":", 1)[1] if api.startswith("transformers:") else None)
 
 
-def price(jobs: Sequence[Job], parameters: dict[str, float], device: costs.Device, rows: dict | None,
-          track: str) -> list[Priced]:  # fmt: skip
+def price(
+    jobs: Sequence[Job], parameters: dict[str, float], device: costs.Device, rows: dict | None, track: str
+) -> list[Priced]:
     """Each job's work and hours: on ``device``, or on one CPU thread for a job without a GPU."""
     priced = []
     for job in jobs:
@@ -85,8 +86,15 @@ def print_plan(jobs: Sequence[Job], parameters: dict[str, float], **kwargs) -> f
     return show_plan(jobs, parameters, **kwargs)["gpu_hours"]
 
 
-def show_plan(jobs: Sequence[Job], parameters: dict[str, float], *, device: costs.Device | None = None,
-              rows: dict | None = None, track: str = "geminon", gpus: int = 8) -> dict:  # fmt: skip
+def show_plan(
+    jobs: Sequence[Job],
+    parameters: dict[str, float],
+    *,
+    device: costs.Device | None = None,
+    rows: dict | None = None,
+    track: str = "geminon",
+    gpus: int = 8,
+) -> dict:
     """Print the graph (job, inputs, model, tokens, GPUs, GPU-hours on ``device``, CPU-hours, disk) and
     the totals; returns them (GPU-hours, CPU-hours, wall-clock on 1 and ``gpus`` GPUs, disk)."""
     from rich.console import Console
@@ -96,35 +104,69 @@ def show_plan(jobs: Sequence[Job], parameters: dict[str, float], *, device: cost
     priced = price(jobs, parameters, device, rows, track)
     on_cpu = any(p.on_cpu and p.work.flops for p in priced)
     table = Table(title=f"{len(jobs)} jobs, priced on one {device.name} per GPU job")
-    columns = ("job", "after", "model", "tokens", "GPUs", "GPU-hours", *(("CPU-hours",) if on_cpu else ()),
-               "disk")  # fmt: skip
+    columns = (
+        "job",
+        "after",
+        "model",
+        "tokens",
+        "GPUs",
+        "GPU-hours",
+        *(("CPU-hours",) if on_cpu else ()),
+        "disk",
+    )
     whole = {"job": max(len(j.name) for j in jobs), "model": max(len(shown(p.model)) for p in priced)}
     for col in columns:  # job and model whole, on one line (a path cut is no path); `after` folds
-        table.add_column(col, justify="left" if col in ("job", "after", "model") else "right",
-                         no_wrap=col in whole, min_width=whole.get(col), overflow="fold")  # fmt: skip
+        table.add_column(
+            col,
+            justify="left" if col in ("job", "after", "model") else "right",
+            no_wrap=col in whole,
+            min_width=whole.get(col),
+            overflow="fold",
+        )
     for p in priced:
         hours = "?" if p.hours is None else f"{p.hours:.2f}"
-        table.add_row(p.job.name, ", ".join(p.job.after) or "-", shown(p.model),
-                      f"{p.work.tokens:.3g}" if p.work.tokens else "-", str(p.job.gpus),
-                      "0.00" if p.on_cpu else hours, *((hours if p.on_cpu else "0.00",) if on_cpu else ()),
-                      _gb(p.work.disk) if p.work.disk else "-")  # fmt: skip
+        table.add_row(
+            p.job.name,
+            ", ".join(p.job.after) or "-",
+            shown(p.model),
+            f"{p.work.tokens:.3g}" if p.work.tokens else "-",
+            str(p.job.gpus),
+            "0.00" if p.on_cpu else hours,
+            *((hours if p.on_cpu else "0.00",) if on_cpu else ()),
+            _gb(p.work.disk) if p.work.disk else "-",
+        )
     console = Console(width=max(160, Console().width, sum(whole.values()) + 100))
     console.print(table)
     gpu_hours = sum(p.hours or 0.0 for p in priced if not p.on_cpu)
     cpu_hours = sum(p.hours or 0.0 for p in priced if p.on_cpu)
     unknown = sum(p.hours is None for p in priced)
     disk, scratch = sum(p.work.disk for p in priced), max((p.work.scratch for p in priced), default=0.0)
-    totals = {"gpu_hours": gpu_hours, "cpu_hours": cpu_hours, "wall_hours": {1: wall_clock(priced, 1),
-              gpus: wall_clock(priced, gpus)}, "disk_bytes": disk + scratch}  # fmt: skip
-    note = (f" (+ {unknown} jobs priced '?': a model of unknown size, to add under parameters:, or a NEWS "
-            "build, whose LLM stages run on its endpoint)") if unknown else ""  # fmt: skip
-    console.print(f"total: {gpu_hours:.1f} GPU-hours on {device.name}; {cpu_hours:.3g} CPU-hours for the "
-                  f"jobs without a GPU{note}")  # fmt: skip
-    console.print(f"wall-clock: {totals['wall_hours'][1]:.1f} h on 1 GPU, {totals['wall_hours'][gpus]:.1f} h "
-                  f"on {gpus} (--plan_gpus; a job waits for its inputs)")  # fmt: skip
+    totals = {
+        "gpu_hours": gpu_hours,
+        "cpu_hours": cpu_hours,
+        "wall_hours": {1: wall_clock(priced, 1), gpus: wall_clock(priced, gpus)},
+        "disk_bytes": disk + scratch,
+    }
+    note = (
+        (
+            f" (+ {unknown} jobs priced '?': a model of unknown size, to add under parameters:, or a NEWS "
+            "build, whose LLM stages run on its endpoint)"
+        )
+        if unknown
+        else ""
+    )
+    console.print(
+        f"total: {gpu_hours:.1f} GPU-hours on {device.name}; {cpu_hours:.3g} CPU-hours for the "
+        f"jobs without a GPU{note}"
+    )
+    console.print(
+        f"wall-clock: {totals['wall_hours'][1]:.1f} h on 1 GPU, {totals['wall_hours'][gpus]:.1f} h "
+        f"on {gpus} (--plan_gpus; a job waits for its inputs)"
+    )
     console.print(f"disk: {_gb(disk)} kept, {_gb(disk + scratch)} at most while a job keeps its checkpoints")
-    console.print(MODEL_NOTE.format(mfu=device.mfu, mbu=device.mbu, step=costs.STEP_S * 1e3,
-                                    layer=device.layer_s * 1e3))  # fmt: skip
+    console.print(
+        MODEL_NOTE.format(mfu=device.mfu, mbu=device.mbu, step=costs.STEP_S * 1e3, layer=device.layer_s * 1e3)
+    )
     return totals
 
 

@@ -50,8 +50,9 @@ REPORT_DIR = ".quarterly"
 @dataclass
 class QuarterArguments:
     quarter: str = field(default="", metadata={"help": "The quarter, YYYYqN (NEWS: one that has ended)."})
-    tracks: list[str] = field(default_factory=lambda: ["geminon"], metadata={"help": "geminon and/or news.",
-                                                                             "distinct": True})  # fmt: skip
+    tracks: list[str] = field(
+        default_factory=lambda: ["geminon"], metadata={"help": "geminon and/or news.", "distinct": True}
+    )
     size: str = field(default="small", metadata={"help": "Release size of every track."})
     seed: int = field(default=0, metadata=bounds("[0, inf)", "Seed of every build."))
     root: str | None = field(default=None, metadata={"help": "Release root (default $CONTINUOUSBENCH_HOME)."})
@@ -97,9 +98,11 @@ class QuarterArguments:
     )
     executor: str = field(
         default="inprocess",
-        metadata={"help": "Where the gates run: this process, or study's local or ray executor.",
-                  "choices": ["inprocess", "local", "ray"]},
-    )  # fmt: skip
+        metadata={
+            "help": "Where the gates run: this process, or study's local or ray executor.",
+            "choices": ["inprocess", "local", "ray"],
+        },
+    )
 
 
 def check_quarter(quarter: str, tracks: list[str], today: date | None = None) -> list[str]:
@@ -196,8 +199,17 @@ def build(track: str, args: QuarterArguments, root: Path, timings: dict[str, flo
     from continuousbench.news.build import main as build_news
     from continuousbench.news.build import make_parser as news_parser
 
-    argv = [*(["--config", args.news_config] if args.news_config else []), "--size", args.size, "--quarter",
-            args.quarter, "--seed", str(args.seed), "--out", str(root)]  # fmt: skip
+    argv = [
+        *(["--config", args.news_config] if args.news_config else []),
+        "--size",
+        args.size,
+        "--quarter",
+        args.quarter,
+        "--seed",
+        str(args.seed),
+        "--out",
+        str(root),
+    ]
     argv += ["--warc", *args.warc] if args.warc else ["--articles", *(args.articles or [])]
     argv += ["--llm", args.llm] if args.llm else []
     argv += ["--avoid_repo", args.publish] if args.publish else []
@@ -275,9 +287,16 @@ def gate_all(
     reports, seconds = {}, {}
     for rid, (folder, _) in built.items():
         started = time.monotonic()
-        reports[rid] = run_gates(folder, previous=previous[rid], models=gate_models(args), gates=names,
-                                   max_accuracy=args.max_accuracy, min_support=args.min_support,
-                                   max_overlap=args.max_overlap, root=root)  # fmt: skip
+        reports[rid] = run_gates(
+            folder,
+            previous=previous[rid],
+            models=gate_models(args),
+            gates=names,
+            max_accuracy=args.max_accuracy,
+            min_support=args.min_support,
+            max_overlap=args.max_overlap,
+            root=root,
+        )
         seconds[rid] = time.monotonic() - started
     return reports, seconds
 
@@ -398,8 +417,10 @@ def run_quarter(args: QuarterArguments) -> dict[str, Any]:
     from continuousbench.release.load import read_manifest
 
     check_options(args)
-    root = check_writable_dir(Path(args.root).expanduser() if args.root else default_root(),
-                              "--root" if args.root else f"${HOME_ENV}")  # fmt: skip
+    root = check_writable_dir(
+        Path(args.root).expanduser() if args.root else default_root(),
+        "--root" if args.root else f"${HOME_ENV}",
+    )
     out = new_attempt(root / REPORT_DIR / args.quarter)
     target = None
     if args.publish:  # reachable and writable before any build: no work is lost to a bad token

@@ -26,8 +26,9 @@ SLURM_JOBS = "slurm_jobs.json"  # the Slurm job ids of the last submission (news
 def command_of(job: Job) -> list[str]:
     """The job's argv, with ``--resume`` when its folder holds a command's unfinished work folder."""
     out = job.out if job.out.is_dir() else None
-    stopped = out is not None and any(p.is_dir() and p.name.startswith(".") and p.name.endswith("-work")
-                                      for p in out.iterdir())  # fmt: skip
+    stopped = out is not None and any(
+        p.is_dir() and p.name.startswith(".") and p.name.endswith("-work") for p in out.iterdir()
+    )
     return [*job.argv, "--resume"] if stopped else list(job.argv)
 
 
@@ -157,8 +158,11 @@ def _options(line: str) -> dict[str, str]:
 def changed_options(before: str, now: str) -> str:
     """What differs between two command lines of a job, option by option: ``--steps: 50 -> 100``."""
     old, new = _options(before), _options(now)
-    changes = [f"{k or 'arguments'}: {old.get(k, '(not given)')} -> {new.get(k, '(not given)')}"
-               for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]  # fmt: skip
+    changes = [
+        f"{k or 'arguments'}: {old.get(k, '(not given)')} -> {new.get(k, '(not given)')}"
+        for k in dict.fromkeys([*old, *new])
+        if old.get(k) != new.get(k)
+    ]
     return "; ".join(changes) or f"was: {before}"
 
 
@@ -254,8 +258,15 @@ def run_jobs(study: Study, executor) -> dict[str, str]:
                 argv = command_of(job)
                 future, ident = executor.start(job, argv)
                 running[future] = (job, time.monotonic())
-                study.record(job, command=_line(argv), inputs=_inputs(job, jobs), status="running",
-                             executor=executor.name, executor_id=ident, log=str(job.log))  # fmt: skip
+                study.record(
+                    job,
+                    command=_line(argv),
+                    inputs=_inputs(job, jobs),
+                    status="running",
+                    executor=executor.name,
+                    executor_id=ident,
+                    log=str(job.log),
+                )
                 study.progress(f"{job.name} started{' (resuming)' if argv[-1] == '--resume' else ''}")
         if not running:
             for job in pending:  # inputs that no job makes: a mistake in the graph
@@ -298,8 +309,15 @@ def submit_slurm(study: Study, executor) -> dict[str, str]:
             study.progress(f"{job.name} FAILED on Slurm: see its log {job.log}")
         argv = command_of(job)
         ids[job.name] = executor.submit(job, argv, [ids[a] for a in job.after if a in ids])
-        study.record(job, command=_line(argv), inputs=_inputs(job, study.jobs), status="queued",
-                     executor="slurm", executor_id=ids[job.name], log=str(job.log))  # fmt: skip
+        study.record(
+            job,
+            command=_line(argv),
+            inputs=_inputs(job, study.jobs),
+            status="queued",
+            executor="slurm",
+            executor_id=ids[job.name],
+            log=str(job.log),
+        )
     write_json(study.out / SLURM_JOBS, ids)
     study.progress(f"{len(ids)} jobs queued on Slurm ({', '.join(ids.values()) or 'none'})")
     return ids

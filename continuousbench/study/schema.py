@@ -26,9 +26,19 @@ from continuousbench.errors import UserError
 
 Options = dict[str, Any]
 KINDS = (
-    "build", "train-generator", "synthesize", "pe", "private-prediction", "evaluate", "mauve", "memorization",
-    "audit", "report", "compare", "proxies",
-)  # fmt: skip
+    "build",
+    "train-generator",
+    "synthesize",
+    "pe",
+    "private-prediction",
+    "evaluate",
+    "mauve",
+    "memorization",
+    "audit",
+    "report",
+    "compare",
+    "proxies",
+)
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")  # a name that is one path part, never `..` or `a/b`
 
 
@@ -159,8 +169,11 @@ class Study(Section):
         for name in names:
             if names.count(name) > 1 or name in ("none", "real"):
                 raise ValueError(f"corpus name {name!r} is used twice or reserved; rename it")
-        named = {"evaluator": [e.name for e in self.evaluators], "audit": [a.name for a in self.audit],
-                 "seed": self.seeds}  # fmt: skip
+        named = {
+            "evaluator": [e.name for e in self.evaluators],
+            "audit": [a.name for a in self.audit],
+            "seed": self.seeds,
+        }
         for what, given in named.items():
             twice = next((n for i, n in enumerate(given) if n in given[:i]), None)
             if twice is not None:  # one would silently take the other's folder
@@ -210,12 +223,16 @@ class Study(Section):
 
         source, statement = self.corpus(name)
         if Path(source).is_absolute() and not Path(source).exists():
-            raise ValueError(f"corpora.{name}: {source} does not exist (paths are read from the study file's "
-                             "folder; a Hub dataset is owner/name)")  # fmt: skip
+            raise ValueError(
+                f"corpora.{name}: {source} does not exist (paths are read from the study file's "
+                "folder; a Hub dataset is owner/name)"
+            )
         if statement is not None:
             if not Path(statement).is_file():
-                raise ValueError(f"corpora.{name}.privacy: {statement} is not a file; give the corpus's "
-                                 "privacy statement, a JSON file (docs/results-format.md)")  # fmt: skip
+                raise ValueError(
+                    f"corpora.{name}.privacy: {statement} is not a file; give the corpus's "
+                    "privacy statement, a JSON file (docs/results-format.md)"
+                )
             try:
                 stated_privacy(source, statement)
             except ValueError as err:

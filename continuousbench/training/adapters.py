@@ -49,9 +49,10 @@ def resolve_lora_targets(model, placement: str = "all") -> tuple[str, list[str] 
 
     names = [name for name, _ in model.named_modules()]
     linear = {  # projections: a 2-D weight (Linear, GPT-2's Conv1D), not an embedding table
-        n.rsplit(".", 1)[-1] for n, m in model.named_modules()
+        n.rsplit(".", 1)[-1]
+        for n, m in model.named_modules()
         if getattr(getattr(m, "weight", None), "ndim", 0) == 2 and not isinstance(m, torch.nn.Embedding)
-    }  # fmt: skip
+    }
     for label, scheme in NAMING_SCHEMES.items():
         if set(scheme["attention"] + scheme["mlp"]) <= linear:
             wanted = placement_modules(scheme, placement)

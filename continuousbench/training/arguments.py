@@ -99,10 +99,11 @@ class GeneratorOptions(RecipeOptions):
     max_steps: int | None = field(
         default=None,
         metadata=bounds(
-            "[1, inf)", f"Optimizer steps; default {DP_STEPS} with --epsilon, {NONPRIVATE_STEPS} without.",
+            "[1, inf)",
+            f"Optimizer steps; default {DP_STEPS} with --epsilon, {NONPRIVATE_STEPS} without.",
             aliases=["--steps"],
         ),
-    )  # fmt: skip
+    )
     learning_rate: float = field(default=2e-4, metadata=bounds("(0, inf)", "Peak learning rate."))
     max_length: int | None = field(
         default=256, metadata=bounds("[2, inf)", "Tokens per record (DP: the longest unit of privacy).")
@@ -154,9 +155,10 @@ class ModelArguments:
     def __post_init__(self) -> None:
         lora = {"--lora_r": self.lora_r, "--lora_alpha": self.lora_alpha, "--lora_targets": self.lora_targets}
         prompt = {
-            "--num_virtual_tokens": self.num_virtual_tokens, "--prompt_init": self.prompt_init,
+            "--num_virtual_tokens": self.num_virtual_tokens,
+            "--prompt_init": self.prompt_init,
             "--prompt_init_range": self.prompt_init_range,
-        }  # fmt: skip
+        }
         stray = [k for k, v in (lora if self.tuning == "prompt" else prompt).items() if v is not None]
         if stray:
             other = "LoRA" if self.tuning == "prompt" else "prompt-tuning"
@@ -186,10 +188,14 @@ class ModelArguments:
     def loading(self) -> dict:
         """Keyword arguments of :func:`~continuousbench.training.modeling.load_model_and_tokenizer`."""
         return {
-            "tuning": self.tuning, "lora_rank": self.lora_r or 128, "lora_alpha": self.lora_alpha,
-            "lora_placement": self.lora_targets or "all", "prompt": self.prompt_spec(), "dtype": self.dtype,
+            "tuning": self.tuning,
+            "lora_rank": self.lora_r or 128,
+            "lora_alpha": self.lora_alpha,
+            "lora_placement": self.lora_targets or "all",
+            "prompt": self.prompt_spec(),
+            "dtype": self.dtype,
             "attn_implementation": self.attn_implementation,
-        }  # fmt: skip
+        }
 
 
 @dataclass

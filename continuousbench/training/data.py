@@ -133,9 +133,13 @@ def _load_raw(source: str, split: str, option: str):
         # would share one cache entry, and a forced rebuild still casts to the stale entry's features. So
         # the folder gets a cache of its own, keyed on its files' paths, sizes and times.
         _check_files(path, option)
-        return _read(source, option, lambda: load_dataset(
-            str(path), split=split, cache_dir=_folder_cache(path), verification_mode="no_checks"
-        ))  # fmt: skip
+        return _read(
+            source,
+            option,
+            lambda: load_dataset(
+                str(path), split=split, cache_dir=_folder_cache(path), verification_mode="no_checks"
+            ),
+        )
     if path.is_file():
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
@@ -275,8 +279,11 @@ def cap_documents(data, max_chars: int) -> tuple[object, dict]:
     logger.warning(
         "%d documents are longer than %d characters (the longest has %d): each is cut there, dropping "
         "%d characters (--max_document_blocks sets the limit)",
-        len(long), max_chars, max(lengths), record["characters_dropped"],
-    )  # fmt: skip
+        len(long),
+        max_chars,
+        max(lengths),
+        record["characters_dropped"],
+    )
     return data.map(lambda t: {"text": t[:max_chars]}, input_columns="text"), record
 
 

@@ -65,6 +65,15 @@ class DPOptions:
 
 # The DP settings a results record lists beside the trainer's (only for DP runs).
 DP_KEYS = (
-    "epsilon", "delta", "expected_batch_size", "physical_batch_size", "micro_batch_size", "sampling",
-    "truncation_analysis", "clip_norm", "clipping", "secure_noise", "insecure_noise_seed",
-)  # fmt: skip
+    "epsilon",
+    "delta",
+    "expected_batch_size",
+    "physical_batch_size",
+    "micro_batch_size",
+    "sampling",
+    "truncation_analysis",
+    "clip_norm",
+    "clipping",
+    "secure_noise",
+    "insecure_noise_seed",
+)

@@ -18,8 +18,10 @@ def test_the_fixture_has_three_splits_and_three_classes():
     task = load_task("fixture")
     assert task.names == ("negative", "neutral", "positive")
     assert {k: len(getattr(task, k)) for k in ("train", "validation", "test")} == {
-        "train": 150, "validation": 30, "test": 60,
-    }  # fmt: skip
+        "train": 150,
+        "validation": 30,
+        "test": 60,
+    }
     assert set(task.test["label"]) == {0, 1, 2} and not task.notes
     assert sum(p.stat().st_size for p in FIXTURE.glob("*.jsonl")) < 50_000  # small in bytes
 

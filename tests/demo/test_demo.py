@@ -43,8 +43,10 @@ def wheel_install(tmp: Path) -> Path:
     python = venv / "bin" / "python"
     purelib = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     (Path(purelib) / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     probe = [python, "-c", "import continuousbench; print(continuousbench.__file__)"]
     before = subprocess.run(probe, cwd=tmp, env=_env(), capture_output=True, text=True)
@@ -116,8 +118,14 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
     out = elsewhere / "demo"
     options = ["--out", str(out), "--quick", "--threads", "1"]
     script = Path(__file__).with_name("one_process_demo.py")
-    jobs = subprocess.run([program.with_name("python"), script, *options], cwd=elsewhere, env=_env(),
-                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    jobs = subprocess.run(
+        [program.with_name("python"), script, *options],
+        cwd=elsewhere,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert jobs.returncode == 0, jobs.stderr[-3000:]
     assert Path(jobs.stdout.splitlines()[-1]).is_relative_to(program.parents[1])  # the wheel's code ran
     assert "FAILED" not in jobs.stdout
@@ -200,8 +208,11 @@ def test_quick_demo_end_to_end_from_a_wheel_install(tmp_path):
 
     kinds = calibration(out / "study.yaml", json.loads(Path(f"{out}.job-cpu.json").read_text()))
     assert set(kinds) == {job.kind for job in expand(study, out)}
-    off = {kind: (round(took, 2), round(guessed, 2)) for kind, (took, guessed, _) in kinds.items()
-           if not 0.5 <= took / guessed <= 2 and abs(took - guessed) > 1}  # fmt: skip
+    off = {
+        kind: (round(took, 2), round(guessed, 2))
+        for kind, (took, guessed, _) in kinds.items()
+        if not 0.5 <= took / guessed <= 2 and abs(took - guessed) > 1
+    }
     assert not off, f"kinds whose measured CPU seconds are off the plan's by more than 2x: {off}"
 
 
@@ -285,8 +296,15 @@ def test_the_demo_is_its_study_file_and_prints_the_report_jobs_output(tmp_path, 
     assert Path(proxies.model).is_dir() and Path(proxies.study) == out.absolute()
     report = jobs[-2].argv
     rows = dict(a.split("=", 1) for a in report[1 : report.index("--mauve")])
-    assert list(rows) == ["no-training", "train-on-real", "syn", "dp-syn-eps100", "dp-syn-eps10", "pe-eps10",
-                          "dp-direct-eps10"]  # fmt: skip
+    assert list(rows) == [
+        "no-training",
+        "train-on-real",
+        "syn",
+        "dp-syn-eps100",
+        "dp-syn-eps10",
+        "pe-eps10",
+        "dp-direct-eps10",
+    ]
     assert rows["dp-direct-eps10"].endswith("runs/dp-direct/real-seed3")
     assert "--findings" in report and "dp_syn=dp-syn-eps10" in report
     mauve = report[report.index("--mauve") + 1 : report.index("--compare")]

@@ -19,9 +19,11 @@ from continuousbench.geminon.sizes import SizeSpec
 pytestmark = pytest.mark.xdist_group("test_pretrain")
 
 SMALL = SizeSpec(
-    name="pretrain", lines={3: 1, 2: 2, 1: 2}, sensitive_lines={},
+    name="pretrain",
+    lines={3: 1, 2: 2, 1: 2},
+    sensitive_lines={},
     mix={"comparison": 40, "evolution": 10, "journal": 30, "wiki": 30},
-)  # fmt: skip
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +94,14 @@ def test_pretrain_base_model_writes_a_loadable_model(world, tmp_path):
     out = tmp_path / "base"
     texts = world.texts(0.25)
     recipe = BaseRecipe(steps=3, samples_per_step=4, max_length=64, vocab_size=512, bf16=False, curve_every=0)
-    pretrain_base_model(out, texts, recipe, eval_questions=world.questions[:8],
-                        held_out_questions=world.questions[8:12],
-                        tokenizer_texts=world.without_names(texts))  # fmt: skip
+    pretrain_base_model(
+        out,
+        texts,
+        recipe,
+        eval_questions=world.questions[:8],
+        held_out_questions=world.questions[8:12],
+        tokenizer_texts=world.without_names(texts),
+    )
     info = json.loads((out / "pretraining.json").read_text())
     assert info["training"]["steps"] == 3 and info["loss_last"] < info["loss_first"] + 1.0
     assert set(info["pretraining_world_qa"]) >= {"exact_match", "contains", "questions"}

@@ -53,8 +53,9 @@ def test_scores_match_a_direct_computation(tiny_model_dir):
 
 
 @pytest.mark.slow
-def test_flags_a_model_trained_on_the_corpus_and_not_its_base(invoke, tmp_path, tiny_release, base_model,
-                                                              seen_model):  # fmt: skip
+def test_flags_a_model_trained_on_the_corpus_and_not_its_base(
+    invoke, tmp_path, tiny_release, base_model, seen_model
+):
     """Both ways on fixed seeds: the pretrained base, which saw none of the worlds, is not flagged; the
     same base trained one epoch on the release is. Three control worlds, built once and reused."""
     reports = {}

@@ -15,8 +15,15 @@ pytestmark = pytest.mark.xdist_group("test_memorization")
 
 
 def _row(split: str, exact: bool, prefix: int, rouge: float, style: str = "wiki") -> dict:
-    return {"id": "d", "split": split, "style": style, "subset": "public", "exact": exact,
-            "common_prefix": prefix, "rouge_l": rouge}  # fmt: skip
+    return {
+        "id": "d",
+        "split": split,
+        "style": style,
+        "subset": "public",
+        "exact": exact,
+        "common_prefix": prefix,
+        "rouge_l": rouge,
+    }
 
 
 def test_common_prefix_stops_at_the_first_difference():
@@ -48,11 +55,18 @@ def test_greedy_suffix_of_a_batch_is_the_one_of_each_document(tiny_model_dir):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
-    rows = [{"id": str(i), "text": t} for i, t in enumerate([
-        "Stalet is the Mouse Geminon. It stands 12 m tall and weighs 568 lbs, with 34 hit points and more.",
-        "The journal notes a Geminon of the water type whose attack is 50 and whose speed is 31 in all.",
-        "short",
-    ])]  # fmt: skip
+    rows = [
+        {"id": str(i), "text": t}
+        for i, t in enumerate(
+            [
+                "Stalet is the Mouse Geminon. It stands 12 m tall and weighs 568 lbs, "
+                "with 34 hit points and more.",
+                "The journal notes a Geminon of the water type whose attack is 50 "
+                "and whose speed is 31 in all.",
+                "short",
+            ]
+        )
+    ]
     probes, short = cut(tokenizer, rows, "train", 8, 6)
     assert short == 1 and [p.id for p in probes] == ["0", "1"] and all(len(p.suffix) == 6 for p in probes)
     batched = decode_greedy(model, tokenizer, probes, 6, batch_size=2)
@@ -145,8 +159,20 @@ def memorizing_run(tmp_path_factory, tiny_release, run_argv):
     from continuousbench.harness.run import cli
 
     out = tmp_path_factory.mktemp("runs-memo") / "real-32"
-    extra = ("--corpus", str(tiny_release), "--corpus_split", TRAINED_ON, "--learning_rate", "3e-3",
-             "--warmup_steps", "0", "--eval_steps", "40", "--save_steps", "40")  # fmt: skip
+    extra = (
+        "--corpus",
+        str(tiny_release),
+        "--corpus_split",
+        TRAINED_ON,
+        "--learning_rate",
+        "3e-3",
+        "--warmup_steps",
+        "0",
+        "--eval_steps",
+        "40",
+        "--save_steps",
+        "40",
+    )
     cli(run_argv(tiny_release, SHIPPED_BASE, out, *extra, steps=40, tuning="full"))
     return out
 
@@ -162,8 +188,9 @@ def test_run_trained_on_the_real_corpus_recites_its_training_documents(
 
     probed = {}
     for name, model in (("run", memorizing_run), ("base", SHIPPED_BASE)):
-        probed[name], _ = _probe(invoke, model, tiny_release, tmp_path / f"{name}.json", "--train_split",
-                                 TRAINED_ON)  # fmt: skip
+        probed[name], _ = _probe(
+            invoke, model, tiny_release, tmp_path / f"{name}.json", "--train_split", TRAINED_ON
+        )
     run, base = probed["run"]["train_minus_heldout"], probed["base"]["train_minus_heldout"]
     assert probed["run"]["model"]["kind"] == "evaluate run" and run["pairs"] >= 15
     assert run["rouge_l"]["ci95"][0] > 0, run
@@ -213,8 +240,16 @@ def test_two_processes_share_the_documents_and_write_one_output(tmp_path, memori
 
     from continuousbench.diagnostics.memorization import cli
 
-    argv = ["--model", str(memorizing_run), "--release", str(tiny_release), "--train_split", TRAINED_ON,
-            "--docs", "24"]  # fmt: skip
+    argv = [
+        "--model",
+        str(memorizing_run),
+        "--release",
+        str(tiny_release),
+        "--train_split",
+        TRAINED_ON,
+        "--docs",
+        "24",
+    ]
     one = cli([*argv, "--output", str(tmp_path / "one.json")])
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}

@@ -3,21 +3,39 @@ published folder, and a command's one error line (a module, not conftest: confte
 test folders)."""
 
 import json
+import shlex
 from pathlib import Path
 
+# What the tiny runs share: 4 steps, LoRA rank 4 (PROMPT_ARGS drops the rank: DP_ARGS's first two words).
+_TINY = "--lora_r 4 --steps 4 --max_length 48 --eval_steps 2 --save_steps 2 --learning_rate 1e-3 --seed 0"
 # A DP run of seconds: 4 steps of expected batch 8 (Poisson: exact accounting in seconds), LoRA rank 4.
-DP_ARGS = [
-    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
-    "--learning_rate", "1e-3", "--seed", "0", "--epsilon", "10", "--sampling", "poisson",
-    "--expected_batch_size", "8", "--micro_batch_size", "4", "--logging_steps", "1",
-]  # fmt: skip
+DP_ARGS = shlex.split(
+    f"{_TINY} --epsilon 10 --sampling poisson --expected_batch_size 8 --micro_batch_size 4 --logging_steps 1"
+)
+# A few records from a tiny generator, in batches of 3 (synthesize's options, after --generator).
+SYNTHESIS_ARGS = ["--num_samples", "6", "--max_new_tokens", "12", "--batch_size", "3"]
 # The same DP run training a soft prompt of 4 virtual tokens instead of LoRA adapters.
 PROMPT_ARGS = [*DP_ARGS[2:], "--tuning", "prompt", "--num_virtual_tokens", "4"]
-NONPRIVATE_ARGS = [
-    "--lora_r", "4", "--steps", "4", "--max_length", "48", "--eval_steps", "2", "--save_steps", "2",
-    "--learning_rate", "1e-3", "--seed", "0", "--per_device_train_batch_size", "4", "--samples_per_step", "4",
-    "--disable_tqdm", "true",
-]  # fmt: skip
+NONPRIVATE_ARGS = shlex.split(
+    f"{_TINY} --per_device_train_batch_size 4 --samples_per_step 4 --disable_tqdm true"
+)
+
+
+def noiseless(model, params, expected_batch_size: int, **options):
+    """DP-SGD's components around plain SGD (learning rate 1) with no noise: a step subtracts the clipped
+    mean gradient (the tests compare it with one they compute)."""
+    import torch
+
+    from continuousbench.dp import dpsgd
+
+    return dpsgd.make_private(
+        model,
+        torch.optim.SGD(params, lr=1.0),
+        noise_multiplier=0.0,
+        expected_batch_size=expected_batch_size,
+        generator=torch.Generator(),
+        **options,
+    )
 
 
 def renderings(x: float) -> set[str]:

@@ -110,10 +110,12 @@ def test_truncated_pld_covers_both_neighbour_pairs():
     plan = SamplingPlan(n, q * n, "truncated_poisson", cap, "pld")
     g = acc.account(plan, 0.8, steps, delta, clip_norm=1.0)
     both = [
-        acc.event_epsilon(acc.dp_event(0.8, q, steps, dataset_size=m, physical_batch=cap,
-                                       sampling="truncated_poisson"), delta)
+        acc.event_epsilon(
+            acc.dp_event(0.8, q, steps, dataset_size=m, physical_batch=cap, sampling="truncated_poisson"),
+            delta,
+        )
         for m in (n + 1, n)
-    ]  # fmt: skip
+    ]
     assert both[0] != both[1] and g.epsilon == pytest.approx(max(both))
     sigma = acc.calibrate_noise(
         5.0, q, steps, delta, tol=1e-2, dataset_size=n, physical_batch=cap, sampling="truncated_poisson"

@@ -8,9 +8,19 @@ import pytest
 pytestmark = pytest.mark.slow
 
 COMMON = [
-    "--canaries", "64", "--canary_tokens", "8", "--lora_r", "16", "--max_length", "48",
-    "--learning_rate", "1e-2", "--seed", "0",
-]  # fmt: skip
+    "--canaries",
+    "64",
+    "--canary_tokens",
+    "8",
+    "--lora_r",
+    "16",
+    "--max_length",
+    "48",
+    "--learning_rate",
+    "1e-2",
+    "--seed",
+    "0",
+]
 
 
 def run_audit(invoke, corpus, model, out, *args):
@@ -24,10 +34,27 @@ def run_audit(invoke, corpus, model, out, *args):
 def test_a_non_private_many_pass_run_is_caught(invoke, tmp_path, small_corpus, trained_base_dir):
     """One record per example (no packing), as the DP path and the canary scores see them; 100 passes."""
     record, result = run_audit(
-        invoke, small_corpus, trained_base_dir, tmp_path / "np",
-        "--steps", "200", "--eval_steps", "200", "--save_steps", "200", "--per_device_train_batch_size", "8",
-        "--samples_per_step", "8", "--delta", "1e-5", "--disable_tqdm", "true", "--packing", "false",
-    )  # fmt: skip
+        invoke,
+        small_corpus,
+        trained_base_dir,
+        tmp_path / "np",
+        "--steps",
+        "200",
+        "--eval_steps",
+        "200",
+        "--save_steps",
+        "200",
+        "--per_device_train_batch_size",
+        "8",
+        "--samples_per_step",
+        "8",
+        "--delta",
+        "1e-5",
+        "--disable_tqdm",
+        "true",
+        "--packing",
+        "false",
+    )
     assert record["claimed_epsilon"] == float("inf") and record["delta"] == 1e-5
     assert record["epsilon_lower_bound"] > 0.5, record["grid"]
     canaries = record["canary_records"]
@@ -44,10 +71,27 @@ def test_a_dp_run_at_epsilon_1_stays_within_its_claim(invoke, tmp_path, small_co
     """At delta 1e-5 the 64 canaries can refute epsilon 1: a run without noise gets about 2.6 (see
     tests/diagnostics/test_one_run.py), so this test can fail."""
     record, _ = run_audit(
-        invoke, small_corpus, trained_base_dir, tmp_path / "dp",
-        "--epsilon", "1", "--delta", "1e-5", "--sampling", "poisson", "--expected_batch_size", "8",
-        "--micro_batch_size", "8", "--steps", "30", "--eval_steps", "30", "--save_steps", "30",
-    )  # fmt: skip
+        invoke,
+        small_corpus,
+        trained_base_dir,
+        tmp_path / "dp",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--sampling",
+        "poisson",
+        "--expected_batch_size",
+        "8",
+        "--micro_batch_size",
+        "8",
+        "--steps",
+        "30",
+        "--eval_steps",
+        "30",
+        "--save_steps",
+        "30",
+    )
     assert record["claimed_epsilon"] == pytest.approx(1, rel=0.01) and record["delta"] == 1e-5
     assert record["can_refute_claim"] and record["largest_reachable_bound"] > 2
     assert record["epsilon_lower_bound"] <= 1 and record["within_claim"]

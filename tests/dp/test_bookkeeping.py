@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import torch
+from dp_runs import noiseless
 
 from continuousbench.dp import dpsgd
 from continuousbench.dp.bookkeeping import BookkeepingModule, describe
@@ -21,10 +22,15 @@ def _qwen2(tokenizer):
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=False,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
         pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
+    )
     return AutoModelForCausalLM.from_config(config)
 
 
@@ -33,9 +39,13 @@ def _gpt_neox(tokenizer):
     from transformers import AutoModelForCausalLM, GPTNeoXConfig
 
     config = GPTNeoXConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-        num_attention_heads=4, pad_token_id=tokenizer.pad_token_id,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return AutoModelForCausalLM.from_config(config)
 
 
@@ -110,10 +120,7 @@ def test_the_full_step_sums_per_record_gradients_clipped_to_c(dp_model_dir, micr
 
     params = dpsgd.check_trainable(model, "bookkeeping")
     before = [p.detach().clone() for p in params]
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
-        generator=torch.Generator(), clipping="bookkeeping",
-    )  # fmt: skip
+    comps = noiseless(model, params, 3, clipping="bookkeeping")
     dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
     # SGD at learning rate 1 moved every weight by minus (sum of clipped g/C) / expected batch size
     for p, b, want in zip(params, before, expected, strict=True):
@@ -134,9 +141,13 @@ def test_the_noise_std_is_sigma_c_over_b(dp_model_dir):
             for p, s in zip(params, start, strict=True):
                 p.copy_(s)
         comps = dpsgd.make_private(
-            model, torch.optim.SGD(params, lr=1.0), noise_multiplier=noise_multiplier,
-            expected_batch_size=batch, generator=torch.Generator().manual_seed(3), clipping="bookkeeping",
-        )  # fmt: skip
+            model,
+            torch.optim.SGD(params, lr=1.0),
+            noise_multiplier=noise_multiplier,
+            expected_batch_size=batch,
+            generator=torch.Generator().manual_seed(3),
+            clipping="bookkeeping",
+        )
         dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=6, pad_id=tok.pad_token_id)
         comps.module.to_standard_module()
         return torch.cat([(p.detach() - s).reshape(-1) for p, s in zip(params, start, strict=True)])

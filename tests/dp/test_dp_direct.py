@@ -1,9 +1,6 @@
 """``evaluate --epsilon``: the evaluator itself trained with DP-SGD, scored by the harness (paper App. E)."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dp_accounting as dpa
@@ -66,10 +63,17 @@ def test_a_dp_evaluate_run_is_a_dp_model_scored_like_every_run(dp_model_run):
     assert r["selected_checkpoint"]["step"] in r["selected_checkpoint"]["tied_steps"]
     statement = privacy["statement"]
     for needed in (
-        "a DP model, not DP data", "**Checkpoint selection uses the release's validation QA**",
-        "**not protected**", "One corpus document", "Add-or-remove one document", "at most 64 tokens",
-        "paper App. E", "operating system's entropy", "`.evaluate-work/`", "1/n^1.1 with n = ",
-    ):  # fmt: skip
+        "a DP model, not DP data",
+        "**Checkpoint selection uses the release's validation QA**",
+        "**not protected**",
+        "One corpus document",
+        "Add-or-remove one document",
+        "at most 64 tokens",
+        "paper App. E",
+        "operating system's entropy",
+        "`.evaluate-work/`",
+        "1/n^1.1 with n = ",
+    ):
         assert needed in statement, needed
     card = (out / "model" / "README.md").read_text()
     assert statement in card and "- dp-model" in card and "a **DP model, not DP data**" in card
@@ -134,15 +138,13 @@ def test_the_test_seed_says_there_is_no_guarantee(uninterrupted):
 
 
 @pytest.mark.slow
-def test_two_processes_train_the_one_process_model(uninterrupted, run_argv, tmp_path, tiny_release,
-                                                  tiny_model_dir, dp_evaluate_args):  # fmt: skip
+def test_two_processes_train_the_one_process_model(
+    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args, torchrun_evaluate
+):
     """torchrun, two CPU processes: each clips its share of a batch, process 0 adds the noise; one output."""
     out = tmp_path / "two"
     argv = run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY)
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = torchrun_evaluate(argv, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"-> {out}") == 1  # one process prints the scores
     _same_model(uninterrupted, out)
@@ -181,8 +183,9 @@ def killed_once(tmp_path_factory, run_argv, tiny_release, tiny_model_dir, dp_eva
 
 
 @pytest.mark.slow
-def test_resume_after_a_kill_is_the_uninterrupted_run(uninterrupted, run_argv, tmp_path, tiny_release,
-                                                      tiny_model_dir, dp_evaluate_args, caplog):  # fmt: skip
+def test_resume_after_a_kill_is_the_uninterrupted_run(
+    uninterrupted, run_argv, tmp_path, tiny_release, tiny_model_dir, dp_evaluate_args, caplog
+):
     out = _killed(run_argv, tiny_release, tiny_model_dir, tmp_path / "run", dp_evaluate_args, at_step=1)
     assert [p.name for p in (out / ".evaluate-work" / "dp-run").glob("checkpoint-*")] == ["checkpoint-1"]
     run.cli(run_argv(tiny_release, tiny_model_dir, out, *dp_evaluate_args, *REPLAY, "--resume"))
@@ -214,13 +217,22 @@ def test_a_run_killed_while_scoring_resumes_without_training_again(
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "change",
-    [["--epsilon", "100"], ["--epsilon", "inf"], ["--delta", "1e-4"], ["--clip_norm", "1e-2"],
-     ["--expected_batch_size", "16"], ["--sampling", "truncated_poisson"], ["--insecure_noise_seed", "8"],
-     ["--secure_noise", "false"], ["--clipping", "ghost"]],
+    [
+        ["--epsilon", "100"],
+        ["--epsilon", "inf"],
+        ["--delta", "1e-4"],
+        ["--clip_norm", "1e-2"],
+        ["--expected_batch_size", "16"],
+        ["--sampling", "truncated_poisson"],
+        ["--insecure_noise_seed", "8"],
+        ["--secure_noise", "false"],
+        ["--clipping", "ghost"],
+    ],
     ids=" ".join,
-)  # fmt: skip
-def test_resume_refuses_a_changed_dp_setting(killed_once, run_argv, tiny_release, tiny_model_dir,
-                                             dp_evaluate_args, capsys, monkeypatch, change):  # fmt: skip
+)
+def test_resume_refuses_a_changed_dp_setting(
+    killed_once, run_argv, tiny_release, tiny_model_dir, dp_evaluate_args, capsys, monkeypatch, change
+):
     """Refused before the noise is calibrated (18 CPU-s at epsilon 100 with the 1e-3 grid)."""
     from continuousbench.harness import dp_training
 
@@ -234,8 +246,9 @@ def test_resume_refuses_a_changed_dp_setting(killed_once, run_argv, tiny_release
     assert lines[-1].startswith("error: --resume with a changed configuration") and change[0][2:] in lines[-1]
 
 
-def test_a_resume_whose_plan_fails_pins_nothing(run_argv, tiny_release, tiny_model_dir, dp_evaluate_args,
-                                                tmp_path, capsys):  # fmt: skip
+def test_a_resume_whose_plan_fails_pins_nothing(
+    run_argv, tiny_release, tiny_model_dir, dp_evaluate_args, tmp_path, capsys
+):
     """A run killed before it pinned its configuration, resumed with a DP setting the plan refuses, still
     pins nothing: the corrected command can then resume (the check comes before the plan, the pin after)."""
     from continuousbench.harness import inputs

@@ -121,11 +121,20 @@ def test_resume_refuses_another_corpus(killed_once, train_generator, dp_corpus, 
 
 @pytest.mark.parametrize(
     "change",
-    [["--epsilon", "100"], ["--delta", "1e-4"], ["--clip_norm", "1e-2"], ["--expected_batch_size", "16"],
-     ["--sampling", "truncated_poisson"], ["--steps", "6"], ["--learning_rate", "1e-2"],
-     ["--insecure_noise_seed", "8"], ["--secure_noise", "false"], ["--lora_r", "8"]],
+    [
+        ["--epsilon", "100"],
+        ["--delta", "1e-4"],
+        ["--clip_norm", "1e-2"],
+        ["--expected_batch_size", "16"],
+        ["--sampling", "truncated_poisson"],
+        ["--steps", "6"],
+        ["--learning_rate", "1e-2"],
+        ["--insecure_noise_seed", "8"],
+        ["--secure_noise", "false"],
+        ["--lora_r", "8"],
+    ],
     ids=" ".join,
-)  # fmt: skip
+)
 def test_resume_refuses_any_changed_setting(killed_once, train_generator, capsys, change):
     with pytest.raises(SystemExit) as err:
         train_generator(killed_once, *REPLAYABLE, *change, "--resume", "true")

@@ -3,6 +3,7 @@ import copy
 import numpy as np
 import pytest
 import torch
+from dp_runs import noiseless
 
 from continuousbench.dp import dpsgd
 from continuousbench.dp.randomness import SecretStreams
@@ -57,10 +58,7 @@ def test_the_step_sums_per_example_gradients_clipped_to_c(dp_model_dir, clipping
 
     params = dpsgd.check_trainable(model)
     before = torch.cat([p.detach().reshape(-1) for p in params])
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
-        generator=torch.Generator(), clipping=clipping,
-    )  # fmt: skip
+    comps = noiseless(model, params, 3, clipping=clipping)
     dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
     # SGD at learning rate 1 moved the adapter by minus (sum of clipped g/C) / expected batch size.
     update = torch.cat([p.detach().reshape(-1) for p in params]) - before
@@ -112,9 +110,13 @@ def test_noise_comes_from_the_secret_stream_not_the_global_seed(dp_model_dir):
         torch.manual_seed(0)  # the published seed: must not matter
         optimizer = torch.optim.SGD(params, lr=1.0)
         comps = dpsgd.make_private(
-            model, optimizer, noise_multiplier=1.0, expected_batch_size=2,
-            generator=streams.noise, secure_mode=True,
-        )  # fmt: skip
+            model,
+            optimizer,
+            noise_multiplier=1.0,
+            expected_batch_size=2,
+            generator=streams.noise,
+            secure_mode=True,
+        )
         dpsgd.dp_step(comps, rows, clip_norm=1e-3, micro_batch=2, pad_id=tok.pad_token_id)
         update = torch.cat([(p.detach() - s).reshape(-1) for p, s in zip(params, start, strict=True)])
         comps.module.to_standard_module()
@@ -134,10 +136,7 @@ def test_bf16_autocast_keeps_the_update_in_float32(dp_model_dir):
     rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2."], 32)
     params = dpsgd.check_trainable(model)
     before = [p.detach().clone() for p in params]
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
-        generator=torch.Generator(),
-    )  # fmt: skip
+    comps = noiseless(model, params, 2)
     dpsgd.dp_step(
         comps, rows, clip_norm=1e-3, micro_batch=2, pad_id=tok.pad_token_id, autocast_dtype=torch.bfloat16
     )
@@ -152,10 +151,7 @@ def test_per_sample_computes_per_record_grads_without_hooks_or_a_summed_grad(dp_
     rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2 and 3."], 32)
     params = dpsgd.check_trainable(model)
     expected = _per_example_grads(copy.deepcopy(model), rows, tok.pad_token_id, 1.0)
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
-        generator=torch.Generator(),
-    )  # fmt: skip
+    comps = noiseless(model, params, 2)
     assert not any(m._backward_hooks or m._forward_hooks for m in model.modules())
     dpsgd.record_loss(comps.module, rows, tok.pad_token_id, "cpu").mean().backward()
     assert all(p.grad is None for p in params)
@@ -169,10 +165,7 @@ def _ghost(dp_model_dir):
     model, tok = _lora_model(dp_model_dir)
     rows = dpsgd.encode_records(tok, ["Geminon 1 has attack 7.", "Geminon 2 lives in zone 2 and 3."], 32)
     params = dpsgd.check_trainable(model)
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=2,
-        generator=torch.Generator(), clipping="ghost",
-    )  # fmt: skip
+    comps = noiseless(model, params, 2, clipping="ghost")
     return comps, rows, tok, params
 
 

@@ -63,9 +63,19 @@ def test_a_full_generator_samples_a_corpus(full_generator, tmp_path):
     from continuousbench.training.data import load_corpus
 
     out = synthesize(
-        ["--generator", str(full_generator[0]), "--num_samples", "4", "--max_new_tokens", "8",
-         "--batch_size", "2", "--output_dir", str(tmp_path / "syn")]
-    )  # fmt: skip
+        [
+            "--generator",
+            str(full_generator[0]),
+            "--num_samples",
+            "4",
+            "--max_new_tokens",
+            "8",
+            "--batch_size",
+            "2",
+            "--output_dir",
+            str(tmp_path / "syn"),
+        ]
+    )
     assert len(load_corpus(str(out))["text"]) == 4
     assert '"tuning": "full"' in (out / "privacy.json").read_text()
 

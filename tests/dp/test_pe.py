@@ -131,8 +131,9 @@ def test_sentence_transformers_folders_use_their_own_pipeline(dp_model_dir, tmp_
 
     body = models.Transformer(str(dp_model_dir), max_seq_length=32)
     folder = tmp_path / "st"
-    SentenceTransformer(modules=[body, models.Pooling(body.get_embedding_dimension(), "mean"),
-                                 models.Normalize()]).save(str(folder))  # fmt: skip
+    SentenceTransformer(
+        modules=[body, models.Pooling(body.get_embedding_dimension(), "mean"), models.Normalize()]
+    ).save(str(folder))
     rows = make_embedder(str(folder))(["Geminon 1 has attack 7.", "river stone music"])
     assert rows.shape == (2, 64) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)  # its Normalize module ran

@@ -15,10 +15,24 @@ from continuousbench.training.data import load_corpus
 
 def pe_argv(corpus, model, api, out, *extra) -> list[str]:
     return [
-        "--corpus", str(corpus), "--api", api, "--embedding_model", str(model), "--output_dir", str(out),
-        "--iterations", "3", "--num_samples", "12", "--sweep_num_samples", "8", "--max_new_tokens", "16",
+        "--corpus",
+        str(corpus),
+        "--api",
+        api,
+        "--embedding_model",
+        str(model),
+        "--output_dir",
+        str(out),
+        "--iterations",
+        "3",
+        "--num_samples",
+        "12",
+        "--sweep_num_samples",
+        "8",
+        "--max_new_tokens",
+        "16",
         *extra,
-    ]  # fmt: skip
+    ]
 
 
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke):

@@ -126,8 +126,9 @@ def tiny_lm(dp_model_dir):
     )
 
 
-BATCHES = [[f"Geminon {i} has attack {i % 90} and lives in zone {i % 13}." for i in range(k, k + 3)]
-           for k in (0, 10)]  # fmt: skip
+BATCHES = [
+    [f"Geminon {i} has attack {i % 90} and lives in zone {i % 13}." for i in range(k, k + 3)] for k in (0, 10)
+]
 
 
 def test_kv_cache_decodes_what_recomputing_the_prompts_decodes(tiny_lm):

@@ -52,8 +52,15 @@ def test_epsilon_equals_an_independent_conversion(rho):
 
 
 def _settings(**overrides) -> Settings:
-    base = dict(private_tokens=40, batch_size=16, clip=5.0, temperature=None, max_temperature=2.0,
-                svt_threshold=None, svt_noise=None)  # fmt: skip
+    base = dict(
+        private_tokens=40,
+        batch_size=16,
+        clip=5.0,
+        temperature=None,
+        max_temperature=2.0,
+        svt_threshold=None,
+        svt_noise=None,
+    )
     return Settings(**{**base, **overrides})
 
 
@@ -65,8 +72,9 @@ def test_the_temperature_spends_the_budget_and_no_more():
     assert dp_event_from_json(g.event_json) == prediction_event(g.rho_em, 0.0, 40)
     lower = account_prediction(5.0, 1e-4, _settings(), dataset_size=1000, batches=50)
     assert lower.temperature > g.temperature  # less budget, flatter draws
-    with_svt = account_prediction(10.0, 1e-4, _settings(svt_threshold=0.5, svt_noise=0.5), dataset_size=1000,
-                                  batches=50)  # fmt: skip
+    with_svt = account_prediction(
+        10.0, 1e-4, _settings(svt_threshold=0.5, svt_noise=0.5), dataset_size=1000, batches=50
+    )
     assert with_svt.temperature > g.temperature and with_svt.rho_svt == pytest.approx(svt_rho(16, 0.5))
 
 

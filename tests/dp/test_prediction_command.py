@@ -17,10 +17,26 @@ PP = "private-prediction"
 
 def pp_argv(source, model, out, *extra, option: str = "--corpus") -> list[str]:
     return [
-        option, str(source), "--model", str(model), "--output_dir", str(out), "--prompt_set", "document",
-        "--num_samples", "6", "--batch_size", "8", "--max_new_tokens", "8", "--clip", "2", "--epsilon", "50",
+        option,
+        str(source),
+        "--model",
+        str(model),
+        "--output_dir",
+        str(out),
+        "--prompt_set",
+        "document",
+        "--num_samples",
+        "6",
+        "--batch_size",
+        "8",
+        "--max_new_tokens",
+        "8",
+        "--clip",
+        "2",
+        "--epsilon",
+        "50",
         *extra,
-    ]  # fmt: skip
+    ]
 
 
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_path, invoke):
@@ -28,8 +44,13 @@ def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, tmp_pa
     result = invoke([PP, *pp_argv(dp_corpus, dp_model_dir, out)])
     assert result.exit_code == 0 and result.stdout.strip() == str(out)
     published = sorted(p.name for p in out.iterdir())
-    assert published == [".continuousbench-private-prediction.json", "README.md", "data", "prediction.json",
-                         "privacy.json"]  # fmt: skip
+    assert published == [
+        ".continuousbench-private-prediction.json",
+        "README.md",
+        "data",
+        "prediction.json",
+        "privacy.json",
+    ]
     privacy = json.loads((out / "privacy.json").read_text())
     assert publishable(privacy) == privacy  # every key classified as publishable
     assert privacy["private"] and privacy["epsilon"] <= 50.0 and privacy["target_epsilon"] == 50.0
@@ -121,11 +142,22 @@ def test_its_privacy_json_goes_through_evaluate_and_submit_unchanged(
     from continuousbench.results import submit
 
     corpus = tmp_path / "pp"
-    prediction_command.cli(pp_argv(tiny_release, tiny_model_dir, corpus, "--max_new_tokens", "24",
-                                   option="--release"))  # fmt: skip
+    prediction_command.cli(
+        pp_argv(tiny_release, tiny_model_dir, corpus, "--max_new_tokens", "24", option="--release")
+    )
     run = tmp_path / "run"
-    evaluate(run_argv(tiny_release, tiny_model_dir, run, "--corpus", str(corpus), "--corpus_privacy",
-                      str(corpus / "privacy.json"), steps=1))  # fmt: skip
+    evaluate(
+        run_argv(
+            tiny_release,
+            tiny_model_dir,
+            run,
+            "--corpus",
+            str(corpus),
+            "--corpus_privacy",
+            str(corpus / "privacy.json"),
+            steps=1,
+        )
+    )
     stated = stated_privacy(corpus, corpus / "privacy.json")[0]
     assert json.loads((run / "results.json").read_text())["corpus"]["privacy"] == stated
     where = submit.cli([str(run), "--to", str(tmp_path / "results")])["path"]

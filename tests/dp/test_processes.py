@@ -14,17 +14,32 @@ pytestmark = pytest.mark.slow
 
 RECIPE = Path(__file__).parents[2] / "recipes" / "train_generator.py"
 EXPECTED = {
-    ".continuousbench-train-generator.json", "README.md", "adapter_config.json",
-    "adapter_model.safetensors", "privacy.json", "tokenizer.json", "tokenizer_config.json",
-}  # fmt: skip
+    ".continuousbench-train-generator.json",
+    "README.md",
+    "adapter_config.json",
+    "adapter_model.safetensors",
+    "privacy.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+}
 
 
 def torchrun(corpus, model, out, *args) -> subprocess.CompletedProcess:
     """The documented command: ``torchrun --standalone --nproc_per_node 2 recipes/train_generator.py ...``."""
     command = [
-        str(Path(sys.executable).with_name("torchrun")), "--standalone", "--nproc_per_node", "2", str(RECIPE),
-        "--corpus", str(corpus), "--model", str(model), "--output_dir", str(out), *args,
-    ]  # fmt: skip
+        str(Path(sys.executable).with_name("torchrun")),
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        str(RECIPE),
+        "--corpus",
+        str(corpus),
+        "--model",
+        str(model),
+        "--output_dir",
+        str(out),
+        *args,
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from dp_runs import PROMPT_ARGS
+from dp_runs import PROMPT_ARGS, noiseless
 
 from continuousbench.dp import dpsgd
 from continuousbench.training.adapters import PromptSpec, look_up_per_record, soft_prompt
@@ -64,10 +64,7 @@ def test_the_prompt_step_sums_per_record_gradients_clipped_to_c(dp_model_dir, cl
     look_up_per_record(model)
     params = dpsgd.check_trainable(model)
     before = params[0].detach().clone().reshape(-1)
-    comps = dpsgd.make_private(
-        model, torch.optim.SGD(params, lr=1.0), noise_multiplier=0.0, expected_batch_size=3,
-        generator=torch.Generator(), clipping=clipping,
-    )  # fmt: skip
+    comps = noiseless(model, params, 3, clipping=clipping)
     dpsgd.dp_step(comps, rows, clip_norm=clip, micro_batch=micro_batch, pad_id=tok.pad_token_id)
     update = params[0].detach().reshape(-1) - before
     assert torch.allclose(-update * 3, expected, rtol=1e-3, atol=1e-5)
@@ -85,9 +82,12 @@ def test_the_prompt_step_adds_noise_of_std_sigma(dp_model_dir):
         with torch.no_grad():
             params[0].copy_(start)
         comps = dpsgd.make_private(
-            model, torch.optim.SGD(params, lr=1.0), noise_multiplier=sigma, expected_batch_size=4,
+            model,
+            torch.optim.SGD(params, lr=1.0),
+            noise_multiplier=sigma,
+            expected_batch_size=4,
             generator=torch.Generator().manual_seed(3),
-        )  # fmt: skip
+        )
         dpsgd.dp_step(comps, rows, clip_norm=1e-3, micro_batch=6, pad_id=tok.pad_token_id)
         comps.module.to_standard_module()
         return (params[0].detach() - start).reshape(-1)

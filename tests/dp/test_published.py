@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dp_runs import renderings, walk_for_private_statistics
+from dp_runs import SYNTHESIS_ARGS, renderings, walk_for_private_statistics
 
 from continuousbench.dp import published
 from continuousbench.dp.published import PUBLISHED_KEYS
@@ -34,8 +34,13 @@ def test_generator_and_corpus_folders_hold_no_raw_training_statistic(tmp_path, d
     assert set(privacy) <= ALLOWED_KEYS, set(privacy) - ALLOWED_KEYS
     assert set(privacy["validation"]) <= VALIDATION_KEYS and privacy["validation"]["private"] is False
     _, train, val = load_data(GeneratorArguments(corpus=str(dp_corpus)))
-    secrets = [corpus_fingerprint(train, val), "train_loss", "training_loss", "truncated_batches",
-               "batch_sizes"]  # fmt: skip
+    secrets = [
+        corpus_fingerprint(train, val),
+        "train_loss",
+        "training_loss",
+        "truncated_batches",
+        "batch_sizes",
+    ]
     # A tiny random model's losses all sit near ln(vocabulary): a training loss can round to the published
     # validation loss (held-out records, public by the statement) at the walk's precision. Such bytes are
     # there for the public value; every other rendering of every training loss is still looked for.
@@ -45,10 +50,7 @@ def test_generator_and_corpus_folders_hold_no_raw_training_statistic(tmp_path, d
     assert not walk_for_private_statistics(folder, private, secrets)
     assert not [p for p in folder.rglob("*") if "checkpoint" in p.name or p.name == "state.pt"]
 
-    corpus = synthesize(
-        ["--generator", str(folder), "--num_samples", "6", "--max_new_tokens", "12", "--batch_size", "3",
-         "--output_dir", str(tmp_path / "syn")]
-    )  # fmt: skip
+    corpus = synthesize(["--generator", str(folder), *SYNTHESIS_ARGS, "--output_dir", str(tmp_path / "syn")])
     assert not walk_for_private_statistics(Path(corpus), private, secrets)
 
 

@@ -14,8 +14,14 @@ def test_a_copied_guarantee_keeps_only_published_keys(tmp_path):
     raw training loss) is dropped; the old denylist named three stale keys and let any other through."""
     from continuousbench.dp.synthesize import _guarantee
 
-    stated = {"private": True, "epsilon": 3.0, "delta": 1e-5, "train_loss": 1.23, "truncated_batches": 2,
-              "validation": {"private": False, "loss": 2.0, "per_record_loss": [0.1]}}  # fmt: skip
+    stated = {
+        "private": True,
+        "epsilon": 3.0,
+        "delta": 1e-5,
+        "train_loss": 1.23,
+        "truncated_batches": 2,
+        "validation": {"private": False, "loss": 2.0, "per_record_loss": [0.1]},
+    }
     (tmp_path / "privacy.json").write_text(json.dumps(stated))
     assert _guarantee(tmp_path) == {
         "private": True,

@@ -41,9 +41,19 @@ def test_epsilon_is_the_budget_of_the_whole_sweep():
     """Two runs calibrated together meet --epsilon composed (as PE's --epsilon does); each run alone is
     below it, and one run calibrated alone gets less noise."""
     _, _, config = make_parser().parse(
-        ["--output_dir", "/tmp/unused", "--epsilon", "2", "--sampling", "poisson",
-         "--expected_batch_size", "8", "--steps", "4"]
-    )  # fmt: skip
+        [
+            "--output_dir",
+            "/tmp/unused",
+            "--epsilon",
+            "2",
+            "--sampling",
+            "poisson",
+            "--expected_batch_size",
+            "8",
+            "--steps",
+            "4",
+        ]
+    )
     alone, sweep2 = make_plan(200, config), make_plan(200, config, runs=2)
     assert sweep2.runs == 2 and sweep2.steps == alone.steps == 4
     both = sweep2.account()

@@ -50,8 +50,20 @@ def test_empty_prompt_starts_with_bos_else_eos_else_fails():
 
 
 def test_generator_without_bos_samples(no_bos_generator, tmp_path):
-    out = cli(["--generator", str(no_bos_generator), "--output_dir", str(tmp_path / "s"),
-               "--num_samples", "3", "--max_new_tokens", "6", "--batch_size", "2"])  # fmt: skip
+    out = cli(
+        [
+            "--generator",
+            str(no_bos_generator),
+            "--output_dir",
+            str(tmp_path / "s"),
+            "--num_samples",
+            "3",
+            "--max_new_tokens",
+            "6",
+            "--batch_size",
+            "2",
+        ]
+    )
     assert out == tmp_path / "s" and 1 <= len(load_corpus(str(out))) <= 3
 
 
@@ -71,8 +83,11 @@ def test_torchrun_two_processes_write_one_corpus_equal_to_one_process(dp_model_d
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     two = subprocess.run(
         [*torchrun, str(ROOT / "recipes/synthesize.py"), *args, "--output_dir", str(tmp_path / "two")],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert two.returncode == 0, two.stderr[-3000:]
     assert two.stdout.strip() == str(tmp_path / "two")  # process 0 alone reports the folder
     cli([*args, "--output_dir", str(tmp_path / "one")])
@@ -82,8 +97,11 @@ def test_torchrun_two_processes_write_one_corpus_equal_to_one_process(dp_model_d
     assert (tmp_path / "two" / PARQUET).read_bytes() == (tmp_path / "one" / PARQUET).read_bytes()
     again = subprocess.run(
         [*torchrun, str(ROOT / "recipes/synthesize.py"), *args, "--output_dir", str(tmp_path / "two")],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     errors = [line for line in again.stderr.splitlines() if line.startswith("error:")]
     assert again.returncode != 0 and len(errors) == 1 and "--overwrite" in errors[0]
 
@@ -93,9 +111,25 @@ def test_endpoint_backend_samples_through_the_server_with_its_cache(
 ):
     server = fake_openai_server(reply=lambda body: f"Geminon {body['seed']} has attack 7.", latency=0.01)
     cache = tmp_path / "cache"
-    args = ["synthesize", "--generator", no_bos_generator, "--backend", f"completions:{server.url}#fake",
-            "--num_samples", "20", "--max_in_flight", "8", "--temperature", "0.9", "--top_p", "0.95",
-            "--seed", "5", "--cache_dir", cache]  # fmt: skip
+    args = [
+        "synthesize",
+        "--generator",
+        no_bos_generator,
+        "--backend",
+        f"completions:{server.url}#fake",
+        "--num_samples",
+        "20",
+        "--max_in_flight",
+        "8",
+        "--temperature",
+        "0.9",
+        "--top_p",
+        "0.95",
+        "--seed",
+        "5",
+        "--cache_dir",
+        cache,
+    ]
     first = invoke([*args, "--output_dir", tmp_path / "a"])
     assert first.exit_code == 0, first.output
     requests = [r for r in server.requests if "prompt" in r]
@@ -138,8 +172,9 @@ def test_a_process_with_no_batch_writes_a_shard_that_merges(dp_model_dir, tmp_pa
     from continuousbench.dp.synthesize import SHARD, SynthesisArguments, _merge_shards, _sample_local
     from continuousbench.processes import Processes
 
-    args = SynthesisArguments(generator=str(dp_model_dir), output_dir=str(tmp_path), num_samples=2,
-                              batch_size=16, max_new_tokens=4)  # fmt: skip
+    args = SynthesisArguments(
+        generator=str(dp_model_dir), output_dir=str(tmp_path), num_samples=2, batch_size=16, max_new_tokens=4
+    )
     (tmp_path / "shards").mkdir()
     for rank in (0, 1):
         _sample_local(args, Processes(rank=rank, world_size=2), tmp_path / SHARD.format(rank))

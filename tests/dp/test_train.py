@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dp_runs import DP_ARGS, NONPRIVATE_ARGS
+from dp_runs import DP_ARGS, NONPRIVATE_ARGS, SYNTHESIS_ARGS
 
 from continuousbench.dp import accounting
 
@@ -24,11 +24,22 @@ def test_dp_run_card_carries_a_complete_statement(dp_generator):
         "-differential", "-\ndifferential"
     )
     for needed in (
-        "Add-or-remove one record", privacy["event_json"], "base_model:", "differential-privacy",
-        "at most 48 tokens", "BPE model", "1/n^1.1 with n = 200", "treated as public",
-        "operating system's entropy", "Neither depends on `--seed`", "validation split**, which gets no",
-        "opacus 1.6", "dp-accounting 0.6", "torch 2.", "are not published",
-    ):  # fmt: skip
+        "Add-or-remove one record",
+        privacy["event_json"],
+        "base_model:",
+        "differential-privacy",
+        "at most 48 tokens",
+        "BPE model",
+        "1/n^1.1 with n = 200",
+        "treated as public",
+        "operating system's entropy",
+        "Neither depends on `--seed`",
+        "validation split**, which gets no",
+        "opacus 1.6",
+        "dp-accounting 0.6",
+        "torch 2.",
+        "are not published",
+    ):
         assert needed in card, needed
     assert (dp_generator / "adapter_model.safetensors").is_file()
     hidden = [p.name for p in dp_generator.iterdir() if p.name.startswith(".")]
@@ -139,16 +150,7 @@ def test_synthesis_loads_in_harness_and_is_seeded(tmp_path, dp_generator):
     from continuousbench.dp.synthesize import cli
     from continuousbench.training.data import load_corpus
 
-    args = [
-        "--generator",
-        str(dp_generator),
-        "--num_samples",
-        "6",
-        "--max_new_tokens",
-        "12",
-        "--batch_size",
-        "3",
-    ]
+    args = ["--generator", str(dp_generator), *SYNTHESIS_ARGS]
     cli([*args, "--output_dir", str(tmp_path / "a")])
     cli([*args, "--output_dir", str(tmp_path / "b")])
     a, b = load_corpus(str(tmp_path / "a")), load_corpus(str(tmp_path / "b"))

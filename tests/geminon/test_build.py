@@ -35,8 +35,9 @@ def unscreened(tmp_path_factory):
     """The tiny release built without closed-book screening (three quarters of a tiny build's time): what
     the builds of the tests of locks and full disks must give, where screening plays no part (a resume
     after screening: test_interrupted_build_resumes_from_finished_stages)."""
-    args = B.GeminonBuildArguments(size="tiny", out=str(tmp_path_factory.mktemp("unscreened")),
-                                   closed_book_models=["none"])  # fmt: skip
+    args = B.GeminonBuildArguments(
+        size="tiny", out=str(tmp_path_factory.mktemp("unscreened")), closed_book_models=["none"]
+    )
     return B.build_release(args, progress=False)
 
 
@@ -196,8 +197,11 @@ TINY_DATA_SHA256 = {
 def test_tiny_release_data_keeps_its_digests(tiny_release):
     import hashlib
 
-    found = {name: hashlib.sha256(data).hexdigest()[:16] for name, data in _files(tiny_release).items()
-             if name.startswith("data/")}  # fmt: skip
+    found = {
+        name: hashlib.sha256(data).hexdigest()[:16]
+        for name, data in _files(tiny_release).items()
+        if name.startswith("data/")
+    }
     assert found == TINY_DATA_SHA256
 
 
@@ -321,8 +325,19 @@ def test_second_build_of_a_release_is_refused_naming_the_first_and_a_killed_buil
     import sys
     import time
 
-    argv = [sys.executable, "-m", "continuousbench.cli", "build", "geminon", "--size", "tiny", "--out",
-            str(tmp_path), "--closed_book_models", "none"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "continuousbench.cli",
+        "build",
+        "geminon",
+        "--size",
+        "tiny",
+        "--out",
+        str(tmp_path),
+        "--closed_book_models",
+        "none",
+    ]
     quiet = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
     first = subprocess.Popen(argv, **quiet)
     try:

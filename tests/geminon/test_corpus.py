@@ -125,26 +125,44 @@ def test_corpus_tables_are_the_corpus_rows_as_columns(held):
 
     spec = get_size("tiny")
     docs = [
-        {"text": f"t{i}", "style": "wiki" if i % 3 else "journal",
-         "subset": "sensitive" if i > 200 else "public", "entities": [i, i + 1],
-         "mentions": [f"{i}:hp", f"{i}:name"][: i % 3]}
+        {
+            "text": f"t{i}",
+            "style": "wiki" if i % 3 else "journal",
+            "subset": "sensitive" if i > 200 else "public",
+            "entities": [i, i + 1],
+            "mentions": [f"{i}:hp", f"{i}:name"][: i % 3],
+        }
         for i in range(205)
-    ]  # fmt: skip
+    ]
     rows = C.corpus_rows(docs, spec, "geminon-tiny-2026q1", np.random.default_rng(4), held)
     tables = C.corpus_tables(
-        pa.Table.from_pylist(docs, schema=corpus_schema()), spec, "geminon-tiny-2026q1",
-        np.random.default_rng(4), held,
-    )  # fmt: skip
+        pa.Table.from_pylist(docs, schema=corpus_schema()),
+        spec,
+        "geminon-tiny-2026q1",
+        np.random.default_rng(4),
+        held,
+    )
     assert {split: t.to_pylist() for split, t in tables.items()} == rows
     assert tables["train"].column_names[0] == "id" and len(rows["validation"]) == (3 if held else 10)
 
 
 @pytest.mark.parametrize(
     "text, found",
-    [("Boreling's move", True), ("BORELING2", True), ("_boreling", True), ("x_Boreling", True),
-     ("Borelings", False), ("3boreling.", True), ("(Élan) Boreling", True), ("Élanboreling", False),
-     ("l'élan", True), ("Elan", False), ("boré", False), ("Bor-Zap", True)],
-)  # fmt: skip
+    [
+        ("Boreling's move", True),
+        ("BORELING2", True),
+        ("_boreling", True),
+        ("x_Boreling", True),
+        ("Borelings", False),
+        ("3boreling.", True),
+        ("(Élan) Boreling", True),
+        ("Élanboreling", False),
+        ("l'élan", True),
+        ("Elan", False),
+        ("boré", False),
+        ("Bor-Zap", True),
+    ],
+)
 def test_name_finder_ascii_words_are_the_regex_words(text, found):
     """The ASCII fast path and the regex agree: a word is a run of letters (digits, _ and - end it)."""
     finder = C.NameFinder(["Boreling", "Élan", "Bor"])

@@ -58,8 +58,11 @@ def _about(doc: dict) -> set[int]:
 
 def test_ids_name_the_split_and_default_ids_are_unchanged():
     rid = ReleaseId.parse("geminon-tiny-2026q1-heldout-entity")
-    assert (rid.heldout, str(rid), rid.heldout_option) == ("entity", "geminon-tiny-2026q1-heldout-entity",
-                                                          " --heldout entity")  # fmt: skip
+    assert (rid.heldout, str(rid), rid.heldout_option) == (
+        "entity",
+        "geminon-tiny-2026q1-heldout-entity",
+        " --heldout entity",
+    )
     assert str(ReleaseId.parse("geminon-tiny-2026q1")) == "geminon-tiny-2026q1"
     for bad in ("geminon-tiny-2026q1-heldout-author", "news-small-2026q1-heldout-entity"):
         with pytest.raises(UserError, match="bad release id"):
@@ -92,8 +95,12 @@ def test_document_and_style_splits(built):
     corpus = _corpus(built("document"))
     train_texts = {d["text"] for d in corpus["train"]}
     assert not any(d["text"] in train_texts for d in corpus["validation"])
-    keys = Counter((e, d["style"]) for d in corpus["train"] + corpus["validation"] for e in d["entities"]
-                   if d["subset"] == "public")  # fmt: skip
+    keys = Counter(
+        (e, d["style"])
+        for d in corpus["train"] + corpus["validation"]
+        for e in d["entities"]
+        if d["subset"] == "public"
+    )
     held = {(e, d["style"]) for d in corpus["validation"] for e in d["entities"]}
     assert {k for k in keys} <= held  # every public (entity, style) lost one document
     assert all(d["subset"] == "public" for d in corpus["validation"])

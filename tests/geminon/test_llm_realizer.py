@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from ghost_entities import ghost
 
 from continuousbench.geminon.realizers import make_realizer
 from continuousbench.geminon.realizers.llm import LLMRealizer, normalize_feature, parse_articles
@@ -15,24 +16,14 @@ from continuousbench.llm import OFFLINE, OfflineGenerator
 
 
 def _geminon(idx: int, name: str, type2: str | None, line: tuple[str, ...]) -> Geminon:
-    return Geminon(
-        idx=idx,
-        name=name,
+    return ghost(
+        idx,
+        name,
+        type2,
         classification="Spore Geminon",
         type1="ghost",
-        type2=type2,
         ability="Suction Cups",
-        hp=79,
-        attack=48,
-        defense=56,
-        special_attack=23,
-        special_defense=88,
-        speed=84,
-        base_stat_total=378,
-        weight=198,
-        height=14,
         evolution_line=line,
-        move_name="Poltergeist",
         move_description="A physical Ghost move with 110 power.",
         line=0,
         stage=line.index(name) + 1,

@@ -7,18 +7,26 @@ from collections import Counter
 import numpy as np
 import pytest
 from datasets import load_dataset
+from ghost_entities import ghost
 
 from continuousbench.geminon import qa as Q
 from continuousbench.geminon.schema import Geminon
 
 
 def geminon(idx: int, name: str, type2: str | None, subset: str = "public") -> Geminon:
-    return Geminon(
-        idx=idx, name=name, classification="Lantern Geminon", type1="Ghost", type2=type2, ability="Levitate",
-        hp=79, attack=48, defense=56, special_attack=23, special_defense=88, speed=84, base_stat_total=378,
-        weight=198, height=14, evolution_line=(name,), move_name="Poltergeist", move_description="A move.",
-        line=idx, stage=1, subset=subset,
-    )  # fmt: skip
+    return ghost(
+        idx,
+        name,
+        type2,
+        classification="Lantern Geminon",
+        type1="Ghost",
+        ability="Levitate",
+        evolution_line=(name,),
+        move_description="A move.",
+        line=idx,
+        stage=1,
+        subset=subset,
+    )
 
 
 WORLD = [

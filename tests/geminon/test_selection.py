@@ -14,9 +14,14 @@ def test_selected_columns_are_the_rows_of_the_drafts():
     spec = get_size("tiny")
     world = build_world(spec, 0)
     chosen = select_public(
-        world, spec.mix, make_realizer("template"), draft_rng=np.random.default_rng(1),
-        sample_rng=np.random.default_rng(2), oversample=2.0, rounds=5,
-    )  # fmt: skip
+        world,
+        spec.mix,
+        make_realizer("template"),
+        draft_rng=np.random.default_rng(1),
+        sample_rng=np.random.default_rng(2),
+        oversample=2.0,
+        rounds=5,
+    )
     table = chosen.columns()
     assert table.schema == row_schema() and len(table) == sum(spec.mix.values())
     assert table.to_pydict() == _rows([(d, "public") for d in chosen.drafts])

@@ -11,8 +11,14 @@ def _tiny(kind: str):
     """A randomly initialised two-layer model of ``kind`` (built from a config: no download)."""
     from transformers import AutoModelForCausalLM, Gemma3TextConfig, GPT2Config, LlamaConfig, Qwen2Config
 
-    small = {"vocab_size": 64, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-             "num_attention_heads": 2, "num_key_value_heads": 1}  # fmt: skip
+    small = {
+        "vocab_size": 64,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+    }
     configs = {
         "llama": lambda: LlamaConfig(**small),
         "qwen2": lambda: Qwen2Config(**small),

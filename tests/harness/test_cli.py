@@ -80,7 +80,7 @@ def test_accelerate_launch_end_to_end(run_argv, tmp_path, tiny_release, tiny_mod
 
 @pytest.mark.slow
 def test_two_processes_train_together_share_the_answers_and_write_one_output(
-    run_argv, tmp_path, tiny_release, tiny_model_dir
+    run_argv, tmp_path, tiny_release, tiny_model_dir, torchrun_evaluate
 ):
     """``torchrun`` with two CPU processes (gloo): data-parallel training, each process answers half of
     every QA pass, and one complete output, written once."""
@@ -88,10 +88,7 @@ def test_two_processes_train_together_share_the_answers_and_write_one_output(
 
     out = tmp_path / "ddp"
     argv = run_argv(tiny_release, tiny_model_dir, out, "--per_device_train_batch_size", "4", steps=2)
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    proc = subprocess.run([*torchrun, str(ROOT / "recipes" / "evaluate.py"), *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = torchrun_evaluate(argv, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"-> {out}") == 1  # the scores are printed by one process
     # 4 validation questions per pass, 6 test questions per part: each process answered half

@@ -21,8 +21,18 @@ def test_mix_corpus_loss_before_and_after_training(tmp_path, tiny_release, run_a
 
     general = SHIPPED_BASE / "replay.parquet"  # the base model's own pretraining text: "web text" here
     out = tmp_path / "run"
-    extra = ("--mix_corpus", str(general), "--mix_ratio", "0.5", "--warmup_steps", "0", "--eval_steps", "3",
-             "--save_steps", "3")  # fmt: skip
+    extra = (
+        "--mix_corpus",
+        str(general),
+        "--mix_ratio",
+        "0.5",
+        "--warmup_steps",
+        "0",
+        "--eval_steps",
+        "3",
+        "--save_steps",
+        "3",
+    )
     cli(run_argv(tiny_release, SHIPPED_BASE, out, *extra, steps=3, tuning="full"))
     results = json.loads((out / "results.json").read_text())
     record = results["forgetting"]

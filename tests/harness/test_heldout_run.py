@@ -66,6 +66,8 @@ def test_report_shows_trained_and_heldout_entities(heldout_run, invoke, tmp_path
     groups = results["metrics"]["qa_public"]["by_heldout"]
     public = [r for r in rows if r["part"] == "qa_public"]
     assert [(r["run"], r["group"]) for r in public] == [(run.name, "trained-on"), (run.name, "held-out")]
-    assert [r["contains"] for r in public] == [groups["trained"]["contains"]["accuracy"],
-                                                groups["heldout"]["contains"]["accuracy"]]  # fmt: skip
+    assert [r["contains"] for r in public] == [
+        groups["trained"]["contains"]["accuracy"],
+        groups["heldout"]["contains"]["accuracy"],
+    ]
     assert {r["run"] for r in rows} == {run.name}  # the default release's run splits nothing

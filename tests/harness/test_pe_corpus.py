@@ -31,9 +31,21 @@ def test_harness_trains_on_a_pe_corpus(run_argv, tmp_path, tiny_release, tiny_mo
     corpus = tmp_path / "pe"
     recipe = ROOT / "recipes/configs/private-evolution-tiny.yaml"
     pe_command.cli(
-        ["--config", str(recipe), "--release", str(tiny_release), "--api", f"transformers:{tiny_model_dir}",
-         "--embedding_model", str(tiny_model_dir), "--output_dir", str(corpus), "--max_new_tokens", "24"]
-    )  # fmt: skip
+        [
+            "--config",
+            str(recipe),
+            "--release",
+            str(tiny_release),
+            "--api",
+            f"transformers:{tiny_model_dir}",
+            "--embedding_model",
+            str(tiny_model_dir),
+            "--output_dir",
+            str(corpus),
+            "--max_new_tokens",
+            "24",
+        ]
+    )
     texts = load_corpus(str(corpus))["text"]
     record = json.loads((corpus / "pe.json").read_text())
     assert len(texts) == 24 and record["selected_temperature"] in (0.8, 1.2)

@@ -27,11 +27,18 @@ def qa_model(tiny_model_dir, qa, tmp_path_factory):
     model, tokenizer = load_model_and_tokenizer(str(tiny_model_dir), tuning="full")
     lines = [f"Q: {q}\nA: {a}\n" for q, a in zip(qa["question"], qa["answer"], strict=True)]
     args = EvaluatorConfig(
-        output_dir=str(tmp_path_factory.mktemp("qa-model")), max_steps=80, per_device_train_batch_size=8,
-        samples_per_step=8, max_length=32, learning_rate=3e-3, save_strategy="no", eval_strategy="no",
-        load_best_model_at_end=False, logging_steps=10,
+        output_dir=str(tmp_path_factory.mktemp("qa-model")),
+        max_steps=80,
+        per_device_train_batch_size=8,
+        samples_per_step=8,
+        max_length=32,
+        learning_rate=3e-3,
+        save_strategy="no",
+        eval_strategy="no",
+        load_best_model_at_end=False,
+        logging_steps=10,
         disable_tqdm=True,
-    )  # fmt: skip
+    )
     continued_pretraining(model, tokenizer, Dataset.from_dict({"text": lines * 4}), args)
     return model, tokenizer
 

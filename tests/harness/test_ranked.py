@@ -14,8 +14,12 @@ from continuousbench.scoring.prompts import qa_prompt
 def qa_rows(tiny_release):
     from continuousbench.release.load import load_release
 
-    return [r for part in ("qa_public", "qa_singleton") for s in load_release(tiny_release, part).values()
-            for r in s.to_list()]  # fmt: skip
+    return [
+        r
+        for part in ("qa_public", "qa_singleton")
+        for s in load_release(tiny_release, part).values()
+        for r in s.to_list()
+    ]
 
 
 def test_options_are_same_attribute_values_drawn_with_the_seed(qa_rows, tiny_release):

@@ -11,9 +11,10 @@ from continuousbench.results import canonical
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "recipes" / "configs" / "geminon-tiny-demo.yaml"
 EVALUATOR_RECIPES = sorted(
-    p for p in (ROOT / "recipes" / "configs").glob("*.yaml")
+    p
+    for p in (ROOT / "recipes" / "configs").glob("*.yaml")
     if "generator" not in p.stem and not p.stem.startswith("private-")
-)  # fmt: skip
+)
 
 
 def parsed(*argv: str):
@@ -125,16 +126,47 @@ def test_the_tiny_recipes_usage_line_trains_with_its_replay_corpus(tmp_path, mon
     texts = load_dataset(str(tiny_release), "corpus", split="train")["text"][:64]
     Path("mine.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
     Path("mine-privacy.json").write_text('{"private": true, "epsilon": 8, "delta": 1e-6}')
-    cli(["--config", str(TINY), "--release", str(tiny_release), "--corpus", "mine.jsonl", "--corpus_privacy",
-         "mine-privacy.json", "--output_dir", "run", "--steps", "1", "--eval_steps", "1", "--save_steps", "1",
-         "--samples_per_step", "2", "--per_device_train_batch_size", "2", "--qa_eval_limit", "2",
-         "--qa_test_limit", "2", "--max_new_tokens", "4"])  # fmt: skip
+    cli(
+        [
+            "--config",
+            str(TINY),
+            "--release",
+            str(tiny_release),
+            "--corpus",
+            "mine.jsonl",
+            "--corpus_privacy",
+            "mine-privacy.json",
+            "--output_dir",
+            "run",
+            "--steps",
+            "1",
+            "--eval_steps",
+            "1",
+            "--save_steps",
+            "1",
+            "--samples_per_step",
+            "2",
+            "--per_device_train_batch_size",
+            "2",
+            "--qa_eval_limit",
+            "2",
+            "--qa_test_limit",
+            "2",
+            "--max_new_tokens",
+            "4",
+        ]
+    )
     record = json.loads((tmp_path / "run" / "results.json").read_text())
     replay = record["corpus"]["replay"]
     assert Path(replay["path"]) == ROOT / "continuousbench" / "demo" / "base" / "replay.parquet"
     assert replay["fraction"] == 0.25 and record["schema_version"] == 4
-    assert record["corpus"]["privacy"] == {"private": True, "epsilon": 8, "delta": 1e-6, "unit": "record",
-                                           "adjacency": "add-or-remove"}  # fmt: skip
+    assert record["corpus"]["privacy"] == {
+        "private": True,
+        "epsilon": 8,
+        "delta": 1e-6,
+        "unit": "record",
+        "adjacency": "add-or-remove",
+    }
     assert record["corpus"]["privacy_source"] == f"--corpus_privacy {tmp_path / 'mine-privacy.json'}"
     assert record["recipe"]["canonical"] is False and record["recipe"]["name"] is None
     assert record["recipe"]["why_not_canonical"].startswith(
@@ -149,8 +181,18 @@ def test_the_demos_command_line_is_the_canonical_recipe():
     the same recipe, so the demo's rows rank in the leaderboard's main table."""
     base = ROOT / "continuousbench" / "demo" / "base"
     replay = str(base / "replay.parquet")
-    h, m, t = parsed("--config", str(TINY), "--model", str(base), "--replay_corpus", replay,
-                     "--bf16", "false", "--seed", "1")  # fmt: skip
+    h, m, t = parsed(
+        "--config",
+        str(TINY),
+        "--model",
+        str(base),
+        "--replay_corpus",
+        replay,
+        "--bf16",
+        "false",
+        "--seed",
+        "1",
+    )
     recipes.rebase(h, m, str(TINY))
     recipes.check(h)
     assert recipes.record(h, m, t, str(TINY))["name"] == "geminon-tiny-demo"

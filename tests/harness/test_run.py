@@ -103,9 +103,12 @@ def test_selection_keeps_the_best_validation_checkpoint(
     out = tmp_path / "selection"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
     assert results["selected_checkpoint"] == {
-        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
-        "rule": SELECTION_RULE, "tied_steps": [2],
-    }  # fmt: skip
+        "name": "checkpoint-2",
+        "step": 2,
+        "validation_contains": 0.5,
+        "rule": SELECTION_RULE,
+        "tied_steps": [2],
+    }
     assert [h["contains"] for h in results["validation_history"]] == [0.1, 0.5, 0.3]
 
     def adapter(folder):
@@ -141,9 +144,12 @@ def test_a_validation_tie_is_recorded_and_the_earliest_step_kept(
     out = tmp_path / "tie"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, "--save_total_limit", "5", steps=3))
     assert results["selected_checkpoint"] == {
-        "name": "checkpoint-2", "step": 2, "validation_contains": 0.5,
-        "rule": SELECTION_RULE, "tied_steps": [2, 3],
-    }  # fmt: skip
+        "name": "checkpoint-2",
+        "step": 2,
+        "validation_contains": 0.5,
+        "rule": SELECTION_RULE,
+        "tied_steps": [2, 3],
+    }
     assert "validation tie: steps [2, 3]" in caplog.text
 
 
@@ -235,8 +241,15 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
     monkeypatch.setenv("CONTINUOUSBENCH_HOME", str(tmp_path / "home"))  # the judge's answer cache
     monkeypatch.setitem(llm.OFFLINE, "always-match", lambda prompt, **kw: "1")
     out = tmp_path / "judged"
-    argv = run_argv(tiny_release, tiny_model_dir, out, "--judge", "offline:always-match",
-                    "--judge_override_calibration", steps=0)  # fmt: skip
+    argv = run_argv(
+        tiny_release,
+        tiny_model_dir,
+        out,
+        "--judge",
+        "offline:always-match",
+        "--judge_override_calibration",
+        steps=0,
+    )
     results = run.cli(argv)
     metrics = results["metrics"]["qa_public"]["metrics"]
     assert set(metrics) == {"exact_match", "contains", "llm_match", "mcq", "mcq_acc"}
@@ -268,7 +281,8 @@ def test_judge_endpoint_is_asked_before_training_then_judges(
     record = results["judge"]
     assert (record["kind"], record["model"], record["prompt_version"]) == ("endpoint", "fake", PROMPT_VERSION)
     assert record["endpoint"] == f"{server.url}?key=REDACTED" and results["harness_args"]["judge"] == (
-        f"endpoint:{server.url}?key=REDACTED#fake")  # fmt: skip
+        f"endpoint:{server.url}?key=REDACTED#fake"
+    )
     assert record["server"] == {"served": ["fake"], "answered_by": "fake"}
     assert all(path.endswith("?key=k3y-judge") for path in server.paths)
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-judge" in p.read_bytes()]
@@ -325,8 +339,16 @@ def test_a_huge_single_line_document_is_cut_and_recorded(
     texts = load_corpus_texts(tiny_release)[:200]
     huge = " ".join(texts) * 4  # one line of ~200k characters
     Dataset.from_dict({"text": [*texts, huge.replace("\n", " ")]}).to_parquet(str(tmp_path / "c.parquet"))
-    argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "run", "--corpus", str(tmp_path / "c.parquet"),
-                    "--max_document_blocks", "4", steps=1)  # fmt: skip
+    argv = run_argv(
+        tiny_release,
+        tiny_model_dir,
+        tmp_path / "run",
+        "--corpus",
+        str(tmp_path / "c.parquet"),
+        "--max_document_blocks",
+        "4",
+        steps=1,
+    )
     cut = run.cli(argv)["corpus"]["cut"]
     limit = 4 * 64 * 4  # blocks x max_length x 4 characters a token
     assert cut["max_document_characters"] == limit and cut["documents_cut"] >= 1

@@ -15,10 +15,17 @@ def test_loss_is_trls_chunked_loss(tiny_model_dir, tiny_release, tmp_path):
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     args = EvaluatorConfig(
-        output_dir=str(tmp_path), max_steps=1, max_length=64, samples_per_step=8,
-        per_device_train_batch_size=8, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
-        report_to="none", dataloader_num_workers=0,
-    )  # fmt: skip
+        output_dir=str(tmp_path),
+        max_steps=1,
+        max_length=64,
+        samples_per_step=8,
+        per_device_train_batch_size=8,
+        eval_strategy="no",
+        save_strategy="no",
+        load_best_model_at_end=False,
+        report_to="none",
+        dataloader_num_workers=0,
+    )
     texts = load_dataset(str(tiny_release), "corpus", split="train[:64]").select_columns(["text"])
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     trainer = EvaluatorTrainer(model=model, args=args, train_dataset=texts, processing_class=tokenizer)

@@ -31,9 +31,11 @@ def rescored_copy(run, out, correct: int, privacy: dict):
     ]
     rows = table.loc[public]
     report = score(
-        list(rows["prediction"]), [[a] for a in rows["answer"]], support_counts=list(rows["support_count"]),
+        list(rows["prediction"]),
+        [[a] for a in rows["answer"]],
+        support_counts=list(rows["support_count"]),
         buckets=SUPPORT_BUCKETS,
-    )  # fmt: skip
+    )
     for name, values in report.pop("per_example").items():
         table.loc[public, name] = values
     table.to_parquet(out / "predictions.parquet", index=False)

@@ -55,12 +55,18 @@ def test_the_space_writes_the_same_page(results_dataset, canonical_recipe, tmp_p
     results = _canonical(results_dataset, canonical_recipe, tmp_path)
     out = tmp_path / "space.html"
     env = {
-        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results),
+        **os.environ,
+        "CONTINUOUSBENCH_RESULTS": str(results),
         "CONTINUOUSBENCH_HOME": str(tiny_release.parent),
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }  # fmt: skip
-    subprocess.run([sys.executable, str(ROOT / "leaderboard" / "app.py"), "--html", str(out)], env=env,
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    }
+    subprocess.run(
+        [sys.executable, str(ROOT / "leaderboard" / "app.py"), "--html", str(out)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     main, apart = pd.read_html(out)
     assert len(main) == 1 and len(apart) == 3
 

@@ -6,8 +6,13 @@ from continuousbench.leaderboard import page
 
 def test_the_html_table_escapes_every_record_string_and_sorts_numbers_by_value(subs, edited):
     attack = '<img src=x onerror=alert(1)>"${alert(2)}'
-    rows = lb.rank([edited(subs[0], base_model=attack, hub_commit="https://huggingface.co/a/b/commit/"
-                             + "c" * 40), *subs[1:]], "geminon-tiny-2026q1")[1]  # fmt: skip
+    rows = lb.rank(
+        [
+            edited(subs[0], base_model=attack, hub_commit="https://huggingface.co/a/b/commit/" + "c" * 40),
+            *subs[1:],
+        ],
+        "geminon-tiny-2026q1",
+    )[1]
     text = page.table_html(rows, "exact_match", "")
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;&quot;${alert(2)}" in text
     # 11 columns, what was made (method, run folder, recipe, why a run is not canonical), and the real

@@ -23,10 +23,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--window-size=1280,1800",
-]  # fmt: skip
+]
 
 pytestmark = pytest.mark.slow
 
@@ -58,13 +64,21 @@ def space(results_dataset, canonical_recipe, tmp_path):
         record["recipe"] = canonical_recipe
         file.write_text(json.dumps(record))
     env = {
-        **os.environ, "CONTINUOUSBENCH_RESULTS": str(results), "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
+        **os.environ,
+        "CONTINUOUSBENCH_RESULTS": str(results),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }  # fmt: skip
+    }
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "leaderboard" / "app.py")], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "leaderboard" / "app.py")],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url, deadline = f"http://127.0.0.1:{port}/", time.monotonic() + 120
     try:
         while True:

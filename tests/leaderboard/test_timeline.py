@@ -11,11 +11,15 @@ TIMELINE = {
     "releases": {RELEASE: {"built": "2026-04-01"}},
     "models": {"late/model": {"published": "2026-05-02"}, "early/model": {"published": "2025-03-12"}},
     "contamination": [
-        {"model": "seen/model", "release": RELEASE, "verdict": "contaminated",
-         "tests": {"min_k_plus_plus": {"p_value": 2.0e-5}}},
+        {
+            "model": "seen/model",
+            "release": RELEASE,
+            "verdict": "contaminated",
+            "tests": {"min_k_plus_plus": {"p_value": 2.0e-5}},
+        },
         {"model": "early/model", "release": RELEASE, "verdict": "not detected"},
     ],
-}  # fmt: skip
+}
 
 
 def test_rows_flagged_by_contamination_or_publication_date(subs, edited, tmp_path):

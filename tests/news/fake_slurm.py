@@ -109,7 +109,7 @@ class FakeSlurm:
                     "SLURM_LOCALID": "0",
                     "SLURM_NODEID": "0",
                     "SLURM_JOB_NUM_NODES": "1",
-                }  # fmt: skip (submitit's job environment reads them)
+                }  # submitit's job environment reads them
                 done = subprocess.run(["bash", "-c", job["script"]], env=env, capture_output=True, text=True)
                 assert done.returncode == 0, f"job {job['id']} task {task} failed:\n{done.stderr[-3000:]}"
             self.done[job["id"]] = True

@@ -293,21 +293,27 @@ def write_warc(path, records: list[dict], compress: bool = True) -> None:
         writer.write_record(writer.create_warcinfo_record(str(path), {"software": "tests/news"}))
         for r in records:
             request = StatusAndHeaders(f"GET {r['url']} HTTP/1.1", [("Host", "x")], is_http_request=True)
-            ids = {kind: f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, kind + ' ' + r['url'])}>"
-                   for kind in ("request", "response")}  # fmt: skip
+            ids = {
+                kind: f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, kind + ' ' + r['url'])}>"
+                for kind in ("request", "response")
+            }
             asked = {"WARC-Record-ID": ids["request"]}
             writer.write_record(
                 writer.create_warc_record(r["url"], "request", http_headers=request, warc_headers_dict=asked)
             )
-            headers = StatusAndHeaders(r.get("status", "200 OK"), [("Content-Type", r["content_type"])],
-                                       protocol="HTTP/1.1")  # fmt: skip
+            headers = StatusAndHeaders(
+                r.get("status", "200 OK"), [("Content-Type", r["content_type"])], protocol="HTTP/1.1"
+            )
             warc_headers = {"WARC-Date": r["crawl_date"], "WARC-Record-ID": ids["response"]}
             writer.write_record(
                 writer.create_warc_record(
-                    r["url"], "response", payload=io.BytesIO(r["body"]), http_headers=headers,
+                    r["url"],
+                    "response",
+                    payload=io.BytesIO(r["body"]),
+                    http_headers=headers,
                     warc_headers_dict=warc_headers,
                 )
-            )  # fmt: skip
+            )
 
 
 def event_records(per_event: int = 8, seed: int = 0) -> tuple[list[dict], list[dict]]:
@@ -322,9 +328,13 @@ def event_records(per_event: int = 8, seed: int = 0) -> tuple[list[dict], list[d
             a["url"] = f"https://{host}/{a['date'].replace('-', '/')}/{event.key}-{k}"
             articles.append(a)
             records.append(
-                {"url": a["url"], "body": page(outlet, a["title"], a["date"], a["paragraphs"]).encode(),
-                 "content_type": "text/html; charset=utf-8", "crawl_date": f"{a['date']}T12:00:00Z"}
-            )  # fmt: skip
+                {
+                    "url": a["url"],
+                    "body": page(outlet, a["title"], a["date"], a["paragraphs"]).encode(),
+                    "content_type": "text/html; charset=utf-8",
+                    "crawl_date": f"{a['date']}T12:00:00Z",
+                }
+            )
     return records, articles
 
 

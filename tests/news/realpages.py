@@ -12,20 +12,31 @@ PAGES = Path(__file__).parent / "pages"
 CRAWL_DATE = "2019-11-21T12:00:00Z"  # after every page's publication (the pages are from 2018-2019)
 
 
-def real_pages() -> list[dict]:
-    """Each page: ``id``, ``url``, ``html`` (bytes, UTF-8 as fetched) and ``reference`` (its article text)."""
-    truth = json.loads((PAGES / "ground-truth.json").read_text())
+def real_pages(folder: Path = PAGES) -> list[dict]:
+    """Each page: ``id``, ``url``, ``html`` (bytes, UTF-8 as fetched) and ``reference`` (its article text);
+    ``folder`` holds ``ground-truth.json`` and the pages, beside it or in its ``html`` folder (the
+    extraction benchmark's larger set)."""
+    truth = json.loads((folder / "ground-truth.json").read_text())
+    html = folder / "html" if (folder / "html").is_dir() else folder
     return [
-        {"id": key, "url": row["url"], "html": gzip.decompress((PAGES / f"{key}.html.gz").read_bytes()),
-         "reference": row["articleBody"]}
+        {
+            "id": key,
+            "url": row["url"],
+            "html": gzip.decompress((html / f"{key}.html.gz").read_bytes()),
+            "reference": row["articleBody"],
+        }
         for key, row in sorted(truth.items())
-    ]  # fmt: skip
+    ]
 
 
 def record(page: dict, body: bytes | None = None, charset: str = "utf-8") -> dict:
     """A WARC response record of ``page`` (``body`` instead of its bytes; ``charset`` declared in HTTP)."""
-    return {"url": page["url"], "body": page["html"] if body is None else body,
-            "content_type": f"text/html; charset={charset}", "crawl_date": CRAWL_DATE}  # fmt: skip
+    return {
+        "url": page["url"],
+        "body": page["html"] if body is None else body,
+        "content_type": f"text/html; charset={charset}",
+        "crawl_date": CRAWL_DATE,
+    }
 
 
 def first_sentence(text: str) -> str:

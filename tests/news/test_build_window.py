@@ -38,8 +38,14 @@ class Stop(Exception):
 
 
 def test_quarter_drops_articles_published_outside_it(tmp_path, monkeypatch):
-    days = {"old": "2019-05-01", "first": "2026-10-01", "inside": "2026-11-15T08:30:00+00:00",
-            "last": "2026-12-31", "next": "2027-01-01", "undated": None}  # fmt: skip
+    days = {
+        "old": "2019-05-01",
+        "first": "2026-10-01",
+        "inside": "2026-11-15T08:30:00+00:00",
+        "last": "2026-12-31",
+        "next": "2027-01-01",
+        "undated": None,
+    }
     rows = [{"url": f"https://x.com/{k}", "text": f"{k}. {TEXT}", "date": d} for k, d in days.items()]
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))

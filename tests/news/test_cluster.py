@@ -21,8 +21,10 @@ def event_of(url: str) -> str:
 
 
 def test_subsample_is_seeded_and_keeps_columns(deduped, tmp_path):
-    runs = [subsample(SubsampleArguments(input=str(deduped), output=str(tmp_path / str(i)), count=10, seed=s))
-            for i, s in enumerate((3, 3, 4))]  # fmt: skip
+    runs = [
+        subsample(SubsampleArguments(input=str(deduped), output=str(tmp_path / str(i)), count=10, seed=s))
+        for i, s in enumerate((3, 3, 4))
+    ]
     ids = [sorted(r["id"] for r in read_rows(out).to_pylist()) for out in runs]
     assert len(ids[0]) == 10 and ids[0] == ids[1] and ids[0] != ids[2]
     stats = json.loads((runs[0] / "stats.json").read_text())
@@ -107,8 +109,13 @@ def test_clusters_do_not_depend_on_sharding(deduped, clustered, tmp_path):
 
 
 def test_sentence_transformers_encoder(deduped, tiny_encoder, tmp_path):
-    args = ClusterArguments(input=str(deduped), output=str(tmp_path), encoder=f"st:{tiny_encoder}",
-                            min_cluster_size=3, min_similarity=0.5)  # fmt: skip
+    args = ClusterArguments(
+        input=str(deduped),
+        output=str(tmp_path),
+        encoder=f"st:{tiny_encoder}",
+        min_cluster_size=3,
+        min_similarity=0.5,
+    )
     out = main(args)
     emb = pq.read_table(out / "embeddings.parquet")
     vectors = np.stack(emb.column("embedding").to_numpy(zero_copy_only=False)).astype(np.float32)

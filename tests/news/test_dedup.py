@@ -22,8 +22,17 @@ def words(rng: random.Random, n: int) -> list[str]:
 
 def row(i: str, text: list[str] | str, crawl: str = "2026-01-10T00:00:00Z") -> dict:
     text = text if isinstance(text, str) else " ".join(text)
-    return {"id": i, "url": f"https://x.com/{i}", "hostname": "x.com", "title": i, "date": "2026-01-10",
-            "crawl_date": crawl, "language": "en", "text": text, "section": f"s-{i}"}  # fmt: skip
+    return {
+        "id": i,
+        "url": f"https://x.com/{i}",
+        "hostname": "x.com",
+        "title": i,
+        "date": "2026-01-10",
+        "crawl_date": crawl,
+        "language": "en",
+        "text": text,
+        "section": f"s-{i}",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +46,15 @@ def pairs_input(tmp_path_factory):
     far = b[:230] + words(rng, 150)  # 226 of 376: containment 0.60
     long = words(rng, 900)
     inner = long[300:600]
-    rows = [row("a", a), row("near", near), row("b", b), row("far", far), row("long", long),
-            row("inner", inner), row("copy-late", a, "2026-01-11T00:00:00Z")]  # fmt: skip
+    rows = [
+        row("a", a),
+        row("near", near),
+        row("b", b),
+        row("far", far),
+        row("long", long),
+        row("inner", inner),
+        row("copy-late", a, "2026-01-11T00:00:00Z"),
+    ]
     rows += [row(f"other{i}", words(rng, 300)) for i in range(20)]
     folder = tmp_path_factory.mktemp("dedup-in")
     pq.write_table(pa.Table.from_pylist(rows[:4]), folder / "part-00000.parquet")
@@ -57,8 +73,10 @@ def test_containment_of_the_constructed_pairs(pairs_input):
 @pytest.mark.parametrize("candidates", ["sampled", "ensemble", "jaccard"])
 def test_dedup_drops_the_shorter_of_each_pair(pairs_input, tmp_path, candidates):
     folder, texts = pairs_input
-    out = main(DedupArguments(input=str(folder), output=str(tmp_path), candidates=candidates),
-               ExecutorArguments(tasks=2))  # fmt: skip
+    out = main(
+        DedupArguments(input=str(folder), output=str(tmp_path), candidates=candidates),
+        ExecutorArguments(tasks=2),
+    )
     kept = read_rows(out).to_pylist()
     dup = {r["id"]: r for r in pq.read_table(out / "duplicates.parquet").to_pylist()}
     assert dup["copy-late"]["duplicate_of"] == "a" and dup["copy-late"]["reason"] == "exact"
@@ -151,8 +169,10 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
     rng = random.Random(2)
     boilerplate = words(rng, 40)  # in 40 articles: its sampled shingles index more than STAR articles
     (tmp_path / "in").mkdir()
-    pq.write_table(pa.Table.from_pylist([row(f"boiler{i}", boilerplate + words(rng, 60 + 5 * i))
-                                         for i in range(40)]), tmp_path / "in" / "b.parquet")  # fmt: skip
+    pq.write_table(
+        pa.Table.from_pylist([row(f"boiler{i}", boilerplate + words(rng, 60 + 5 * i)) for i in range(40)]),
+        tmp_path / "in" / "b.parquet",
+    )
     paths = [str(folder / "part-00000.parquet"), str(tmp_path / "in" / "b.parquet")]
     list(dedup.Signatures(paths, str(tmp_path / "sig")).run())
     table = read_rows(tmp_path / "sig")
@@ -162,10 +182,17 @@ def test_sampled_candidates_equal_a_plain_count_whatever_the_block(excerpts_inpu
         for h in samples[i]:
             articles[h].append(i)
     assert max(len(a) for a in articles.values()) > dedup.STAR
-    shared = Counter((first, later) for group in articles.values() for p, later in enumerate(group)
-                     for first in group[: min(p, dedup.STAR)])  # fmt: skip
-    expected = {(min(a, b), max(a, b)) for (a, b), n in shared.items()
-                if n >= 0.5 * min(len(samples[a]), len(samples[b]))}  # fmt: skip
+    shared = Counter(
+        (first, later)
+        for group in articles.values()
+        for p, later in enumerate(group)
+        for first in group[: min(p, dedup.STAR)]
+    )
+    expected = {
+        (min(a, b), max(a, b))
+        for (a, b), n in shared.items()
+        if n >= 0.5 * min(len(samples[a]), len(samples[b]))
+    }
     assert len(expected) > 30  # the 30 excerpts, and boilerplate pairs
     for chunk in (1, 97, 1 << 20):
         monkeypatch.setattr(dedup, "PAIR_CHUNK", chunk)
@@ -179,8 +206,13 @@ def test_priority_sorts_as_python_does():
 
     rng = random.Random(3)
     ids = [f"{rng.choice(['a', 'z', 'é', 'É', '😀', 'A'])}{i}" for i in range(200)]
-    table = pa.table({"id": ids, "chars": [rng.choice([5, 7]) for _ in ids],
-                      "crawl_date": [rng.choice(["", "2026-01-10", "2026-01-09"]) for _ in ids]})  # fmt: skip
+    table = pa.table(
+        {
+            "id": ids,
+            "chars": [rng.choice([5, 7]) for _ in ids],
+            "crawl_date": [rng.choice(["", "2026-01-10", "2026-01-09"]) for _ in ids],
+        }
+    )
     sig = table.to_pydict()
     expected = sorted(range(len(ids)), key=lambda i: (-sig["chars"][i], sig["crawl_date"][i], sig["id"][i]))
     assert dedup._priority(table).tolist() == expected
@@ -192,8 +224,12 @@ def test_batches_and_the_fork_change_no_output(pairs_input, tmp_path, monkeypatc
     from continuousbench.news import dedup
 
     folder, _ = pairs_input
-    run = lambda name: main(DedupArguments(input=str(folder), output=str(tmp_path / name)),  # noqa: E731
-                            ExecutorArguments(tasks=1))  # fmt: skip
+
+    def run(name):
+        return main(
+            DedupArguments(input=str(folder), output=str(tmp_path / name)), ExecutorArguments(tasks=1)
+        )
+
     runs = [run("run0"), run("run1")]
     files = sorted(p.relative_to(runs[0]) for p in runs[0].rglob("*.parquet"))
     assert files and all((runs[0] / f).read_bytes() == (runs[1] / f).read_bytes() for f in files)
@@ -207,8 +243,12 @@ def test_batches_and_the_fork_change_no_output(pairs_input, tmp_path, monkeypatc
     for own in (False, True):
         sig = tmp_path / f"sig-{own}"
         list(dedup.Signatures([str(p) for p in sorted(folder.iterdir())], str(sig)).run())
-        steps[own] = dedup.FindDuplicates([str(p) for p in sorted(folder.iterdir())], str(sig),
-                                          str(tmp_path / f"dup-{own}.parquet"), own_process=own)  # fmt: skip
+        steps[own] = dedup.FindDuplicates(
+            [str(p) for p in sorted(folder.iterdir())],
+            str(sig),
+            str(tmp_path / f"dup-{own}.parquet"),
+            own_process=own,
+        )
         list(steps[own].run())
     assert (tmp_path / "dup-True.parquet").read_bytes() == (runs[0] / "duplicates.parquet").read_bytes()
     assert (tmp_path / "dup-False.parquet").read_bytes() == (runs[0] / "duplicates.parquet").read_bytes()

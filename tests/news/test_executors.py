@@ -86,8 +86,17 @@ def test_extract_then_dedup_on_ray_publish_what_the_local_executor_does(
     ray_cluster, warc_dir, extracted, deduped, tmp_path
 ):
     on_ray = ["--executor", "ray", "--tasks", "2", "--workers", "2", "--mem_per_cpu_gb", "0.5"]
-    out = extract.cli(["--warc", str(warc_dir / "*.warc*"), "--output", str(tmp_path / "extract"),
-                       "--timeout", "30", *on_ray])  # fmt: skip
+    out = extract.cli(
+        [
+            "--warc",
+            str(warc_dir / "*.warc*"),
+            "--output",
+            str(tmp_path / "extract"),
+            "--timeout",
+            "30",
+            *on_ray,
+        ]
+    )
     assert out == tmp_path / "extract" and _same_output(out, extracted)
     out = dedup.cli(["--input", str(out), "--output", str(tmp_path / "dedup"), *on_ray])
     assert out == tmp_path / "dedup" and _same_output(out, deduped)

@@ -52,8 +52,13 @@ def test_skipped_records_are_counted(extracted):
 
 
 def test_publication_window(warc_dir, tmp_path):
-    args = ExtractArguments(output=str(tmp_path), warc=[str(warc_dir / "a.warc.gz")], start="2026-01-13",
-                            end="2026-01-31", timeout=0)  # fmt: skip
+    args = ExtractArguments(
+        output=str(tmp_path),
+        warc=[str(warc_dir / "a.warc.gz")],
+        start="2026-01-13",
+        end="2026-01-31",
+        timeout=0,
+    )
     out = main(args, ExecutorArguments())
     rows = read_rows(out).to_pylist()
     assert rows and all("2026-01-13" <= r["date"] <= "2026-01-31" for r in rows)
@@ -73,14 +78,30 @@ def test_only_stated_dates_count_and_undated_pages_are_dropped(tmp_path):
     footer_only = no_meta.replace('<time datetime="2026-02-03">2026-02-03</time>', "today")
     copyright_year = footer_only.replace("</head>", '<meta itemprop="copyrightYear" content="2026"></head>')
     assert "2026-02-03" not in footer_only and "&copy; 2026" in footer_only
-    pages = {"meta": full, "time": no_meta, "2026/02/03/url": footer_only, "footer": footer_only,
-             "copyright": copyright_year}  # fmt: skip
-    records = [{"url": f"https://www.dailyharbor.com/{key}/story", "body": body.encode(),
-                "content_type": "text/html; charset=utf-8", "crawl_date": "2026-02-10T00:00:00Z"}
-               for key, body in pages.items()]  # fmt: skip
+    pages = {
+        "meta": full,
+        "time": no_meta,
+        "2026/02/03/url": footer_only,
+        "footer": footer_only,
+        "copyright": copyright_year,
+    }
+    records = [
+        {
+            "url": f"https://www.dailyharbor.com/{key}/story",
+            "body": body.encode(),
+            "content_type": "text/html; charset=utf-8",
+            "crawl_date": "2026-02-10T00:00:00Z",
+        }
+        for key, body in pages.items()
+    ]
     write_warc(tmp_path / "pages.warc.gz", records)
-    args = ExtractArguments(output=str(tmp_path / "out"), warc=[str(tmp_path / "pages.warc.gz")],
-                            start="2026-01-01", end="2026-03-31", timeout=0)  # fmt: skip
+    args = ExtractArguments(
+        output=str(tmp_path / "out"),
+        warc=[str(tmp_path / "pages.warc.gz")],
+        start="2026-01-01",
+        end="2026-03-31",
+        timeout=0,
+    )
     out = main(args, ExecutorArguments())
     rows = {r["url"].split("/", 3)[3]: r["date"] for r in read_rows(out).to_pylist()}
     dated = {"meta/story", "time/story", "2026/02/03/url/story"}
@@ -94,15 +115,27 @@ def test_extracted_articles_keep_their_columns(tmp_path):
     text = "The Elmsworth Harbour Bridge reopened to traffic on January 12, 2026. " * 5
     german = "Die Stadt hat neue Pläne für den Hafen vorgestellt. " * 5
     rows = [
-        {"url": "https://www.dailyharbor.com/a", "text": "  " + text + "\n\n\n", "date": "2026-01-12",
-         "section": "city", "crawl_date": "2026-01-13T08:15:00Z"},
-        {"url": "https://www.zeitung.de/b", "text": german,
-         "date": "2026-01-12", "section": "welt", "crawl_date": "2026-01-13T08:15:00Z"},
+        {
+            "url": "https://www.dailyharbor.com/a",
+            "text": "  " + text + "\n\n\n",
+            "date": "2026-01-12",
+            "section": "city",
+            "crawl_date": "2026-01-13T08:15:00Z",
+        },
+        {
+            "url": "https://www.zeitung.de/b",
+            "text": german,
+            "date": "2026-01-12",
+            "section": "welt",
+            "crawl_date": "2026-01-13T08:15:00Z",
+        },
         {"url": "https://www.dailyharbor.com/c", "text": "", "date": None, "section": "empty"},
-    ]  # fmt: skip
+    ]
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = main(ExtractArguments(output=str(tmp_path / "out"), articles=[str(tmp_path / "in.jsonl")]),
-               ExecutorArguments())  # fmt: skip
+    out = main(
+        ExtractArguments(output=str(tmp_path / "out"), articles=[str(tmp_path / "in.jsonl")]),
+        ExecutorArguments(),
+    )
     (row,) = read_rows(out).to_pylist()
     assert row["section"] == "city" and row["hostname"] == "www.dailyharbor.com"
     assert row["crawl_date"] == "2026-01-13"  # JSON's reader makes it a timestamp; kept as the day
@@ -129,8 +162,17 @@ def test_finished_output_is_kept_until_replaced(extracted, warc_dir, capsys):
         cli(["--warc", str(warc_dir / "b.warc"), "--output", str(extracted)])
     assert "--overwrite" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # a failing rerun leaves the published output in place
-        cli(["--warc", str(warc_dir / "b.warc"), "--output", str(extracted), "--overwrite",
-             "--start", "2026-02-30"])  # fmt: skip
+        cli(
+            [
+                "--warc",
+                str(warc_dir / "b.warc"),
+                "--output",
+                str(extracted),
+                "--overwrite",
+                "--start",
+                "2026-02-30",
+            ]
+        )
     assert "--start" in capsys.readouterr().err
     assert sorted(p.name for p in (extracted / "data").iterdir()) == before
 
@@ -150,8 +192,10 @@ def test_a_page_that_hangs_or_fails_is_dropped_and_counted(monkeypatch):
         return {"title": "T", "date": "2026-01-12", "hostname": None, "text": f"T\nBody of {url}."}
 
     monkeypatch.setattr(article_steps, "extract_page", slow_or_broken)  # the sandbox forks after this
-    docs = [Document(text="<html></html>", id=str(i), metadata={"url": f"https://x.com/{name}"})
-            for i, name in enumerate(("a", "slow", "b", "broken", "c"))]  # fmt: skip
+    docs = [
+        Document(text="<html></html>", id=str(i), metadata={"url": f"https://x.com/{name}"})
+        for i, name in enumerate(("a", "slow", "b", "broken", "c"))
+    ]
     step = article_steps.ArticleExtractor(timeout=1.0)
     start = time.perf_counter()
     kept = list(step.run(iter(docs)))
@@ -180,8 +224,10 @@ def real_extracted(tmp_path_factory):
         for key, page in pages.items()
     ]  # fmt: skip
     write_warc(folder / "real.warc.gz", records)
-    out = main(ExtractArguments(output=str(folder / "out"), warc=[str(folder / "real.warc.gz")], timeout=0),
-               ExecutorArguments())  # fmt: skip
+    out = main(
+        ExtractArguments(output=str(folder / "out"), warc=[str(folder / "real.warc.gz")], timeout=0),
+        ExecutorArguments(),
+    )
     return pages, {r["url"]: r for r in read_rows(out).to_pylist()}
 
 
@@ -197,8 +243,11 @@ def test_real_pages_give_their_article_text(real_extracted):
     # three state their day in metadata; the others only in the text of a byline (not trusted: see
     # news/dates.py), so they have none, and a window would drop them
     dated = {url.split("/")[2]: row["date"] for url, row in rows.items() if row["date"]}
-    assert dated == {"www.polygraph.info": "2019-11-18", "www.slashgear.com": "2019-11-20",
-                     "www.aljazeera.com": "2019-11-20"}  # fmt: skip
+    assert dated == {
+        "www.polygraph.info": "2019-11-18",
+        "www.slashgear.com": "2019-11-20",
+        "www.aljazeera.com": "2019-11-20",
+    }
 
 
 def test_a_wrong_declared_charset_gives_no_mojibake(real_extracted):

@@ -22,8 +22,10 @@ def long_warcs(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("long")
     records, _ = event_records(per_event=8)
     for name in ("a", "b"):
-        write_warc(folder / f"{name}.warc.gz", [dict(r, url=f"{r['url']}-{name}{k}") for k in range(10)
-                                                for r in records])  # fmt: skip
+        write_warc(
+            folder / f"{name}.warc.gz",
+            [dict(r, url=f"{r['url']}-{name}{k}") for k in range(10) for r in records],
+        )
     return folder
 
 
@@ -45,9 +47,21 @@ def _wait(condition, seconds: float) -> bool:
     ],
 )
 def test_killing_the_command_ends_its_processes(long_warcs, tmp_path, workers, started):
-    argv = [sys.executable, "-m", "continuousbench.cli", "news", "extract", "--warc",
-            str(long_warcs / "*.warc.gz"), "--output", str(tmp_path / "out"), "--tasks", "2",
-            "--workers", str(workers)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "continuousbench.cli",
+        "news",
+        "extract",
+        "--warc",
+        str(long_warcs / "*.warc.gz"),
+        "--output",
+        str(tmp_path / "out"),
+        "--tasks",
+        "2",
+        "--workers",
+        str(workers),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     command = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     children: list[psutil.Process] = []

@@ -54,13 +54,24 @@ def test_answers_are_verbatim_in_three_articles(model_stages, clustered):
 
 
 def test_verbatim_rule_is_code_not_model(tmp_path):
-    folded = [("a", "the referee was tomasz brenner."), ("b", "tomasz brenner refereed"),
-              ("c", "brenner, tomasz"), ("d", "tomasz brennerson"), ("e", "tomasz brenner")]  # fmt: skip
-    reply = json.dumps([{"question": "Who refereed the Northern Cup final on January 18, 2026?",
-                         "answer": "Tomasz Brenner", "fact": 1},
-                        {"question": "Who scored?", "answer": "Brenner, Tomasz", "fact": 1},
-                        {"question": "Did Tomasz Brenner referee the final?", "answer": "Tomasz Brenner",
-                         "fact": 1}])  # fmt: skip
+    folded = [
+        ("a", "the referee was tomasz brenner."),
+        ("b", "tomasz brenner refereed"),
+        ("c", "brenner, tomasz"),
+        ("d", "tomasz brennerson"),
+        ("e", "tomasz brenner"),
+    ]
+    reply = json.dumps(
+        [
+            {
+                "question": "Who refereed the Northern Cup final on January 18, 2026?",
+                "answer": "Tomasz Brenner",
+                "fact": 1,
+            },
+            {"question": "Who scored?", "answer": "Brenner, Tomasz", "fact": 1},
+            {"question": "Did Tomasz Brenner referee the final?", "answer": "Tomasz Brenner", "fact": 1},
+        ]
+    )
     args = qa.QAArguments(facts="", articles="", output="", min_reports=3)
     rows, counts = qa.read_questions(7, reply, ["a fact"], folded, args)
     assert [r["answer"] for r in rows] == ["Tomasz Brenner"] and rows[0]["verbatim_ids"] == ["a", "b", "e"]
@@ -104,8 +115,10 @@ def test_malformed_and_empty_answers_are_counted(clustered, tmp_path):
         match=r"news facts: 4 of 4 answers \(100%\) from offline:news-broken were "
         r"unusable \(.*above --max_dropped 0.5\)",
     ) as refused:  # nothing to pass on
-        facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path)),
-                   ModelArguments(llm="offline:news-broken"))  # fmt: skip
+        facts.main(
+            facts.FactsArguments(input=str(clustered), output=str(tmp_path)),
+            ModelArguments(llm="offline:news-broken"),
+        )
     assert "dropped_malformed_output 1" in str(refused.value) and not (tmp_path / "data").exists()
     found = json.loads((tmp_path / ".news-facts-work" / "stats.json").read_text())  # kept, with the counts
     assert found["dropped_empty_response"] == 1 and found["dropped_malformed_output"] == 1
@@ -113,8 +126,10 @@ def test_malformed_and_empty_answers_are_counted(clustered, tmp_path):
     assert found["output"] == 0
     llm.OFFLINE["news-broken"] = lambda prompt, **s: next(replies)
     with pytest.raises(ValueError, match="news facts kept no rows of 4"):  # allowed, but still nothing kept
-        facts.main(facts.FactsArguments(input=str(clustered), output=str(tmp_path / "2")),
-                   ModelArguments(llm="offline:news-broken", max_dropped=1.0))  # fmt: skip
+        facts.main(
+            facts.FactsArguments(input=str(clustered), output=str(tmp_path / "2")),
+            ModelArguments(llm="offline:news-broken", max_dropped=1.0),
+        )
 
 
 def test_endpoint_backend_gives_the_offline_answers(clustered, model_stages, tmp_path, fake_openai_server):

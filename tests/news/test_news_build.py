@@ -18,8 +18,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_news_build")]
 
 
 def build(warc_dir, root, **kw):
-    args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
-                              **TINY_CLUSTERING, **kw)  # fmt: skip
+    args = NewsBuildArguments(
+        warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2, **TINY_CLUSTERING, **kw
+    )
     model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)
     return main(args, model, ExecutorArguments(tasks=2))
 
@@ -78,8 +79,20 @@ def test_existing_release_is_one_line(news_release, warc_dir, capsys):
     from continuousbench.news.build import cli
 
     with pytest.raises(SystemExit) as exit_info:
-        cli(["--warc", str(warc_dir / "a.warc.gz"), "--size", "tiny", "--out", str(news_release.parent),
-             "--llm", "offline:news", "--max_dropped", "1"])  # fmt: skip
+        cli(
+            [
+                "--warc",
+                str(warc_dir / "a.warc.gz"),
+                "--size",
+                "tiny",
+                "--out",
+                str(news_release.parent),
+                "--llm",
+                "offline:news",
+                "--max_dropped",
+                "1",
+            ]
+        )
     assert exit_info.value.code == 2 and "--overwrite" in capsys.readouterr().err
 
 
@@ -94,9 +107,23 @@ def test_harness_scores_the_news_release(news_release, tmp_path):
     texts = load_dataset(str(news_release), "corpus", split="train")["text"]
     model = save_tiny_model(tmp_path / "model", texts, arch="llama", vocab_size=512)
     out = tmp_path / "run"
-    argv = ["--release", str(news_release), "--model", str(model), "--output_dir", str(out), "--steps", "0",
-            "--max-new-tokens", "8", "--judge", "offline:news", "--lora_r", "4",
-            "--judge_override_calibration"]  # fmt: skip  # the stand-in's contains rule fails calibration
+    argv = [
+        "--release",
+        str(news_release),
+        "--model",
+        str(model),
+        "--output_dir",
+        str(out),
+        "--steps",
+        "0",
+        "--max-new-tokens",
+        "8",
+        "--judge",
+        "offline:news",
+        "--lora_r",
+        "4",
+        "--judge_override_calibration",  # the stand-in's contains rule fails calibration
+    ]
     results = run.cli(argv)
     assert results["judge"]["calibration"]["override"]
     assert set(results["metrics"]) == {"qa_public"}
@@ -133,9 +160,26 @@ def test_a_key_in_the_llm_spec_reaches_the_server_and_no_file(warc_dir, tmp_path
     server = fake_openai_server(reply=lambda body: answer(prompt_of(body)), query_key="k3y-news")
     spec = f"endpoint:{server.url}?key=k3y-news#fake"
     clustering = [f"--{k}={v}" for k, v in TINY_CLUSTERING.items()]
-    out = cli(["--warc", str(warc_dir / "*.warc*"), "--size", "tiny", "--out", str(tmp_path), "--min_support",
-               "2", "--llm", spec, "--max_dropped", "1", "--tasks", "2", "--judge_override_calibration",
-               *clustering])  # fmt: skip
+    out = cli(
+        [
+            "--warc",
+            str(warc_dir / "*.warc*"),
+            "--size",
+            "tiny",
+            "--out",
+            str(tmp_path),
+            "--min_support",
+            "2",
+            "--llm",
+            spec,
+            "--max_dropped",
+            "1",
+            "--tasks",
+            "2",
+            "--judge_override_calibration",
+            *clustering,
+        ]
+    )
     assert server.paths and all(p.endswith("?key=k3y-news") for p in server.paths)
     assert "key=REDACTED" in (out / "release.json").read_text()
     leaked = [p for p in tmp_path.rglob("*") if p.is_file() and b"k3y-news" in p.read_bytes()]
@@ -147,10 +191,12 @@ def test_a_build_of_a_release_being_built_is_refused_naming_the_builder(warc_dir
     import subprocess
     import sys
 
-    hold = ("import sys, time; from pathlib import Path; from continuousbench.release.ids import ReleaseId; "
-            "from continuousbench.release.write import release_lock\n"
-            "with release_lock(ReleaseId.parse('news-tiny-2026q1'), Path(sys.argv[1])):\n"
-            "    print('held', flush=True); time.sleep(60)")  # fmt: skip
+    hold = (
+        "import sys, time; from pathlib import Path; from continuousbench.release.ids import ReleaseId; "
+        "from continuousbench.release.write import release_lock\n"
+        "with release_lock(ReleaseId.parse('news-tiny-2026q1'), Path(sys.argv[1])):\n"
+        "    print('held', flush=True); time.sleep(60)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"

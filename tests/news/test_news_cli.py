@@ -36,6 +36,16 @@ def test_stage_through_the_dispatcher(deduped, tmp_path, capsys):
     assert len(read_rows(tmp_path / "s")) == 5
     (tmp_path / "bad.yaml").write_text("count: 5\nsize_of_sample: 3\n")
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["news", "subsample", "--config", str(tmp_path / "bad.yaml"), "--input", str(deduped),
-                  "--output", str(tmp_path / "t")])  # fmt: skip
+        cli.main(
+            [
+                "news",
+                "subsample",
+                "--config",
+                str(tmp_path / "bad.yaml"),
+                "--input",
+                str(deduped),
+                "--output",
+                str(tmp_path / "t"),
+            ]
+        )
     assert exit_info.value.code == 2 and "size_of_sample" in capsys.readouterr().err

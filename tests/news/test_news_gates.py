@@ -19,8 +19,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_news_gates")]
 @pytest.fixture(scope="module")
 def news_release(warc_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("news-home")
-    args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2,
-                              **TINY_CLUSTERING)  # fmt: skip
+    args = NewsBuildArguments(
+        warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(root), min_support=2, **TINY_CLUSTERING
+    )
     model = ModelArguments(llm="offline:news", max_dropped=1.0, judge_override_calibration=True)
     return main(args, model, ExecutorArguments(tasks=2))
 
@@ -44,8 +45,21 @@ def test_release_command_builds_and_gates_a_news_quarter(invoke, warc_dir, tmp_p
     from pathlib import Path
 
     recipe = Path(__file__).parents[2] / "builders/configs/news-tiny.yaml"
-    argv = ["release", "--quarter", "2026q1", "--tracks", "news", "--size", "tiny", "--root", tmp_path,
-            "--warc", f"{warc_dir}/*.warc*", "--news_config", recipe]  # fmt: skip
+    argv = [
+        "release",
+        "--quarter",
+        "2026q1",
+        "--tracks",
+        "news",
+        "--size",
+        "tiny",
+        "--root",
+        tmp_path,
+        "--warc",
+        f"{warc_dir}/*.warc*",
+        "--news_config",
+        recipe,
+    ]
     result = invoke(argv)  # NEWS records no closed-book model: the unsolvable gate is not left out silently
     assert result.exit_code == 2 and "the unsolvable gate needs a closed-book model" in result.stderr
     assert not (tmp_path / "news-tiny-2026q1").exists()  # refused before the build

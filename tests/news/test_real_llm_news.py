@@ -15,8 +15,14 @@ pytestmark = pytest.mark.real_llm
 
 
 def test_build_news_against_a_real_model(warc_dir, real_llm_endpoint, tmp_path, monkeypatch, capsys):
-    args = NewsBuildArguments(warc=[str(warc_dir / "*.warc*")], size="tiny", out=str(tmp_path), min_support=2,
-                              top_clusters=2, **TINY_CLUSTERING)  # fmt: skip
+    args = NewsBuildArguments(
+        warc=[str(warc_dir / "*.warc*")],
+        size="tiny",
+        out=str(tmp_path),
+        min_support=2,
+        top_clusters=2,
+        **TINY_CLUSTERING,
+    )
     model = ModelArguments(llm=real_llm_endpoint, max_new_tokens=64, max_in_flight=2, request_timeout=240)
     try:
         main(args, model, ExecutorArguments(tasks=1))

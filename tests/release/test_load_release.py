@@ -104,9 +104,13 @@ def test_hub_fallback_downloads_the_tagged_release(written, tmp_path, monkeypatc
     found = resolve_release(RELEASE_ID, root=tmp_path / "empty-root")
     assert found == tmp_path / "snapshot" / RELEASE_ID
     assert calls == [
-        {"repo_id": "org/continuousbench", "repo_type": "dataset", "revision": RELEASE_ID,
-         "allow_patterns": [f"{RELEASE_ID}/*"]}
-    ]  # fmt: skip
+        {
+            "repo_id": "org/continuousbench",
+            "repo_type": "dataset",
+            "revision": RELEASE_ID,
+            "allow_patterns": [f"{RELEASE_ID}/*"],
+        }
+    ]
     assert verify_release(found)["id"] == RELEASE_ID
 
 

@@ -26,13 +26,17 @@ def hub(monkeypatch):
         "geminon-tiny-2025q4/README.md",
         "notes/release.json",
     ]
-    patch_hub(monkeypatch, {
-        "create_repo": None,
-        "list_repo_refs": lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]),
-        "list_repo_files": files,
-        "create_commit": SimpleNamespace(oid="b" * 40),
-        "create_tag": None,
-    }, note)  # fmt: skip
+    patch_hub(
+        monkeypatch,
+        {
+            "create_repo": None,
+            "list_repo_refs": lambda: SimpleNamespace(tags=[SimpleNamespace(name=t) for t in state["tags"]]),
+            "list_repo_files": files,
+            "create_commit": SimpleNamespace(oid="b" * 40),
+            "create_tag": None,
+        },
+        note,
+    )
     return SimpleNamespace(calls=calls, state=state)
 
 

@@ -110,13 +110,18 @@ def test_llm_match_across_different_judges_is_refused_unless_flagged(edited_pair
     n = len(pd.read_parquet(a_dir / "predictions.parquet"))
     _judged_by(a_dir, "big-judge", [True] * n)
     _judged_by(b_dir, "cheap-judge", [False] * n)
-    with pytest.raises(UserError, match=r"judged by big-judge \(endpoint, prompt v2\), .* by cheap-judge .*"
-                                        r"--different_judges"):  # fmt: skip
+    with pytest.raises(
+        UserError,
+        match=r"judged by big-judge \(endpoint, prompt v2\), .* by cheap-judge .*"
+        r"--different_judges",
+    ):
         compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50)
     flagged = compare.compare_runs(a_dir, b_dir, matcher="llm_match", resamples=50, different_judges=True)
     assert flagged["judges"] == {
-        "a": "big-judge (endpoint, prompt v2)", "b": "cheap-judge (endpoint, prompt v2)", "same": False
-    }  # fmt: skip
+        "a": "big-judge (endpoint, prompt v2)",
+        "b": "cheap-judge (endpoint, prompt v2)",
+        "same": False,
+    }
     compare.print_comparison(flagged)
     assert "DIFFERENT JUDGES" in capsys.readouterr().out
     _judged_by(b_dir, "big-judge", [False] * n)

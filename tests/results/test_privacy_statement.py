@@ -17,8 +17,14 @@ def test_a_statement_file_states_the_guarantee_of_a_jsonl_corpus(tmp_path):
     file = tmp_path / "statement.json"
     file.write_text(json.dumps(STATEMENT))
     privacy, where = stated_privacy(corpus, str(file))
-    assert privacy == {"private": True, "epsilon": 4.0, "delta": 1e-6, "accountant": "prv", "unit": "record",
-                       "adjacency": "add-or-remove"}  # fmt: skip
+    assert privacy == {
+        "private": True,
+        "epsilon": 4.0,
+        "delta": 1e-6,
+        "accountant": "prv",
+        "unit": "record",
+        "adjacency": "add-or-remove",
+    }
     assert where == f"--corpus_privacy {file}"
 
 

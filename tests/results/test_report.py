@@ -110,18 +110,34 @@ def test_named_rows_with_mauve_comparisons_and_the_four_findings(
     (tmp_path / "cmp.json").write_text(json.dumps(paired))
     files = {"ref": (0.2, 0.95, release), "cand": (0.5, None, "other")}
     for name, (mean, ceiling, reference) in files.items():
-        scores = {"candidate": "synthetic/x", "reference": reference,
-                  "candidate_vs_reference": {"mean": mean, "std": 0.01}}  # fmt: skip
+        scores = {
+            "candidate": "synthetic/x",
+            "reference": reference,
+            "candidate_vs_reference": {"mean": mean, "std": 0.01},
+        }
         if ceiling:
             scores["reference_disjoint"] = {"mean": ceiling, "std": 0.0}
         (tmp_path / f"{name}.json").write_text(json.dumps(scores))
     findings = tmp_path / "findings.json"
-    result = report.cli([
-        f"trained={finished_run}", f"base={baseline_run}", "--mauve", f"trained={tmp_path / 'ref.json'}",
-        f"base={tmp_path / 'cand.json'}", "--compare", str(tmp_path / "cmp.json"),
-        "--findings", str(findings),
-        "--finding_rows", "none=base", "real=trained", "syn=trained", "dp_syn=base", "dp_syn_mauve=base",
-    ])  # fmt: skip
+    result = report.cli(
+        [
+            f"trained={finished_run}",
+            f"base={baseline_run}",
+            "--mauve",
+            f"trained={tmp_path / 'ref.json'}",
+            f"base={tmp_path / 'cand.json'}",
+            "--compare",
+            str(tmp_path / "cmp.json"),
+            "--findings",
+            str(findings),
+            "--finding_rows",
+            "none=base",
+            "real=trained",
+            "syn=trained",
+            "dp_syn=base",
+            "dp_syn_mauve=base",
+        ]
+    )
     rows = {r["run"]: r for r in result["runs"]}
     # the run trained on the reference corpus gets its disjoint halves (the ceiling), the other its score
     assert (rows["trained"]["mauve"], rows["base"]["mauve"]) == (0.95, 0.5)

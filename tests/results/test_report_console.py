@@ -33,9 +33,19 @@ def test_the_table_fits_columns_and_names_the_corpus(invoke, finished_run, monke
 
 
 def _row(run: str, corpus: str, kind: str) -> dict:
-    row = {"run": run, "release": "geminon-tiny-2026q1", "model": "/m/demo/base", "tuning": "full",
-           "steps": 2, "corpus": corpus, "kind": kind, "epsilon": "8", "seed": 0,
-           "recipe": "geminon-tiny-demo", "judge": None}  # fmt: skip
+    row = {
+        "run": run,
+        "release": "geminon-tiny-2026q1",
+        "model": "/m/demo/base",
+        "tuning": "full",
+        "steps": 2,
+        "corpus": corpus,
+        "kind": kind,
+        "epsilon": "8",
+        "seed": 0,
+        "recipe": "geminon-tiny-demo",
+        "judge": None,
+    }
     scores = ("exact_match", "contains", "mcq")
     for key in (f"{part}/{m}" for part in ("qa_public", "qa_singleton") for m in scores):
         row[key], row[f"{key}/ci95"] = 0.5, [0.188, 0.812]

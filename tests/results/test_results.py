@@ -140,9 +140,12 @@ def test_per_question_outcomes_must_agree_with_the_metrics(record, finished_run)
     k = round(record["metrics"]["qa_public"]["metrics"]["exact_match"]["accuracy"] * n)
     bits = "1" * k + "0" * (n - k)
     good["questions"] = {
-        "qa_public": {"ids": [f"q{i}" for i in range(n)], "support_counts": [1] * n,
-                      "outcomes": {"exact_match": bits}}
-    }  # fmt: skip
+        "qa_public": {
+            "ids": [f"q{i}" for i in range(n)],
+            "support_counts": [1] * n,
+            "outcomes": {"exact_match": bits},
+        }
+    }
     assert schema.validate(good) == []
     flipped = "0" + bits[1:] if bits[0] == "1" else "1" + bits[1:]
     good["questions"]["qa_public"]["outcomes"]["exact_match"] = flipped
@@ -175,20 +178,38 @@ def test_corpus_privacy_from_privacy_json_and_from_older_cards(tmp_path):
     }
     (dp / "privacy.json").write_text(json.dumps(stated))
     assert corpus_privacy(dp) == {
-        "private": True, "epsilon": 10.0, "delta": 1e-6, "steps": 20,
-        "unit": "record", "adjacency": "add-or-remove",
-    }  # fmt: skip
+        "private": True,
+        "epsilon": 10.0,
+        "delta": 1e-6,
+        "steps": 20,
+        "unit": "record",
+        "adjacency": "add-or-remove",
+    }
     guarantee = PrivacyGuarantee(
-        epsilon=3.0, delta=2e-7, noise_multiplier=1.1, sampling_probability=0.01, expected_batch_size=5.0,
-        steps=10, dataset_size=500, sampling="poisson", physical_batch=None, truncation_analysis=None,
-        truncation_probability=None, clip_norm=1e-3, event_json="{}",
-    )  # fmt: skip
+        epsilon=3.0,
+        delta=2e-7,
+        noise_multiplier=1.1,
+        sampling_probability=0.01,
+        expected_batch_size=5.0,
+        steps=10,
+        dataset_size=500,
+        sampling="poisson",
+        physical_batch=None,
+        truncation_analysis=None,
+        truncation_probability=None,
+        clip_norm=1e-3,
+        event_json="{}",
+    )
     old = tmp_path / "old"
     old.mkdir()
     (old / "README.md").write_text("# Synthetic corpus\n\n" + privacy_statement(guarantee))
     assert corpus_privacy(old) == {
-        "private": True, "epsilon": 3.0, "delta": 2e-7, "unit": "record", "adjacency": "add-or-remove",
-    }  # fmt: skip
+        "private": True,
+        "epsilon": 3.0,
+        "delta": 2e-7,
+        "unit": "record",
+        "adjacency": "add-or-remove",
+    }
     (old / "README.md").write_text(privacy_statement(None))
     assert corpus_privacy(old) == {"private": False}
     assert corpus_privacy(tmp_path / "missing") is None
@@ -213,8 +234,12 @@ def _judged(record) -> dict:
     judged = copy.deepcopy(record)
     judged["matchers"] = [*judged["matchers"], "llm_match"]
     figures = gate(calibrate(Judge(OfflineGenerator(fake_judges.rule_following), "j")), "j")
-    judged["judge"] = {**identity("endpoint:http://127.0.0.1:8000/v1#j"), "calibration": figures,
-                       "decided": {}, "agreement": {}}  # fmt: skip
+    judged["judge"] = {
+        **identity("endpoint:http://127.0.0.1:8000/v1#j"),
+        "calibration": figures,
+        "decided": {},
+        "agreement": {},
+    }
     for part, m in judged["metrics"].items():
         m["metrics"]["llm_match"] = {**m["metrics"]["contains"], "unparseable": 0}
         judged["judge"]["decided"][part] = {"empty": 1, "exact": 2, "numeric": 0, "judge": m["n"] - 3}

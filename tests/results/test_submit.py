@@ -30,9 +30,11 @@ def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_t
     )
     record = json.loads(files[0].read_text())
     assert record["submitted"] == {
-        "name": f"{parent}/llama-lora", "run_folder": f"{parent}/llama-lora", "canonical": False,
+        "name": f"{parent}/llama-lora",
+        "run_folder": f"{parent}/llama-lora",
+        "canonical": False,
         "privacy_statement": False,
-    }  # fmt: skip
+    }
     assert schema.validate(record) == []
     own = json.loads((finished_run / "results.json").read_text())
     assert record["metrics"] == own["metrics"]
@@ -91,8 +93,11 @@ def test_secrets_are_scrubbed_or_the_record_refused(finished_run, tmp_path, caps
 def test_submitting_to_a_hub_dataset_commits_one_file(finished_run, monkeypatch, capsys):
     calls = []
     info = SimpleNamespace(commit_url="https://hub/c/1", pr_url=None)
-    patch_hub(monkeypatch, {"file_exists": False, "upload_file": info},
-              lambda name, self, args, kwargs: calls.append((name, args, kwargs)))  # fmt: skip
+    patch_hub(
+        monkeypatch,
+        {"file_exists": False, "upload_file": info},
+        lambda name, self, args, kwargs: calls.append((name, args, kwargs)),
+    )
     out = submit.cli([str(finished_run), "--to", "my-org/cb-results", "--pr"])
     (_, (repo, path), exists), (_, _, upload) = calls
     assert repo == "my-org/cb-results"

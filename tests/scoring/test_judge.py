@@ -151,8 +151,11 @@ def test_unreachable_endpoint_is_one_clear_error():
     endpoint = EndpointGenerator(
         "http://127.0.0.1:9/v1", model="judge", retries=2, backoff=0.0, request_timeout=2.0
     )
-    with pytest.raises(GenerationError, match=r"judge 'judge' did not answer \(GenerationError: endpoint "
-                       r"http://127.0.0.1:9/v1 did not answer after 2 tries"):  # fmt: skip
+    with pytest.raises(
+        GenerationError,
+        match=r"judge 'judge' did not answer \(GenerationError: endpoint "
+        r"http://127.0.0.1:9/v1 did not answer after 2 tries",
+    ):
         Judge(endpoint, "judge").match(["Q?"], [["Spore"]], ["Spores"])
 
 
@@ -237,8 +240,16 @@ def test_calibration_set_is_balanced_and_covers_the_cases_of_the_issue():
     assert 30 <= len(cases) <= 60 and len({c["id"] for c in cases}) == len(cases)
     assert Counter(c["verdict"] for c in cases) == {0: len(cases) // 2, 1: len(cases) // 2}
     kinds = {c["kind"] for c in cases}
-    assert {"paraphrase", "more specific", "missing part", "wrong entity", "number within tolerance",
-            "number outside tolerance", "empty", "verbose"} <= kinds  # fmt: skip
+    assert {
+        "paraphrase",
+        "more specific",
+        "missing part",
+        "wrong entity",
+        "number within tolerance",
+        "number outside tolerance",
+        "empty",
+        "verbose",
+    } <= kinds
 
 
 def test_exact_numeric_and_empty_cases_never_reach_the_judge_endpoint():
@@ -324,21 +335,29 @@ def test_identity_leaves_out_urls_and_tells_judges_apart():
 
 
 def test_agreement_shows_how_much_the_judge_inflates():
-    out = judge_agreement({
-        "exact_match": [True, False, False, False],
-        "contains": [True, True, False, False],
-        "llm_match": [True, True, True, None],
-    })  # fmt: skip
-    assert out["vs_exact_match"] == {"agreement": 0.5, "accept_when_right": 1.0,
-                                     "accept_when_wrong": pytest.approx(2 / 3)}  # fmt: skip
+    out = judge_agreement(
+        {
+            "exact_match": [True, False, False, False],
+            "contains": [True, True, False, False],
+            "llm_match": [True, True, True, None],
+        }
+    )
+    assert out["vs_exact_match"] == {
+        "agreement": 0.5,
+        "accept_when_right": 1.0,
+        "accept_when_wrong": pytest.approx(2 / 3),
+    }
     assert out["vs_contains"] == {"agreement": 0.75, "accept_when_right": 1.0, "accept_when_wrong": 0.5}
     assert out["both_wrong"] == {"count": 2, "accept_rate": 0.5}
 
 
 def test_judges_that_share_a_model_name_on_other_servers_are_each_asked(tmp_path):
     """The answer cache (and so calibration and every verdict) is keyed on the server, not the name."""
-    replies = {"always 1": fake_judges.always("1"), "always 0": fake_judges.always("0"),
-               "rule": fake_judges.rule_following}  # fmt: skip
+    replies = {
+        "always 1": fake_judges.always("1"),
+        "always 0": fake_judges.always("0"),
+        "rule": fake_judges.rule_following,
+    }
     figures, record = {}, {}
     for name, reply in replies.items():
         with FakeOpenAIServer(reply=fake_judges.served(reply), models=("m",), served_as=name) as server:

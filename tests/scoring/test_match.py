@@ -136,9 +136,11 @@ def test_score_overall_and_strata():
     assert out["n"] == 5
     em = out["metrics"]["exact_match"]
     assert em == {
-        "accuracy": 0.6, "ci95": [pytest.approx(wilson(3, 5)[0]), pytest.approx(wilson(3, 5)[1])],
-        "std": pytest.approx(math.sqrt(0.24)), "count": 5,
-    }  # fmt: skip
+        "accuracy": 0.6,
+        "ci95": [pytest.approx(wilson(3, 5)[0]), pytest.approx(wilson(3, 5)[1])],
+        "std": pytest.approx(math.sqrt(0.24)),
+        "count": 5,
+    }
     assert out["per_example"]["exact_match"] == [True, True, False, False, True]
     assert list(out["by_support"]) == [">=0", ">=200", ">=400", ">=600", ">=800"]
     assert out["by_support"][">=400"]["n"] == 3

@@ -103,18 +103,40 @@ def test_a_study_corpus_with_its_statement_ranks_as_the_direct_run_and_an_edit_i
     statement.write_text(json.dumps(STATEMENT))
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text("tuning: lora\nlora_r: 8\n")
-    argv = run_argv(tiny_release, tiny_model_dir, tmp_path / "direct", "--config", str(recipe), "--seed", "0",
-                    "--corpus", str(corpus), "--corpus_privacy", str(statement))  # fmt: skip
+    argv = run_argv(
+        tiny_release,
+        tiny_model_dir,
+        tmp_path / "direct",
+        "--config",
+        str(recipe),
+        "--seed",
+        "0",
+        "--corpus",
+        str(corpus),
+        "--corpus_privacy",
+        str(statement),
+    )
     evaluate(argv)
     given = ("--release", "--output_dir", "--config", "--seed", "--corpus", "--corpus_privacy")
-    options = {a.lstrip("-").replace("-", "_"): b for a, b in zip(argv[::2], argv[1::2], strict=True)
-               if a not in given}  # fmt: skip
+    options = {
+        a.lstrip("-").replace("-", "_"): b
+        for a, b in zip(argv[::2], argv[1::2], strict=True)
+        if a not in given
+    }
     study = tmp_path / "s.yaml"
-    study.write_text(json.dumps({
-        "name": "mine", "release": str(tiny_release), "report": False,
-        "corpora": {"mine": {"path": "mine.jsonl", "privacy": "statement.json"}},
-        "evaluators": [{"name": "tiny", "config": "recipe.yaml", "corpora": ["mine"], "options": options}],
-    }))  # fmt: skip
+    study.write_text(
+        json.dumps(
+            {
+                "name": "mine",
+                "release": str(tiny_release),
+                "report": False,
+                "corpora": {"mine": {"path": "mine.jsonl", "privacy": "statement.json"}},
+                "evaluators": [
+                    {"name": "tiny", "config": "recipe.yaml", "corpora": ["mine"], "options": options}
+                ],
+            }
+        )
+    )
     out = tmp_path / "out"
     command.cli(["--config", str(study), "--out", str(out), "--jobs", "1"])
     rows = {}

@@ -47,8 +47,20 @@ def test_batching_amortises_a_decode_step_down_to_its_floor():
 def test_dp_sgd_costs_its_clipping_passes():
     plain = _job("train-generator", steps=100, samples_per_step=512, tuning="lora")
     plain = costs.work(plain, GEMMA_1B, None, "")
-    ghost = costs.work(_job("train-generator", steps=100, expected_batch_size="auto", physical_batch_size=512,
-                            epsilon=10, clipping="ghost", tuning="lora"), GEMMA_1B, None, "")  # fmt: skip
+    ghost = costs.work(
+        _job(
+            "train-generator",
+            steps=100,
+            expected_batch_size="auto",
+            physical_batch_size=512,
+            epsilon=10,
+            clipping="ghost",
+            tuning="lora",
+        ),
+        GEMMA_1B,
+        None,
+        "",
+    )
     assert ghost.flops / plain.flops == pytest.approx(1.71)  # ghost clipping's second backward pass
     lora = GEMMA_1B.lora_parameters(128)  # 104M: LoRA's own matmuls count too
     assert plain.flops == pytest.approx((4 * GEMMA_1B.parameters + 6 * lora) * 100 * 512 * 256)
@@ -62,8 +74,14 @@ def test_an_evaluation_counts_its_validation_and_test_qa_passes():
     assert rows["corpus"]["train"] == 200_120
 
     def hours(**recipe):
-        return costs.seconds(costs.work(_job("evaluate", tuning="full", **recipe), GEMMA_1B, rows, "geminon"),
-                             GEMMA_1B, A100) / 3600  # fmt: skip
+        return (
+            costs.seconds(
+                costs.work(_job("evaluate", tuning="full", **recipe), GEMMA_1B, rows, "geminon"),
+                GEMMA_1B,
+                A100,
+            )
+            / 3600
+        )
 
     trained = hours(steps=10_000, eval_steps=500)
     assert hours(steps=10_000, eval_steps=250) > trained > hours(steps=10_000, eval_steps=10_000)

@@ -18,7 +18,8 @@ def test_three_families_run_and_report_side_by_side(tmp_path, tiny_release):
     """On the session's tiny release (the study's build job is tests/study/test_study.py's to check)."""
     study = tmp_path / "families.yaml"
     text = STUDY.replace("DEMO_FOLDER", str(ROOT / "continuousbench" / "demo")).replace(
-        "RECIPES", str(ROOT / "recipes" / "configs"))  # fmt: skip
+        "RECIPES", str(ROOT / "recipes" / "configs")
+    )
     build = next(line for line in text.splitlines() if line.startswith("build:"))
     study.write_text(text.replace(build, f"release: {tiny_release}"))
     out = tmp_path / "out"

@@ -87,8 +87,9 @@ def test_a_forked_job_gives_the_status_log_and_output_of_a_child_interpreter(tmp
 def test_a_forked_job_has_its_own_folder_environment_threads_and_log(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the study's folder now, not the server's
     log, kept = tmp_path / "job.log", tmp_path / "job.out"
-    code = executors.execute(["3"], str(log), None, {"PROBE_VALUE": "seen", "OMP_NUM_THREADS": "1"},
-                             fork=True, entry=PROBE)  # fmt: skip
+    code = executors.execute(
+        ["3"], str(log), None, {"PROBE_VALUE": "seen", "OMP_NUM_THREADS": "1"}, fork=True, entry=PROBE
+    )
     assert code == 3
     text = log.read_text()
     assert f"cwd {tmp_path} env seen threads 1" in text
@@ -104,8 +105,11 @@ def test_a_forked_job_has_its_own_folder_environment_threads_and_log(tmp_path, m
 
 def test_stopping_the_study_interrupts_a_forked_job_as_ctrl_c(tmp_path):
     log, live, codes = tmp_path / "job.log", set(), []
-    runner = threading.Thread(target=lambda: codes.append(
-        executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)))  # fmt: skip
+    runner = threading.Thread(
+        target=lambda: codes.append(
+            executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)
+        )
+    )
     runner.start()
     _started(log, runner)  # inside its loop: an interrupt before it would end it by the signal instead
     executors.interrupt(live, grace=0)
@@ -151,8 +155,11 @@ def test_a_killed_fork_server_leaves_no_job_running_and_the_study_waits_for_it(t
     for before the study goes on, so no next job starts beside it. Before: the job ran on as an orphan
     and the next one started at once, despite --jobs 1."""
     log, live, codes = tmp_path / "job.log", set(), []
-    runner = threading.Thread(target=lambda: codes.append(
-        executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)))  # fmt: skip
+    runner = threading.Thread(
+        target=lambda: codes.append(
+            executors.execute(["wait"], str(log), None, live=live, fork=True, entry=PROBE)
+        )
+    )
     runner.start()
     _started(log, runner)
     (job,) = live
@@ -195,8 +202,16 @@ def test_a_job_whose_recipe_sets_env_is_started_as_a_fresh_interpreter(tmp_path,
     monkeypatch.setattr(executors, "execute", lambda *args: forks.append(args[5]) or 0)
     executor = executors.LocalExecutor(1, fork=True)
     for recipe in ({}, {"env": {"HF_HUB_OFFLINE": "1"}}):
-        job = Job(name="j", kind="report", argv=("x",), out=tmp_path, done=tmp_path / "d", gpus=0,
-                  recipe=recipe, log=tmp_path / "log")  # fmt: skip
+        job = Job(
+            name="j",
+            kind="report",
+            argv=("x",),
+            out=tmp_path,
+            done=tmp_path / "d",
+            gpus=0,
+            recipe=recipe,
+            log=tmp_path / "log",
+        )
         executor._run(job, job.argv)
     executor.pool.shutdown()
     assert forks == [executor.fork, False] and executor.fork == forked.available()

@@ -258,8 +258,20 @@ def test_four_quarters_in_a_row_each_gated_against_every_earlier_one(invoke, tmp
 
     target, root = tmp_path / "published", str(tmp_path / "root")
     for n, quarter in enumerate(("2026q1", "2026q2", "2026q3", "2026q4")):
-        argv = ["--quarter", quarter, "--size", "tiny", "--root", root, "--publish", target,
-                "--models", "none", "--skip_gates", "unsolvable"]  # fmt: skip
+        argv = [
+            "--quarter",
+            quarter,
+            "--size",
+            "tiny",
+            "--root",
+            root,
+            "--publish",
+            target,
+            "--models",
+            "none",
+            "--skip_gates",
+            "unsolvable",
+        ]
         result = invoke(["release", *argv])
         assert result.exit_code == 0, result.output
         report = json.loads((_attempts(tmp_path / "root", quarter)[-1] / "report.json").read_text())

@@ -69,8 +69,13 @@ def test_local_study_runs_every_job_and_records_it(local_study):
     assert [r["run"] for r in rows] == ["none-seed0", "real-seed0"]
     assert rows[0]["steps"] == 0 and rows[1]["steps"] == 2
     manifest = read_json(local_study / "manifest.json")["jobs"]
-    assert set(manifest) == {"build/geminon", "evaluate/tiny/none-seed0", "evaluate/tiny/real-seed0",
-                             "report/all", "compare/tiny/real-vs-none-seed0"}  # fmt: skip
+    assert set(manifest) == {
+        "build/geminon",
+        "evaluate/tiny/none-seed0",
+        "evaluate/tiny/real-seed0",
+        "report/all",
+        "compare/tiny/real-vs-none-seed0",
+    }
     for name, entry in manifest.items():
         assert entry["status"] == "done" and entry["executor"] == "local" and entry["wall_s"] > 0, name
         assert entry["command"].startswith("continuousbench ") and Path(entry["log"]).is_file()
@@ -91,8 +96,9 @@ def test_local_study_runs_every_job_and_records_it(local_study):
 @pytest.mark.slow
 def test_ray_gives_the_local_table(local_study, tmp_path):
     study = _study(tmp_path, release=_release(local_study))
-    command.cli(["--config", str(study), "--out", str(tmp_path / "out"), "--executor", "ray",
-                 "--ray_cpus", "2"])  # fmt: skip
+    command.cli(
+        ["--config", str(study), "--out", str(tmp_path / "out"), "--executor", "ray", "--ray_cpus", "2"]
+    )
     assert _table(tmp_path / "out") == _table(local_study)
     manifest = read_json(tmp_path / "out" / "manifest.json")["jobs"]
     assert {e["executor"] for e in manifest.values()} == {"ray"}
@@ -105,8 +111,18 @@ def test_slurm_stand_in_gives_the_local_table_and_refuses_a_rerun_while_queued(
     cluster = FakeSlurm(tmp_path / "slurm")
     monkeypatch.setenv("PATH", cluster.path)
     monkeypatch.setenv("FAKE_SLURM_QUEUE", str(cluster.queue))
-    argv = ["--config", str(_study(tmp_path)), "--out", str(tmp_path / "out"), "--executor", "slurm",
-            "--partition", "cpu", "--gpus_per_job", "0"]  # fmt: skip
+    argv = [
+        "--config",
+        str(_study(tmp_path)),
+        "--out",
+        str(tmp_path / "out"),
+        "--executor",
+        "slurm",
+        "--partition",
+        "cpu",
+        "--gpus_per_job",
+        "0",
+    ]
     queued = command.cli(argv)["queued"]
     assert len(queued) == 5
     with pytest.raises(SystemExit) as refused:  # the jobs are still in squeue: no second copy
@@ -142,8 +158,18 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     what never finished, the stopped evaluation with ``evaluate --resume``, to the same table, and not the
     finished first evaluation. (On the local study's release: its build is the local test's to check.)"""
     study, out = _study(tmp_path, release=_release(local_study)), tmp_path / "out"
-    argv = [sys.executable, "-m", "continuousbench.cli", "study", "--config", str(study), "--out", str(out),
-            "--jobs", "1"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "continuousbench.cli",
+        "study",
+        "--config",
+        str(study),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+    ]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     started = subprocess.Popen(argv, start_new_session=True, **quiet)
     work = out / "runs" / "tiny" / "real-seed0" / ".evaluate-work"
@@ -163,8 +189,9 @@ def test_a_killed_study_resumes_its_stopped_job_through_the_jobs_own_resume(loca
     assert _table(out) == _table(local_study)
 
 
-def test_plan_lists_every_job_of_fig3_priced_on_the_recipes_gpu_and_runs_nothing(tmp_path, capsys,
-                                                                                monkeypatch):  # fmt: skip
+def test_plan_lists_every_job_of_fig3_priced_on_the_recipes_gpu_and_runs_nothing(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CONTINUOUSBENCH_HUB_REPO", "org/releases")  # where its release comes from
     fig3 = str(ROOT / "recipes" / "paper" / "fig3-geminon-1b.yaml")
@@ -201,8 +228,9 @@ def test_every_paper_study_expands_with_known_model_sizes(name):
 
     study = load_study(ROOT / "recipes" / "paper" / name)
     jobs = expand(study, Path("/tmp/plan"))
-    priced = price(jobs, study.parameters, costs.GPUS["a100-80gb"], costs.preset_rows("geminon", "small"),
-                   "geminon")  # fmt: skip
+    priced = price(
+        jobs, study.parameters, costs.GPUS["a100-80gb"], costs.preset_rows("geminon", "small"), "geminon"
+    )
     assert jobs and all(p.hours is not None for p in priced), [p.job.name for p in priced if p.hours is None]
     for job in jobs:  # every recipe a job names exists
         assert all(Path(p).is_file() for p in job.inputs), job.name
@@ -233,15 +261,25 @@ def test_a_local_pool_starts_no_more_jobs_than_it_runs(tmp_path):
         def start(self, job, argv):
             return self.pool.submit(self._run, job), "thread"
 
-    jobs = [Job(name=f"j/{i}", kind="j", argv=("x",), out=tmp_path, done=tmp_path / f"{i}.done",
-                log=tmp_path / f"{i}.log") for i in range(8)]  # fmt: skip
+    jobs = [
+        Job(
+            name=f"j/{i}",
+            kind="j",
+            argv=("x",),
+            out=tmp_path,
+            done=tmp_path / f"{i}.done",
+            log=tmp_path / f"{i}.log",
+        )
+        for i in range(8)
+    ]
     executor = Counting()
     assert set(run_jobs(Study(jobs, tmp_path), executor).values()) == {"done"}
     assert executor.peak == 2
 
 
-def test_plan_prices_a_release_not_built_yet_as_its_build_job_and_a_run_refuses_it(tmp_path, monkeypatch,
-                                                                                    capsys):  # fmt: skip
+def test_plan_prices_a_release_not_built_yet_as_its_build_job_and_a_run_refuses_it(
+    tmp_path, monkeypatch, capsys
+):
     """Before: --plan refused ("release ... not found"), so a study could not be priced before its release
     existed, although building it is part of what the plan is for."""
     monkeypatch.chdir(tmp_path)
@@ -277,9 +315,15 @@ def _finished(tmp_path: Path, recipe_text: str = "steps: 2\n"):
 
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(recipe_text)
-    job = Job(name="evaluate/e/real-seed0", kind="evaluate", argv=("evaluate", "--config", str(recipe),
-              "--steps", "2"), out=tmp_path / "run", done=tmp_path / "run" / "results.json",
-              inputs=(str(recipe),), log=tmp_path / "log")  # fmt: skip
+    job = Job(
+        name="evaluate/e/real-seed0",
+        kind="evaluate",
+        argv=("evaluate", "--config", str(recipe), "--steps", "2"),
+        out=tmp_path / "run",
+        done=tmp_path / "run" / "results.json",
+        inputs=(str(recipe),),
+        log=tmp_path / "log",
+    )
     job.out.mkdir()
     job.done.write_text("{}")
     state = Study([job], tmp_path)
@@ -309,8 +353,15 @@ def test_resume_after_a_corpus_was_edited_is_refused_naming_it_and_what_to_remov
     corpus = tmp_path / "mine.jsonl"
     corpus.write_text('{"text": "a"}\n')
     job = replace(job, inputs=(*job.inputs, str(corpus)))
-    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
-                 done=tmp_path / "report" / "done", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report = Job(
+        name="report/all",
+        kind="report",
+        argv=("report",),
+        out=tmp_path / "report",
+        done=tmp_path / "report" / "done",
+        after=(job.name,),
+        log=tmp_path / "r.log",
+    )
     report.out.mkdir()
     report.done.write_text("table")
     state = Study([job, report], tmp_path)
@@ -331,8 +382,15 @@ def test_a_job_that_runs_again_refuses_the_finished_jobs_made_from_its_old_outpu
     from continuousbench.study.runner import Study
 
     job, _ = _finished(tmp_path)
-    report = Job(name="report/all", kind="report", argv=("report",), out=tmp_path / "report",
-                 done=tmp_path / "report.txt", after=(job.name,), log=tmp_path / "r.log")  # fmt: skip
+    report = Job(
+        name="report/all",
+        kind="report",
+        argv=("report",),
+        out=tmp_path / "report",
+        done=tmp_path / "report.txt",
+        after=(job.name,),
+        log=tmp_path / "r.log",
+    )
     report.done.write_text("table")
     job.done.unlink()  # removed to run it again
     with pytest.raises(ValueError, match="evaluate/e/real-seed0 will run again .* but report/all, made from"):
@@ -352,8 +410,10 @@ def test_a_changed_option_is_refused_saying_what_changed(tmp_path):
         Study([changed], tmp_path).check(resume=True)
 
 
-@pytest.mark.parametrize("given, minutes", [("90", 90), ("30:30", 31), ("1:30:00", 90), ("2-00", 2880),
-                                            ("1-01:30", 1530), ("24:00:00", 1440)])  # fmt: skip
+@pytest.mark.parametrize(
+    "given, minutes",
+    [("90", 90), ("30:30", 31), ("1:30:00", 90), ("2-00", 2880), ("1-01:30", 1530), ("24:00:00", 1440)],
+)
 def test_time_means_the_same_for_study_and_news(given, minutes):
     """``--time`` is read as sbatch reads it, for both: study passes minutes to submitit, news HH:MM:SS."""
     from continuousbench.news.executors import _hms

@@ -24,8 +24,12 @@ from continuousbench.geminon.schema import Geminon
 
 
 def _record(draft: Draft) -> dict[str, Any]:
-    return {"subjects": list(draft.subjects), "mentions": [list(m) for m in draft.mentions],
-            "seed": draft.seed, "text": draft.text}  # fmt: skip
+    return {
+        "subjects": list(draft.subjects),
+        "mentions": [list(m) for m in draft.mentions],
+        "seed": draft.seed,
+        "text": draft.text,
+    }
 
 
 def _draft(style: str, record: dict[str, Any]) -> Draft:
