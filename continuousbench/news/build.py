@@ -111,72 +111,73 @@ def window(rid: ReleaseId, start: str | None, end: str | None) -> tuple[str, str
 
 
 def unfinished(out: str, stage: str) -> bool:
-    """Whether ``out`` holds an unfinished run of an LLM stage (killed, or stopped by --max_dropped):
-    the build continues it, so the answers already paid for come from its cache."""
+    """Whether ``out`` holds an unfinished run of ``stage`` (killed, or an LLM stage stopped by
+    --max_dropped): the build continues it, so what it already did (extracted shards, embedding chunks,
+    answers paid for) is kept."""
     work = Path(out) / f".news-{stage}-work"
     return work.is_dir() and any(work.iterdir())
 
 
 def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
-    """(name, run(output folder, earlier folders) -> folder, or a note while queued) of every stage."""
+    """(name, run(earlier folders, the stage's output options) -> folder, or a note while queued) of every
+    stage; the options are its output folder and whether to resume an unfinished run there."""
     from continuousbench.news import cluster, dedup, extract, facts, qa, subsample, support
     from continuousbench.news import filter as filtering
 
     reader = replace(model, llm=args.reader or model.llm, judge=model.judge or model.llm)
 
-    def run_extract(out: str, f: dict) -> Path | str:
+    def run_extract(f: dict, stage: dict) -> Path | str:
         found = extract.ExtractArguments(
-            output=out, warc=args.warc, articles=args.articles, start=args.start, end=args.end
+            warc=args.warc, articles=args.articles, start=args.start, end=args.end, **stage
         )
-        return extract.main(found, ex, resume=None)
+        return extract.main(found, ex)
 
-    def run_dedup(out: str, f: dict) -> Path | str:
-        return dedup.main(
-            dedup.DedupArguments(input=f["extract"], output=out, candidates=args.candidates), ex, resume=None
-        )
+    def run_dedup(f: dict, stage: dict) -> Path | str:
+        found = dedup.DedupArguments(input=f["extract"], candidates=args.candidates, **stage)
+        return dedup.main(found, ex)
 
-    def run_subsample(out: str, f: dict) -> Path:
+    def run_subsample(f: dict, stage: dict) -> Path:
         found = subsample.SubsampleArguments(
-            input=f["dedup"], output=out, size=args.size, count=args.count, seed=seeds["subsample"]
+            input=f["dedup"], size=args.size, count=args.count, seed=seeds["subsample"], **stage
         )
-        return subsample.main(found, resume=None)
+        return subsample.main(found)
 
-    def run_cluster(out: str, f: dict) -> Path:
+    def run_cluster(f: dict, stage: dict) -> Path:
         found = cluster.ClusterArguments(
             input=f["subsample"],
-            output=out,
             encoder=args.encoder,
             seed=seeds["cluster"],
             min_cluster_size=args.min_cluster_size,
             min_similarity=args.min_similarity,
+            **stage,
         )
-        return cluster.main(found, resume=None)
+        return cluster.main(found)
 
-    def run_facts(out: str, f: dict) -> Path:
+    def run_facts(f: dict, stage: dict) -> Path:
         found = facts.FactsArguments(
-            input=f["cluster"], output=out, top_clusters=args.top_clusters, seed=seeds["facts"]
+            input=f["cluster"], top_clusters=args.top_clusters, seed=seeds["facts"], **stage
         )
-        return facts.main(found, model, resume=unfinished(out, "facts"))
+        return facts.main(found, model)
 
-    def run_qa(out: str, f: dict) -> Path:
+    def run_qa(f: dict, stage: dict) -> Path:
         found = qa.QAArguments(
-            facts=f["facts"], articles=f["cluster"], output=out, max_questions=args.max_questions
+            facts=f["facts"], articles=f["cluster"], max_questions=args.max_questions, **stage
         )
-        return qa.main(found, model, resume=unfinished(out, "qa"))
+        return qa.main(found, model)
 
-    def run_filter(out: str, f: dict) -> Path:
-        found = filtering.FilterArguments(input=f["qa"], output=out)
-        return filtering.main(found, model, resume=unfinished(out, "filter"))
+    def run_filter(f: dict, stage: dict) -> Path:
+        found = filtering.FilterArguments(input=f["qa"], **stage)
+        return filtering.main(found, model)
 
-    def run_support(out: str, f: dict) -> Path:
+    def run_support(f: dict, stage: dict) -> Path:
         found = support.SupportArguments(
             input=f["filter"],
             articles=f["cluster"],
-            output=out,
             neighbours=args.neighbours,
             max_candidates=args.max_candidates,
+            **stage,
         )
-        return support.main(found, reader, resume=unfinished(out, "support"))
+        return support.main(found, reader)
 
     runs = (run_extract, run_dedup, run_subsample, run_cluster, run_facts, run_qa, run_filter, run_support)
     return list(zip(STAGES, runs, strict=True))
@@ -233,7 +234,7 @@ def _build(
             log.info("%s: finished before, kept (%s)", name, folder)
         else:
             log.info("%s: running into %s", name, folder)
-            result = run(str(folder), folders)
+            result = run(folders, {"output": str(folder), "resume": unfinished(str(folder), name)})
             if isinstance(result, str):  # queued on Slurm
                 return result
         folders[name] = str(folder)

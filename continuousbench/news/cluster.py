@@ -258,7 +258,7 @@ def cluster_rows(labels: np.ndarray, x: np.ndarray, days: np.ndarray, titles: Se
 # -- command ------------------------------------------------------------------------------------------
 
 
-def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
+def main(args: ClusterArguments) -> Path:
     import pyarrow as pa
 
     from continuousbench.embeddings.encoders import embedding_text, encode
@@ -271,7 +271,7 @@ def main(args: ClusterArguments, *, resume: bool | None = None) -> Path:
         "cluster",
         config | {"paths": [str(p) for p in paths]},
         overwrite=args.overwrite,
-        resume=args.resume if resume is None else resume,
+        resume=args.resume,
         inputs=[args.input],
     )
     table = read_rows(paths, ["id", "title", "text", "date", "crawl_date"]).sort_by("id")

@@ -465,15 +465,14 @@ class DedupArguments(StageArguments):
     )
 
 
-def main(args: DedupArguments, ex: ExecutorArguments, *, resume: bool | None = None) -> Path | str:
+def main(args: DedupArguments, ex: ExecutorArguments) -> Path | str:
     from continuousbench.news.executors import Pipeline, pipeline_counts, queued, run_pipelines
     from continuousbench.news.shards import DATA, StageOutput, input_files
 
     paths = [str(p) for p in input_files(args.input)]
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")} | {"paths": paths}
-    resume = args.resume if resume is None else resume
     out = StageOutput(
-        args.output, "dedup", config, overwrite=args.overwrite, resume=resume, inputs=[args.input]
+        args.output, "dedup", config, overwrite=args.overwrite, resume=args.resume, inputs=[args.input]
     )
     sig, dup = str(out.path(SIGNATURES)), str(out.path(DUPLICATES))
     tasks = min(ex.tasks, len(paths))

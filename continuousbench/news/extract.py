@@ -44,7 +44,7 @@ class ExtractArguments(StageArguments):
     )
 
 
-def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None = None) -> Path | str:
+def main(args: ExtractArguments, ex: ExecutorArguments) -> Path | str:
     """Run the extraction; returns the output folder (or a note while Slurm jobs are still queued)."""
     from datatrove.pipeline.writers import ParquetWriter
 
@@ -64,9 +64,8 @@ def main(args: ExtractArguments, ex: ExecutorArguments, *, resume: bool | None =
     schema = _schema(paths) if args.articles else None
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume", "warc", "articles")}
     config |= {"paths": paths, "tasks": ex.tasks}
-    resume = args.resume if resume is None else resume
     out = StageOutput(
-        args.output, "extract", config, overwrite=args.overwrite, resume=resume, inputs=[args.articles]
+        args.output, "extract", config, overwrite=args.overwrite, resume=args.resume, inputs=[args.articles]
     )
     if args.warc:
         steps = [WarcPages(paths, args.max_page_bytes), ArticleExtractor(args.timeout)]

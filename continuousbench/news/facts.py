@@ -124,7 +124,7 @@ def articles_by_cluster(source: str, columns: Sequence[str]) -> dict[int, list[d
     return groups
 
 
-def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
+def main(args: FactsArguments, model: ModelArguments) -> Path:
     import pyarrow as pa
 
     from continuousbench.news.models import open_stage, require_usable
@@ -134,7 +134,7 @@ def main(args: FactsArguments, model: ModelArguments, *, resume: bool | None = N
         raise UserError(f"--min_facts {args.min_facts} is above --max_facts {args.max_facts}")
     groups = articles_by_cluster(args.input, ("id", "cluster", "title", "date", "hostname", "text"))
     top = sorted(groups, key=lambda c: (-len(groups[c]), c))[: args.top_clusters]
-    out, llm = open_stage("facts", args, model, {"--input": args.input}, resume=resume)
+    out, llm = open_stage("facts", args, model, {"--input": args.input})
 
     def work(clusters: list[int]) -> tuple[pa.Table, Counter]:
         shown = {c: shown_reports(groups[c], args.articles_per_cluster, args.seed + c) for c in clusters}

@@ -139,7 +139,6 @@ def open_stage(
     inputs: Mapping[str, Any],
     *,
     judge: bool = False,
-    resume: bool | None = None,
 ) -> tuple[Any, Any]:
     """(stage output, model) of an LLM stage; ``inputs`` maps each input option to its value.
 
@@ -164,7 +163,7 @@ def open_stage(
         stage,
         config,
         overwrite=args.overwrite,
-        resume=args.resume if resume is None else resume,
+        resume=args.resume,
         inputs=inputs.values(),
     )
     llm = generator(model.llm, out.path("llm-cache"), model.max_in_flight, "--llm", model.request_timeout)

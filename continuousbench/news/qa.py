@@ -96,7 +96,7 @@ def read_questions(
     return rows, stats
 
 
-def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
+def main(args: QAArguments, model: ModelArguments) -> Path:
     import pyarrow as pa
 
     from continuousbench.news.facts import articles_by_cluster
@@ -118,7 +118,7 @@ def main(args: QAArguments, model: ModelArguments, *, resume: bool | None = None
             f"--facts; pass the cluster stage output the facts were extracted from"
         )
     inputs = {"--facts": args.facts, "--articles": args.articles}
-    out, llm = open_stage("qa", args, model, inputs, resume=resume)
+    out, llm = open_stage("qa", args, model, inputs)
 
     def work(clusters: list[int]) -> tuple[pa.Table, Counter]:
         prompts, shown_facts = [], {}

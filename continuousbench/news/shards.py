@@ -163,11 +163,7 @@ def sum_counts(*counts: Mapping[str, int]) -> dict[str, int]:
 
 
 class StageOutput:
-    """The output folder of one stage run: shards written into a staged work folder, then published.
-
-    ``resume=None`` (used by ``build news``) resumes an unfinished run when there is one and starts a
-    new one otherwise.
-    """
+    """The output folder of one stage run: shards written into a staged work folder, then published."""
 
     def __init__(
         self,
@@ -176,13 +172,10 @@ class StageOutput:
         config: Mapping[str, Any],
         *,
         overwrite: bool = False,
-        resume: bool | None = False,
+        resume: bool = False,
         inputs: Iterable[Any] = (),
     ):
         command = f"news-{stage}"
-        if resume is None:
-            work = Path(out).expanduser() / f".{command}-work"
-            resume = work.is_dir() and any(work.iterdir()) and not overwrite
         self.stage = stage
         flat = [i for item in inputs for i in (item if isinstance(item, list) else [item])]
         self.staged = StagedOutput(

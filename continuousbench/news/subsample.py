@@ -44,7 +44,7 @@ def choose(ids: Sequence[str], count: int | None, seed: int) -> set[str]:
     return {ordered[i] for i in picked}
 
 
-def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
+def main(args: SubsampleArguments) -> Path:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -53,9 +53,8 @@ def main(args: SubsampleArguments, *, resume: bool | None = None) -> Path:
     paths = input_files(args.input)
     count = args.count if args.count is not None else SIZES[args.size]
     config = {"paths": [str(p) for p in paths], "count": count, "seed": args.seed}
-    resume = args.resume if resume is None else resume
     out = StageOutput(
-        args.output, "subsample", config, overwrite=args.overwrite, resume=resume, inputs=[args.input]
+        args.output, "subsample", config, overwrite=args.overwrite, resume=args.resume, inputs=[args.input]
     )
     ids = read_rows(paths, ["id"]).column("id").cast(pa.string()).to_pylist()
     if len(set(ids)) != len(ids):

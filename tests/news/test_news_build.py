@@ -73,6 +73,9 @@ def test_rebuild_is_byte_identical_and_resumes_by_stage(news_release, warc_dir, 
     before = {s: (work / s / "stats.json").stat().st_mtime_ns for s in ("extract", "cluster", "filter")}
     assert files(build(warc_dir, tmp_path, overwrite=True)) == files(news_release)
     assert before == {s: (work / s / "stats.json").stat().st_mtime_ns for s in before}  # kept, not rerun
+    shutil.rmtree(work / "cluster")  # killed while clustering: its work folder holds what it had done
+    (work / "cluster" / ".news-cluster-work" / "embeddings-work").mkdir(parents=True)
+    assert files(build(warc_dir, tmp_path, overwrite=True)) == files(news_release)  # continued, not refused
 
 
 def test_existing_release_is_one_line(news_release, warc_dir, capsys):
