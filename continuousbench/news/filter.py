@@ -43,18 +43,18 @@ def reason(correct: bool | None, standalone: bool | None) -> str | None:
     return None if standalone else "dropped_ambiguous"
 
 
-def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
+def main(args: FilterArguments, model: ModelArguments) -> Path:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from continuousbench.news.models import judge, open_stage
+    from continuousbench.news.models import judge, judged_provenance, open_stage
     from continuousbench.news.prompts import closed_book_prompt, standalone_prompt
     from continuousbench.news.shards import read_rows, require_columns
     from continuousbench.scoring.judge import parse_verdict
 
     qa = read_rows(args.input)
     require_columns(qa, ("id", "question", "answer"), f"--input {args.input}")
-    out, llm = open_stage("filter", args, model, {"--input": args.input}, judge=True, resume=resume)
+    out, llm = open_stage("filter", args, model, {"--input": args.input}, judge=True)
     grader, judged_by = judge(model.judge or model.llm, out.path("judge-cache"), model)  # gated first
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
@@ -80,8 +80,9 @@ def main(args: FilterArguments, model: ModelArguments, *, resume: bool | None = 
     out.write(VERDICTS, verdicts)
     kept = verdicts.filter(pc.is_null(verdicts.column("reason"))).drop_columns(["reason"])
     out.write("data/part-00000.parquet", kept)
-    llm_record = {"llm": model.llm, "judge": model.judge or model.llm, "judge_record": judged_by}
-    return out.finish(qa.num_rows, kept.num_rows, counts, publish=[VERDICTS], **llm_record)
+    return out.finish(
+        qa.num_rows, kept.num_rows, counts, publish=[VERDICTS], **judged_provenance(model, judged_by)
+    )
 
 
 make_parser, cli = command(

@@ -132,6 +132,12 @@ def provenance(model: ModelArguments, llm: Any) -> dict[str, Any]:
     return {"llm": model.llm, "structured_output": getattr(llm, "structured_output", None)}
 
 
+def judged_provenance(model: ModelArguments, judge_record: dict | None) -> dict[str, Any]:
+    """What a judged stage's ``stats.json`` records of its models: the spec, the judge's spec, and the
+    judge's identity and calibration figures."""
+    return {"llm": model.llm, "judge": model.judge or model.llm, "judge_record": judge_record}
+
+
 def open_stage(
     stage: str,
     args: Any,

@@ -63,10 +63,10 @@ def candidates(
     return ids[:cap] if cap is not None else ids
 
 
-def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None = None) -> Path:
+def main(args: SupportArguments, model: ModelArguments) -> Path:
     import pyarrow as pa
 
-    from continuousbench.news.models import judge, open_stage
+    from continuousbench.news.models import judge, judged_provenance, open_stage
     from continuousbench.news.prompts import open_book_prompt
     from continuousbench.news.shards import read_rows, read_shard, require_columns
 
@@ -95,7 +95,7 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
             "or --neighbours 0"
         )
     inputs = {"--input": args.input, "--articles": args.articles}
-    out, reader = open_stage("support", args, model, inputs, judge=True, resume=resume)
+    out, reader = open_stage("support", args, model, inputs, judge=True)
     grader, judged_by = judge(model.judge or model.llm, out.path("judge-cache"), model)  # gated first
 
     def work(rows: list[dict]) -> tuple[pa.Table, Counter]:
@@ -142,8 +142,9 @@ def main(args: SupportArguments, model: ModelArguments, *, resume: bool | None =
     table = table.append_column("candidates", pa.array([read[q] for q in ids], pa.int64()))
     out.write("data/part-00000.parquet", table)
     counts["questions_without_support"] = sum(1 for s in support if not s)
-    llm_record = {"llm": model.llm, "judge": model.judge or model.llm, "judge_record": judged_by}
-    return out.finish(qa.num_rows, table.num_rows, counts, publish=[OPENBOOK], **llm_record)
+    return out.finish(
+        qa.num_rows, table.num_rows, counts, publish=[OPENBOOK], **judged_provenance(model, judged_by)
+    )
 
 
 make_parser, cli = command(
