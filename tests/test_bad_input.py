@@ -150,7 +150,7 @@ CLI = [
     case(lambda e: ["build", "geminon", "--out", e.read_only() / "r"], 2, "cannot be written",
          id="build-out-read-only", marks=ROOT_ONLY),
     case(lambda e: ["build", "geminon", "--config", e.file("r.yaml", "out: ~/releases\n")], 0,
-         f"user/releases/{RID}", id="build-out-tilde-in-yaml"),
+         f"user/releases/{RID}", id="build-out-tilde-in-yaml", marks=SLOW),
     case(lambda e: ["metric", "install", "--cache_dir", e.file("afile")], 2, "--cache_dir afile is a file",
          id="metric-cache-dir-is-a-file"),
     case(["metric", "install", "--cache_dir", "/proc/cb"], 2, "is a system folder",
@@ -179,7 +179,8 @@ CLI = [
     case(lambda e: after(e.release(), ["build", "geminon"]), 2, "already exists at", id="build-exists"),
     case(lambda e: after(e.release(), e.file(f"home/{RID}/notes"), ["build", "geminon", "--overwrite"]),
          2, "holds files that are not part of release", id="build-overwrite-keeps-user-files"),
-    case(lambda e: e.stale_work(), 0, f"home/{RID}", id="build-past-stale-work-of-other-settings"),
+    case(lambda e: e.stale_work(), 0, f"home/{RID}", id="build-past-stale-work-of-other-settings",
+         marks=SLOW),
     case(["build", "geminon", "--resume"], 2, f"--resume: nothing to resume: no unfinished build of {RID}",
          id="build-resume-nothing"),
     case(lambda e: after(e.unfinished_build("--realizer", "offline:x", "--seed", "3"),
@@ -316,7 +317,7 @@ CLI = [
     case(lambda e: e.evaluate("--tuning", "full", model=e.model("encoder")), 2,
          "is not a causal language model checkpoint", id="evaluate-model-is-an-encoder"),
     case(lambda e: e.evaluate(model=e.model("seq2seq")), 2, "is a t5 model, not a causal language model",
-         id="evaluate-model-is-seq2seq"),
+         id="evaluate-model-is-seq2seq", marks=SLOW),
     case(lambda e: e.evaluate(model=e.model("short-context")), 2, "reads at most 128",
          id="evaluate-prompt-longer-than-the-context"),
     # --- evaluate: the judge, found before training ---
@@ -340,7 +341,7 @@ CLI = [
          "interrupted: a previous run in --output_dir is untouched", id="evaluate-overwrite-ctrl-c",
          keeps_work=True, marks=SLOW),
     case(lambda e: after(e.disk_full(at=2), e.evaluate(steps=3)), 2,
-         "no space left on the device writing", id="evaluate-disk-full", keeps_work=True),
+         "no space left on the device writing", id="evaluate-disk-full", keeps_work=True, marks=SLOW),
     # --- evaluate --resume with a changed run: refused, the checkpoints kept ---
     *[case(lambda e, change=change: e.killed_run(*change), 2, message, id=f"resume-{name}", keeps_work=True)
       for change, message, name in [
@@ -356,7 +357,7 @@ CLI = [
     case(lambda e: after(e.interrupted(e.evaluate("--corpus", e.corpus_file("c.parquet"), steps=3)),
                          e.corpus_file("c.parquet", reverse=True),
                          e.evaluate("--corpus", "c.parquet", "--resume", steps=3)), 2,
-         "corpus_fingerprint", id="resume-corpus-regenerated-in-place", keeps_work=True),
+         "corpus_fingerprint", id="resume-corpus-regenerated-in-place", keeps_work=True, marks=SLOW),
     # --- train-generator ---
     case(["train-generator", "--corpus", "c"], 2, "--output_dir is required",
          id="train-generator-no-output-dir"),
@@ -401,8 +402,9 @@ CLI = [
     case(lambda e: e.pe(api=e.offline_api("pe-silent", lambda prompt, **_: "")), 2, "only empty texts",
          id="pe-api-says-nothing", keeps_work=True, marks=SLOW),  # the private embeddings are kept
     case(lambda e: [*e.pe(), "--embedding_model", "nowhere"], 2, "--embedding_model",
-         id="pe-no-embedding-model"),
-    case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api"),
+         id="pe-no-embedding-model", marks=SLOW),
+    case(lambda e: e.pe(api=dead_endpoint("completions")), 2, "does not answer", id="pe-dead-api",
+         marks=SLOW),
     # --- news ---
     case(lambda e: news_extract(e.file("page.html", "<html><p>hello</p></html>")), 2,
          "--warc page.html is not a WARC file (it starts with b'<html><p>hel'", id="news-extract-not-a-warc"),
@@ -571,7 +573,7 @@ CLI = [
     # --- a full disk in every writer: one line naming the path (issue 30) ---
     case(lambda e: after(e.disk_full(at=2, limit=True), e.evaluate(steps=3)), 2,
          ".evaluate-work/checkpoint-2 (a full disk, a quota or the file size limit)",
-         id="evaluate-file-size-limit", keeps_work=True),
+         id="evaluate-file-size-limit", keeps_work=True, marks=SLOW),
     # --- an audit's generator learnt its canaries: never sampled, even when Ctrl-C stopped the audit ---
     case(lambda e: after(e.copy(e.fixture("tiny_model_dir"), "audited"),
                          (e.tmp / "audited" / ".audit-work").mkdir(),

@@ -76,6 +76,7 @@ print(json.dumps([time.process_time(), sorted({m.split(".")[0] for m in sys.modu
 """
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_every_help_answers_in_under_a_second():
     """Each command's ``--help`` in a fresh interpreter: the CPU seconds it took, interpreter start
     included (a loaded machine stretches wall time but not CPU time; idle, the two agree), under 1 s;
@@ -162,6 +163,7 @@ def test_help_names_only_options_the_parser_takes(target):
         assert helped == taken, taken - helped
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_the_parser_subclasses_transformers_parser_without_trl():
     """CommandParser is transformers' HfArgumentParser made strict (public methods only); it was trl's
     TrlParser with a private method overridden."""

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "continuousbench"
 # A Space's entry point: importing it starts a web server.
 NOT_IMPORTABLE = {"continuousbench.metrics_src.qa_match.app"}
@@ -90,6 +92,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_the_import_graph_has_no_cycle():
     modules = module_names()
     graph = {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
@@ -105,6 +108,7 @@ def test_the_cycle_finder_finds_a_lazy_two_module_cycle(tmp_path):
     assert find_cycle(graph) == ["pkg.base", "pkg.impl", "pkg.base"]
 
 
+@pytest.mark.slow  # ~13 s: CI only, not the fast lane
 def test_every_module_imports_first_in_a_fresh_interpreter():
     """Each module is imported with none of ours loaded before it (third-party libraries stay cached)."""
     names = [n for n in module_names() if n not in NOT_IMPORTABLE]
@@ -170,6 +174,7 @@ def package_graph() -> dict[str, dict[str, list[str]]]:
     return graph
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_every_package_has_a_layer():
     placed = set().union(*LAYERS)
     assert not set(package_graph()) - placed, f"add {sorted(set(package_graph()) - placed)} to LAYERS"

@@ -21,6 +21,7 @@ def test_answers_come_back_in_prompt_order(fake_openai_server):
     assert {r["model"] for r in server.requests} == {"fake"} and server.requests[0]["max_tokens"] == 5
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_requests_overlap_up_to_max_in_flight(fake_openai_server):
     server = fake_openai_server(latency=0.05)
     prompts = [f"p{i}" for i in range(32)]
@@ -114,6 +115,7 @@ def test_truncated_answers_get_a_larger_budget_then_are_dropped_uncached(fake_op
     assert again.generate(["a"], max_new_tokens=40, schema={}) == [""] and len(cut.requests) == 6  # new key
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_a_stalled_answer_is_abandoned_at_the_request_timeout(fake_openai_server):
     server = fake_openai_server(drip=0.2)  # ~200 bytes, one every 0.2 s: 40 s in all
     gen = EndpointGenerator(server.url, "fake", retries=1, request_timeout=1.0)
@@ -123,6 +125,7 @@ def test_a_stalled_answer_is_abandoned_at_the_request_timeout(fake_openai_server
     assert time.perf_counter() - start < 5
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_structured_output_form_is_chosen_per_server(fake_openai_server):
     schema = {"type": "array", "items": {"type": "string"}}
     openai_like = fake_openai_server()
@@ -200,6 +203,7 @@ def test_a_client_error_after_the_form_is_settled_is_an_error_not_a_downgrade(fa
     assert gen.structured_output == "json_schema" and len(server.requests) == 2
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_an_abandoned_answer_is_cancelled_not_queued_behind(fake_openai_server):
     """A one-at-a-time server that would keep computing an abandoned answer: the closed stream stops it,
     so the resend is computed at once (before: it queued behind the abandoned one and timed out too)."""
@@ -218,6 +222,7 @@ def test_an_abandoned_answer_is_cancelled_not_queued_behind(fake_openai_server):
     assert "retrying" not in shown[2]
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_no_resend_to_a_server_still_computing_what_it_cannot_cancel(fake_openai_server):
     """A one-at-a-time server that ignores ``stream`` keeps computing the abandoned answer: the resend
     waits for a one-token probe to come back (the server is free), then gets the whole timeout."""

@@ -30,6 +30,7 @@ def next_quarter(tmp_path_factory, tiny_release):
     return build_release(GeminonBuildArguments(size="tiny", quarter="2026q2", out=str(root)), progress=False)
 
 
+@pytest.mark.slow  # ~7 s: CI only, not the fast lane
 def test_a_quarter_passes_against_the_one_before(invoke, tmp_path, tiny_release, next_quarter):
     """No --models: the unsolvable gate re-checks with the model that screened the release (demo-base)."""
     out = tmp_path / "q2.json"
@@ -49,6 +50,7 @@ def test_a_quarter_passes_against_the_one_before(invoke, tmp_path, tiny_release,
     assert fresh["worst_overlaps"] and fresh["worst_overlaps"][0]["share"] > 0
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_previous_must_be_an_earlier_quarter(invoke, tiny_release, next_quarter):
     for release, previous in ((tiny_release, next_quarter), (tiny_release, tiny_release)):
         result = invoke(["gate", "--release", release, "--previous", previous, "--gates", "fresh"])
@@ -97,6 +99,7 @@ def test_ngram_hashes_do_not_cross_documents():
     assert again[0] == hashes[1] and len(np.unique(hashes)) == 3
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_previous_that_does_not_verify_is_refused(invoke, tmp_path, tiny_release, next_quarter):
     import shutil
 

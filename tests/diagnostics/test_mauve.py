@@ -41,6 +41,7 @@ def same_and_junk(real_texts, tiny_model_dir):
     )
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_same_distribution_scores_higher_than_junk(same_and_junk):
     same, bad = same_and_junk
     assert same["mean"] > 0.5
@@ -48,6 +49,7 @@ def test_same_distribution_scores_higher_than_junk(same_and_junk):
     assert 0 <= same["fid"] < bad["fid"]  # the FID of the same features (proxies reads it) agrees
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_mean_and_std_over_seeds(same_and_junk):
     same, _ = same_and_junk
     assert same["n"] == N and same["seeds"] == list(SEEDS) and len(same["scores"]) == len(SEEDS)
@@ -56,6 +58,7 @@ def test_mean_and_std_over_seeds(same_and_junk):
     assert all(0.0 < s <= 1.0 for s in same["scores"])
 
 
+@pytest.mark.slow  # ~6 s: CI only, not the fast lane
 def test_fixed_seed_is_deterministic(real_texts, tiny_model_dir, same_and_junk):
     half = len(real_texts) // 2
     again = mauve_score(

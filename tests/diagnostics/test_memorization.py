@@ -48,6 +48,7 @@ def test_summary_and_paired_difference():
     assert same["rouge_l"]["difference"] == 0 and same["exact_suffix_rate"]["p_value"] == 1.0
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_greedy_suffix_of_a_batch_is_the_one_of_each_document(tiny_model_dir):
     """Scoring is exactly what one-at-a-time greedy decoding with transformers gives, batched or not."""
     import torch
@@ -85,6 +86,7 @@ def _probe(invoke, model, release, out, *extra):
     return json.loads(out.read_text()), result
 
 
+@pytest.mark.slow  # ~7 s: CI only, not the fast lane
 def test_untrained_model_recites_nothing_more_for_training_documents(
     invoke, tmp_path, tiny_release, tiny_model_dir
 ):
@@ -218,6 +220,7 @@ def test_the_demo_study_probes_the_non_private_and_eps10_generators(tmp_path):
     assert {"memorization/syn", "memorization/dp-eps10"} <= set(jobs["report/all"].after)
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_report_prints_the_probes_under_the_table(
     invoke, tmp_path, tiny_release, tiny_model_dir, finished_run
 ):
@@ -262,6 +265,7 @@ def test_two_processes_share_the_documents_and_write_one_output(tmp_path, memori
         assert two[key] == one[key]
 
 
+@pytest.mark.slow  # ~6 s: CI only, not the fast lane
 def test_a_style_held_out_release_is_probed_on_its_held_out_documents(invoke, tmp_path, tiny_model_dir):
     from continuousbench.geminon.build import GeminonBuildArguments, build_release
 

@@ -94,6 +94,7 @@ def test_choose_expected_batch_minimises_noise_per_record():
         assert ratio <= s / planning._expected_effective_batch(n, other / n, cap) * 1.001
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_choose_expected_batch_union_bound_keeps_truncation_negligible():
     n, cap, steps, eps, delta = 2000, 32, 10, 2.0, 1e-4
     batch, _ = planning.choose_expected_batch(

@@ -90,6 +90,7 @@ def test_records_carry_their_label_line(labelled_corpus):
         labels.labelled_records(str(labelled_corpus), "text", "parity", None)
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_per_class_yields_the_requested_count_of_each_label(conditioned, tmp_path, invoke):
     from datasets import load_dataset
 

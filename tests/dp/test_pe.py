@@ -20,6 +20,7 @@ def pld_epsilon(sigma: float, count: int, delta: float) -> float:
     return accountant.get_epsilon(delta)
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 @pytest.mark.parametrize(("target", "iterations", "runs"), [(1.0, 10, 1), (10.0, 10, 1), (10.0, 10, 6)])
 def test_epsilon_equals_dp_accounting_for_recorded_noise(target, iterations, runs):
     g = account_evolution(target, 1e-6, iterations=iterations, private_runs=runs, dataset_size=2000)
@@ -30,6 +31,7 @@ def test_epsilon_equals_dp_accounting_for_recorded_noise(target, iterations, run
     assert event == dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(g.noise_multiplier), iterations * runs)
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_more_runs_need_more_noise_and_inf_needs_none():
     one = account_evolution(10.0, 1e-6, iterations=10, private_runs=1, dataset_size=2000)
     six = account_evolution(10.0, 1e-6, iterations=10, private_runs=6, dataset_size=2000)

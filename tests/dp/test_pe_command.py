@@ -35,6 +35,7 @@ def pe_argv(corpus, model, api, out, *extra) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_word_api, tmp_path, invoke):
     out = tmp_path / "pe"
     result = invoke(["pe", *pe_argv(dp_corpus, dp_model_dir, pe_word_api, out, "--epsilon", "4")])
@@ -57,6 +58,7 @@ def test_publishes_a_dp_corpus_the_harness_loads(dp_corpus, dp_model_dir, pe_wor
     assert "validation split" in card and "not protected" in card
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_sweep_picks_the_lowest_final_fid_and_accounts_private_sweeps(
     dp_corpus, dp_model_dir, pe_word_api, tmp_path
 ):
@@ -74,6 +76,7 @@ def test_sweep_picks_the_lowest_final_fid_and_accounts_private_sweeps(
         assert len(load_corpus(str(out))) == 12
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_api_behind_an_endpoint(dp_corpus, dp_model_dir, pe_word_api, fake_openai_server, tmp_path, invoke):
     from fake_endpoint import prompt_of
 

@@ -139,6 +139,7 @@ def test_bad_quarter_is_one_clear_error(quarter, tmp_path):
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
+@pytest.mark.slow  # ~12 s: CI only, not the fast lane
 def test_cli_build_is_byte_identical_refuses_and_overwrites(invoke, tiny_release, tmp_path):
     args = ["build", "geminon", "--size", "tiny", "--quarter", "2026q1", "--seed", "0", "--out", tmp_path]
     first = invoke(args)
@@ -157,6 +158,7 @@ def test_cli_build_is_byte_identical_refuses_and_overwrites(invoke, tiny_release
     assert _files(built) == _files(tiny_release)
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_build_in_forked_processes_gives_the_same_bytes(tiny_release, tmp_path, monkeypatch):
     """The template realizer's candidate units and render chunks in two forked processes: the release is
     byte-identical to the one built in one process (one render chunk, units drafted in turn)."""
@@ -205,6 +207,7 @@ def test_tiny_release_data_keeps_its_digests(tiny_release):
     assert found == TINY_DATA_SHA256
 
 
+@pytest.mark.slow  # ~7 s: CI only, not the fast lane
 def test_interrupted_build_resumes_from_finished_stages(tiny_release, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("interrupted")
@@ -374,6 +377,7 @@ def test_a_full_disk_is_one_line_naming_the_release_and_the_build_resumes(unscre
     assert _files(tmp_path / "geminon-tiny-2026q1") == _files(unscreened)
 
 
+@pytest.mark.slow  # ~6 s: CI only, not the fast lane
 def test_corpus_in_several_row_groups_is_what_plain_arrays_give(tmp_path, monkeypatch):
     """datasets cuts a parquet file into row groups by the arrays' bytes (``_estimate_nbytes``): the
     build's columnar corpus (taken, filtered) must count the bytes that plain arrays of the same rows
@@ -409,6 +413,7 @@ def _names(folder: Path) -> set[str]:
     return set(json.loads((folder / "names.json").read_text())["names"])
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_a_later_quarter_draws_no_name_of_an_earlier_one(tmp_path, tiny_release):
     """The earlier quarter here holds exactly the names 2026q2 draws when nothing is avoided."""
 
@@ -430,6 +435,7 @@ def test_a_later_quarter_draws_no_name_of_an_earlier_one(tmp_path, tiny_release)
     assert generator["closed_book"]["models"] == []
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_releases_of_the_same_or_a_later_quarter_at_another_size_change_nothing(tmp_path, tiny_release):
     """A rehearsal never poisons the real build: other sizes of the same quarter (and later quarters) are
     not earlier, so their names are not avoided, and the bytes are those built beside 2026q1 alone."""

@@ -69,6 +69,7 @@ def test_ids_name_the_split_and_default_ids_are_unchanged():
             ReleaseId.parse(bad)
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_entity_split_keeps_every_document_of_a_heldout_entity_out_of_train(built, tiny_release):
     folder = built("entity")
     assert folder.name == "geminon-tiny-2026q1-heldout-entity"
@@ -91,6 +92,7 @@ def test_entity_split_keeps_every_document_of_a_heldout_entity_out_of_train(buil
     assert "--heldout entity" in (folder / "README.md").read_text()
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_document_and_style_splits(built):
     corpus = _corpus(built("document"))
     train_texts = {d["text"] for d in corpus["train"]}
@@ -113,6 +115,7 @@ def test_document_and_style_splits(built):
     assert sum(d["subset"] == "sensitive" for d in corpus["train"]) == 6  # sensitive articles stay
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_heldout_build_is_deterministic(built, tmp_path):
     first = built("style")
     again = build_release(_arguments("style", tmp_path), progress=False)
@@ -125,6 +128,7 @@ def test_unknown_split_is_one_line(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_the_figures_docs_memorization_md_states(built):
     """docs/memorization.md gives what each split moves on tiny, seed 0."""
     records = {k: _manifest(built(k))["generator"]["heldout"] for k in ("entity", "document", "style")}

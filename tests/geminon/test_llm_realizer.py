@@ -243,6 +243,7 @@ def counted(asked: list[str], stop_after: int | None = None):
     return answer
 
 
+@pytest.mark.slow  # ~15 s: CI only, not the fast lane
 def test_llm_realizer_builds_a_tiny_release_end_to_end_and_resumes_after_ctrl_c(tmp_path, monkeypatch):
     from datasets import load_dataset
 

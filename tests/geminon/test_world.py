@@ -67,6 +67,7 @@ def test_ids_contiguous_and_lines_adjacent(world):
     assert len({len(line) for line in lines[:30]}) == 3
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_type_rule_frequencies(worlds):
     lines = [line for w in worlds for line in by_line(w)]
     types = set(load_priors().types)
@@ -89,6 +90,7 @@ def test_type_rule_frequencies(worlds):
     assert {line[0].type1 for line in lines} == types
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_stats(world, worlds):
     priors = load_priors()
     grids = ratio_grids(priors)
@@ -106,6 +108,7 @@ def test_stats(world, worlds):
                 assert getattr(g, column) in allowed, (attribute, g.stage, getattr(g, column), allowed)
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 @pytest.mark.parametrize("attribute", ["hp", "speed", "height", "weight"])
 def test_stage1_distribution_mean(worlds, attribute):
     """Pooled stage-1 draws match the discrete Gaussian / exponential they come from."""

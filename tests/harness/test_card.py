@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
@@ -14,6 +15,7 @@ def _card(record) -> ModelCard:
     return ModelCard(text)  # parses the YAML metadata back as the Hub does (validate() would post to it)
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_a_dp_data_run_says_so_with_the_generators_budget(finished_run):
     record = load(finished_run)
     record["corpus"]["privacy"] = {"private": True, "epsilon": 9.99998, "delta": 1e-6, "unit": "record"}
@@ -24,6 +26,7 @@ def test_a_dp_data_run_says_so_with_the_generators_budget(finished_run):
     assert "dp-synthetic-data" in card.data.tags
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_a_local_base_model_is_no_hub_id_and_metadata_round_trips(finished_run):
     record = load(finished_run)
     assert record["base_model"].startswith("/")  # the tiny test model is a local folder

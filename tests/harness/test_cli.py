@@ -26,6 +26,7 @@ def test_evaluate_help_shows_the_recipe_arguments(invoke):
         assert flag in result.output, flag
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_evaluate_through_the_cli(invoke, run_argv, tmp_path, tiny_release, tiny_model_dir):
     """A run ends with one line: EM and contains with their intervals per part, and the run folder;
     ``--json`` prints the whole record instead (it printed a 45-line JSON digest)."""
@@ -52,6 +53,7 @@ def test_evaluate_errors_are_one_line(invoke, run_argv, tmp_path, tiny_model_dir
     assert result.exit_code == 2 and "lerning_rate" in result.output
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_report_table_and_plot(invoke, finished_run, tmp_path):
     plot, rows_json = tmp_path / "cmp.png", tmp_path / "rows.json"
     result = invoke(["report", str(finished_run), "--plot", str(plot), "--json", str(rows_json)])

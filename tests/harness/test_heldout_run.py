@@ -27,6 +27,7 @@ def heldout_run(tmp_path_factory, tiny_model_dir, run_argv):
     return release, root / "run"
 
 
+@pytest.mark.slow  # ~11 s: CI only, not the fast lane
 def test_results_report_trained_and_heldout_entities(heldout_run):
     release, run = heldout_run
     held = set(json.loads((release / "release.json").read_text())["generator"]["heldout"]["entities"])
@@ -50,11 +51,13 @@ def test_results_report_trained_and_heldout_entities(heldout_run):
     assert singleton["by_heldout"]["trained"]["n"] == singleton["n"]
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_default_release_records_no_groups(finished_run):
     results = json.loads((finished_run / "results.json").read_text())
     assert all("by_heldout" not in m for m in results["metrics"].values())
 
 
+@pytest.mark.slow  # ~10 s: CI only, not the fast lane
 def test_report_shows_trained_and_heldout_entities(heldout_run, invoke, tmp_path, finished_run):
     _, run = heldout_run
     out = tmp_path / "report.json"

@@ -43,6 +43,7 @@ def qa_model(tiny_model_dir, qa, tmp_path_factory):
     return model, tokenizer
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_batched_generation_equals_one_at_a_time(qa_model, qa):
     model, tokenizer = qa_model
     questions = qa["question"][:12]
@@ -52,6 +53,7 @@ def test_batched_generation_equals_one_at_a_time(qa_model, qa):
     assert any(batched)
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_answers_with_the_few_shot_prefix_run_once_are_those_without(qa_model, qa, monkeypatch):
     """The harness runs the shared few-shot block once a batch; its answers are the ones a full prefill
     of every prompt gives (the demo's whole evaluation was checked the same way)."""
@@ -73,6 +75,7 @@ def test_answers_with_the_few_shot_prefix_run_once_are_those_without(qa_model, q
     assert reused == without and any(reused)
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_stop_at_newline_scores_like_truncating_256_tokens(qa_model, qa):
     model, tokenizer = qa_model
     rows = qa.select(range(8))

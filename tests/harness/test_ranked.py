@@ -65,6 +65,7 @@ def test_pick_is_lm_evals_rule_where_counting_the_delimiter_is_not():
     assert max(range(4), key=with_delimiter.__getitem__) == 0  # what the docs once called acc_norm
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_pick_equals_an_independent_transformers_computation(tiny_model_dir, tiny_release, qa_rows):
     """On 20 questions: the options' log-likelihoods summed token by token with a plain forward pass per
     option (no batching, no padding, no cached few-shot prefix), picked by lm-eval's rule, give the same

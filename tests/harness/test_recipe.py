@@ -4,6 +4,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from continuousbench.harness import recipe as recipes
 from continuousbench.harness.run import make_parser
 from continuousbench.results import canonical
@@ -112,6 +114,7 @@ def test_replay_fraction_without_a_replay_corpus_is_refused_in_one_line(tmp_path
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_the_tiny_recipes_usage_line_trains_with_its_replay_corpus(tmp_path, monkeypatch, tiny_release):
     """A participant's path: the recipe's own usage line (plus a short budget) from another folder on a
     JSONL corpus with a privacy statement; the shipped base model and its replay corpus are used with no

@@ -44,6 +44,7 @@ def test_ctrl_c_says_what_is_kept_and_the_printed_command_resumes_to_the_same_by
     assert json.loads((tmp_path / "run" / "results.json").read_text())["validation_history"][-1]["step"] == 3
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_a_checkpoint_cut_by_a_full_disk_is_skipped_on_resume(
     invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, caplog
 ):
@@ -63,6 +64,7 @@ def test_a_checkpoint_cut_by_a_full_disk_is_skipped_on_resume(
     assert json.loads((tmp_path / "run" / "results.json").read_text())["validation_history"][-1]["step"] == 3
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_resume_with_output_only_changes_and_no_checkpoint_yet(
     invoke, run_argv, tmp_path, tiny_release, tiny_model_dir, caplog, interrupt_training
 ):

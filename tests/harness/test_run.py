@@ -62,6 +62,7 @@ def test_end_to_end(run_argv, tmp_path, tiny_release, tiny_model_dir, tiny_gemma
     assert "model-index" in card and "question-answering" in card and "exact_match" in card
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_finished_run_refuses_to_restart(run_argv, finished_run, tiny_release, tiny_model_dir, capsys):
     with pytest.raises(SystemExit) as info:
         run.cli(run_argv(tiny_release, tiny_model_dir, finished_run))
@@ -70,6 +71,7 @@ def test_finished_run_refuses_to_restart(run_argv, finished_run, tiny_release, t
     assert "--overwrite" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_no_training_baseline_scores_the_base_model(run_argv, tmp_path, tiny_release, tiny_model_dir):
     out = tmp_path / "baseline"
     results = run.cli(run_argv(tiny_release, tiny_model_dir, out, steps=0))
@@ -78,6 +80,7 @@ def test_no_training_baseline_scores_the_base_model(run_argv, tmp_path, tiny_rel
     assert not list(out.glob("checkpoint-*"))
 
 
+@pytest.mark.slow  # ~4 s: CI only, not the fast lane
 def test_same_seed_same_bytes(run_argv, tmp_path, tiny_release, tiny_model_dir):
     for name in ("a", "b"):
         run.cli(run_argv(tiny_release, tiny_model_dir, tmp_path / name, steps=1))
@@ -233,6 +236,7 @@ def test_push_to_hub_uploads_the_selected_model_and_never_the_token(
         assert secret not in text
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch):
     """An always-"1" judge passes only with the override, which results.json and the card carry."""
     from continuousbench import llm
@@ -259,6 +263,7 @@ def test_judge_adds_llm_match(run_argv, tmp_path, tiny_release, tiny_model_dir, 
     assert "failed calibration and was used anyway" in model_card(results, "judged").content
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_judge_endpoint_is_asked_before_training_then_judges(
     run_argv, tmp_path, tiny_release, tiny_model_dir, monkeypatch, fake_openai_server, capsys
 ):
@@ -331,6 +336,7 @@ def test_results_record_absolute_paths_and_the_capped_generation_budget(
     assert "capped to" in caplog.text
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_a_huge_single_line_document_is_cut_and_recorded(
     run_argv, tmp_path, tiny_release, tiny_model_dir, caplog
 ):

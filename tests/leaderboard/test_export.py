@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from continuousbench import leaderboard as lb
 
@@ -51,6 +52,7 @@ def test_the_static_page_has_the_same_ranking_in_plain_tables(
     assert again.exit_code == 2 and "--overwrite" in again.stderr  # never replaced silently
 
 
+@pytest.mark.slow  # ~6 s: CI only, not the fast lane
 def test_the_space_writes_the_same_page(results_dataset, canonical_recipe, tmp_path, tiny_release):
     results = _canonical(results_dataset, canonical_recipe, tmp_path)
     out = tmp_path / "space.html"

@@ -68,6 +68,7 @@ def test_merge_by_overlap_or_centroid():
     assert merge([a, np.arange(0, 3)], x, jaccard=0.5, similarity=1.01) == [0, 1]
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_one_cluster_per_event(clustered):
     rows = read_rows(clustered).to_pylist()
     by_event = {}

@@ -218,6 +218,7 @@ def test_priority_sorts_as_python_does():
     assert dedup._priority(table).tolist() == expected
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_batches_and_the_fork_change_no_output(pairs_input, tmp_path, monkeypatch):
     """Shards read and written a few rows at a time, and the find step in or out of a fork, give the same
     duplicates, counts and kept rows; two runs give the same bytes."""

@@ -39,6 +39,7 @@ def test_articles_have_every_field_and_no_boilerplate(extracted):
     assert any("Mara Quintel" in r["text"] for r in rows)
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_skipped_records_are_counted(extracted):
     stats = json.loads((extracted / "stats.json").read_text())
     assert stats["dropped_non_html"] == 1
@@ -293,6 +294,7 @@ def test_resume_extracts_a_replaced_warc_again(tmp_path, monkeypatch):
     assert {r["url"] for r in records[:4]} <= set(urls) and (out / stats_a).stat().st_mtime_ns == before
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_a_full_disk_is_one_line_naming_the_output(warc_dir, tmp_path):
     """Writes past the file size limit (``ulimit -f``) in a datatrove task: one line naming the output
     folder (before: "[Errno 27] File too large", no path)."""

@@ -46,6 +46,7 @@ def _wait(condition, seconds: float) -> bool:
         pytest.param(2, 6, id="pool", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_killing_the_command_ends_its_processes(long_warcs, tmp_path, workers, started):
     argv = [
         sys.executable,

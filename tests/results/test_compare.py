@@ -12,6 +12,7 @@ from continuousbench.results import compare
 from continuousbench.stats import bootstrap_interval, newcombe_paired_interval
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_two_real_runs_through_the_command(finished_run, baseline_run, capsys):
     compare.cli([str(finished_run), str(baseline_run), "--json", "--resamples", "200"])
     result = json.loads(capsys.readouterr().out)

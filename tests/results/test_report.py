@@ -13,6 +13,7 @@ def _tree(folder):
     return {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
 
 
+@pytest.mark.slow  # ~5 s: CI only, not the fast lane
 def test_runs_differing_only_by_seed_form_a_group(finished_run, seed_twin, baseline_run, tmp_path, capsys):
     before = {run: _tree(run) for run in (finished_run, seed_twin, baseline_run)}
     support, bars, rows = tmp_path / "support.png", tmp_path / "bars.png", tmp_path / "rows.json"
@@ -97,6 +98,7 @@ def test_rows_carry_kind_and_epsilon(finished_run):
     ]
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_named_rows_with_mauve_comparisons_and_the_four_findings(
     finished_run, baseline_run, tmp_path, capsys
 ):

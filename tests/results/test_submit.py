@@ -16,6 +16,7 @@ from continuousbench.results import schema, submit
 TOKEN = "hf_" + "abcdefghijklmnopqrstuvwxyz0123"
 
 
+@pytest.mark.slow  # ~3 s: CI only, not the fast lane
 def test_submitting_to_a_folder_adds_one_valid_file_per_run(finished_run, seed_twin, tmp_path, capsys):
     to = tmp_path / "results-dataset"
     first = submit.cli([str(finished_run), "--to", str(to)])

@@ -351,6 +351,7 @@ def test_agreement_shows_how_much_the_judge_inflates():
     assert out["both_wrong"] == {"count": 2, "accept_rate": 0.5}
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_judges_that_share_a_model_name_on_other_servers_are_each_asked(tmp_path):
     """The answer cache (and so calibration and every verdict) is keyed on the server, not the name."""
     replies = {

@@ -17,8 +17,9 @@ import pytest
 
 from continuousbench.study import executors, forked
 
-# one worker runs this file's module fixtures once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("test_forked")
+# One worker runs this file's module fixtures once (make test: --dist loadgroup). Its jobs run on a fork
+# server, whose start preloads torch & co. (~5 s): launches, so CI only, not the fast lane.
+pytestmark = [pytest.mark.xdist_group("test_forked"), pytest.mark.slow]
 
 PROBE = f"{Path(__file__).stem}:probe"  # tests/study is on sys.path: the forked job imports this file
 

@@ -54,6 +54,7 @@ def _git(folder, *args):
     return done.stdout
 
 
+@pytest.mark.slow  # ~12 s: CI only, not the fast lane
 def test_a_quarter_is_built_gated_and_reported(built):
     (attempt,) = _attempts(built)
     report = json.loads((attempt / "report.json").read_text())
@@ -69,6 +70,7 @@ def test_a_quarter_is_built_gated_and_reported(built):
     assert "gated against: geminon-tiny-2026q1" in page and "0 of " in page
 
 
+@pytest.mark.slow  # the module's built quarter (~11 s): CI only, not the fast lane
 def test_quarter_is_published_to_the_hub(invoke, monkeypatch, root):
     hub = fake_hub(monkeypatch, "geminon-tiny-2026q1")
     hub.answer("whoami", WRITER)
@@ -86,6 +88,7 @@ def test_quarter_is_published_to_the_hub(invoke, monkeypatch, root):
     assert json.loads((first / "report.json").read_text())["published_to"] is None
 
 
+@pytest.mark.slow  # the module's built quarter (~11 s): CI only, not the fast lane
 @pytest.mark.parametrize(
     ("call", "failure", "message"),
     [
@@ -109,6 +112,7 @@ def test_a_hub_failure_while_publishing_is_one_line_after_the_report(
     assert report["passed"] and message in report["publish_error"] and report["releases"][Q2]["url"] is None
 
 
+@pytest.mark.slow  # the module's built quarter (~11 s): CI only, not the fast lane
 def test_a_failed_gate_writes_no_commit_and_no_tag(invoke, root, tmp_path):
     target = tmp_path / "rehearsal"
     result = invoke([*QUARTER, "--root", root, "--publish", target, "--min_support", "100000"])
@@ -124,6 +128,7 @@ def test_a_failed_gate_writes_no_commit_and_no_tag(invoke, root, tmp_path):
     assert report["passed"] is False and report["published_to"] is None
 
 
+@pytest.mark.slow  # ~2 s: CI only, not the fast lane
 def test_a_local_target_gets_the_commit_and_tag_and_a_dry_run_writes_the_plan(invoke, root, tmp_path):
     target = tmp_path / "rehearsal"
     dry = invoke([*QUARTER, "--root", root, "--publish", target, "--dry_run"])
@@ -162,6 +167,7 @@ def test_what_can_be_refused_is_refused_before_any_build(invoke, tmp_path, monke
     assert "create_repo" not in hub.calls
 
 
+@pytest.mark.slow  # the module's built quarter (~11 s): CI only, not the fast lane
 def test_the_release_writes_build_dates_into_the_results_timeline(invoke, root, tmp_path):
     results = tmp_path / "results"
     assert invoke([*QUARTER, "--root", root, "--results", results]).exit_code == 0
@@ -230,6 +236,7 @@ def test_the_workflow_runs_the_release_command_with_options_it_takes():
     assert env["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}" and "echo $HF_TOKEN" not in json.dumps(steps)
 
 
+@pytest.mark.slow  # ~23 s: CI only, not the fast lane
 def test_gates_run_as_study_jobs_on_the_local_executor(invoke, root):
     result = invoke([*QUARTER, "--root", root, "--executor", "local"])
     assert result.exit_code == 0, result.output
