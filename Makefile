@@ -65,9 +65,10 @@ test: $(STAMP) browser
 	$(LINT)
 	$(PYTEST) -m "not real_llm" --durations=15
 
+# Its slowest tests are printed: one over ~1.5 s (its module fixture included) gets @pytest.mark.slow.
 test-fast: $(STAMP)
 	$(LINT)
-	$(PYTEST) -m "not slow and not real_llm"
+	$(PYTEST) -m "not slow and not real_llm" --durations=5
 
 # Every LLM stage against a real model behind transformers serve on 127.0.0.1 (tests/real_llm.py): one
 # server for the session, so one worker.
