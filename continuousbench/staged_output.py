@@ -38,6 +38,22 @@ DIGESTS = ("sha256", "fingerprint", "digest")  # settings that are digests of da
 _NEW_RUNS: list[StagedOutput] = []  # new runs of this process not yet published (see abandon_new_runs)
 
 
+def work_folder(out: Path | str, command: str) -> Path:
+    """Where a run of ``command`` in ``out`` keeps its state until it is published (``--resume`` reads it)."""
+    return Path(out) / f".{command}-work"
+
+
+def finished(out: Path | str, command: str) -> bool:
+    """Whether ``out`` holds a published run of ``command`` (its marker file)."""
+    return (Path(out) / OWNED_FILE.format(command=command)).is_file()
+
+
+def unfinished(out: Path | str, command: str) -> bool:
+    """Whether ``out`` holds an unfinished run of ``command``: one a new run refuses without --resume."""
+    work = work_folder(out, command)
+    return work.is_dir() and any(work.iterdir())
+
+
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
@@ -77,7 +93,7 @@ class StagedOutput:
         # the folders this run creates, deepest first: an abandoned new run removes them again
         self.created = [p for p in (self.out, *self.out.parents) if not p.exists()]
         self.command = command
-        self.work = self.out / f".{command}-work"
+        self.work = work_folder(self.out, command)
         self.owned_file = self.out / OWNED_FILE.format(command=command)
         self.resume = resume
         self.run_id = uuid.uuid4().hex
@@ -105,7 +121,7 @@ class StagedOutput:
                     f"{self.out} already holds a finished {command} run; pass --overwrite to replace it "
                     "(the old output is kept until the new one is complete), or choose another folder"
                 )
-            if self.work.is_dir() and any(self.work.iterdir()) and not overwrite:
+            if unfinished(self.out, command) and not overwrite:
                 raise FileExistsError(
                     f"{self.out} holds an unfinished {command} run; pass --resume to continue it, "
                     "or --overwrite to start again"
@@ -118,7 +134,7 @@ class StagedOutput:
     @property
     def finished(self) -> bool:
         """Whether ``out`` holds a published run of this command."""
-        return self.owned_file.is_file()
+        return finished(self.out, self.command)
 
     def owned(self) -> list[str]:
         """Names this command published in ``out`` last time."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from continuousbench import staged_output
 from continuousbench.classification import runs
 from continuousbench.classification.finetune import (
     FineTuning,
     evaluate_classifier,
     train_classifier,
 )
-from continuousbench.files import OWNED_FILE, read_json, write_json
+from continuousbench.files import read_json, write_json
 from continuousbench.loader import count_parameters
 from continuousbench.results.record import RESULTS
 
@@ -159,15 +160,11 @@ def labelled_data(task, out: Path) -> Path:
     return folder
 
 
-def _finished(folder: Path, command: str) -> bool:
-    return (folder / OWNED_FILE.format(command=command)).is_file()
-
-
 def _run_command(module, argv: list[str], folder: Path, command: str) -> None:
     """``continuousbench <command> argv`` in this process, unless finished; ``--resume`` when it stopped."""
-    if _finished(folder, command):
+    if staged_output.finished(folder, command):
         return
-    if (folder / f".{command}-work").is_dir():
+    if staged_output.work_folder(folder, command).is_dir():
         argv = [*argv, "--resume"]
     module.main(*module.make_parser().parse(argv))
 

@@ -36,6 +36,7 @@ from continuousbench import processes
 from continuousbench.commands import bounds, command
 from continuousbench.dp.train import GeneratorArguments, generator_config, load_data, open_generator_output
 from continuousbench.errors import UserError
+from continuousbench.staged_output import work_folder
 from continuousbench.training.arguments import GeneratorOptions, ModelArguments
 from continuousbench.training.options import DPOptions
 
@@ -186,7 +187,7 @@ def main(audit_args: AuditArguments, args: GeneratorArguments, model_args: Model
     canaries = processes.on_main(lambda: _prepare(staged.work, audit_args, model_args, train, val), procs)
     n_train = len(train) + sum(c["included"] for c in canaries)
     if not (staged.work / TRAINED).is_file():
-        resume = args.resume and (staged.out / ".train-generator-work").is_dir()
+        resume = args.resume and work_folder(staged.out, "train-generator").is_dir()
         corpus = str(staged.work / "corpus")
         generator_args = dataclasses.replace(
             args, corpus=corpus, release=None, text_column="text", resume=resume

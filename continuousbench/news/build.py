@@ -110,14 +110,6 @@ def window(rid: ReleaseId, start: str | None, end: str | None) -> tuple[str, str
     return days["--start"].isoformat(), days["--end"].isoformat()
 
 
-def unfinished(out: str, stage: str) -> bool:
-    """Whether ``out`` holds an unfinished run of ``stage`` (killed, or an LLM stage stopped by
-    --max_dropped): the build continues it, so what it already did (extracted shards, embedding chunks,
-    answers paid for) is kept."""
-    work = Path(out) / f".news-{stage}-work"
-    return work.is_dir() and any(work.iterdir())
-
-
 def _stages(args: NewsBuildArguments, model: ModelArguments, ex: ExecutorArguments, seeds: dict[str, int]):
     """(name, run(earlier folders, the stage's output options) -> folder, or a note while queued) of every
     stage; the options are its output folder and whether to resume an unfinished run there."""
@@ -210,7 +202,7 @@ def _build(
     import json
 
     from continuousbench.news import release
-    from continuousbench.news.shards import STATS, finished, input_files, read_rows
+    from continuousbench.news.shards import STATS, finished, input_files, read_rows, unfinished
     from continuousbench.release.ids import stage_seeds
     from continuousbench.release.layout import WORK
     from continuousbench.stages import WorkDir

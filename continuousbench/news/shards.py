@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from continuousbench import staged_output
 from continuousbench.errors import UserError
-from continuousbench.files import OWNED_FILE, atomic_write, read_json, write_json
+from continuousbench.files import atomic_write, read_json, write_json
 from continuousbench.staged_output import StagedOutput
 
 if TYPE_CHECKING:
@@ -175,11 +176,10 @@ class StageOutput:
         resume: bool = False,
         inputs: Iterable[Any] = (),
     ):
-        command = f"news-{stage}"
         self.stage = stage
         flat = [i for item in inputs for i in (item if isinstance(item, list) else [item])]
         self.staged = StagedOutput(
-            out, command, overwrite=overwrite, resume=resume, option="--output", inputs=flat
+            out, command(stage), overwrite=overwrite, resume=resume, option="--output", inputs=flat
         )
         self.staged.pin_config(dict(config))
         self.work = self.staged.work
@@ -253,6 +253,18 @@ class StageOutput:
         return self.staged.publish([DATA, STATS, *publish])
 
 
+def command(stage: str) -> str:
+    """The staged-output command name of a NEWS stage (its work folder and marker file are named after it)."""
+    return f"news-{stage}"
+
+
 def finished(out: str | Path, stage: str) -> bool:
     """Whether ``out`` holds a published run of ``stage``."""
-    return (Path(out).expanduser() / OWNED_FILE.format(command=f"news-{stage}")).is_file()
+    return staged_output.finished(Path(out).expanduser(), command(stage))
+
+
+def unfinished(out: str | Path, stage: str) -> bool:
+    """Whether ``out`` holds an unfinished run of ``stage`` (killed, or an LLM stage stopped by
+    --max_dropped): ``build news`` continues it, so what it already did (extracted shards, embedding
+    chunks, answers paid for) is kept."""
+    return staged_output.unfinished(Path(out).expanduser(), command(stage))
